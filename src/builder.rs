@@ -1,0 +1,376 @@
+//! Building an index: fingerprint documents, collect (code, document) references, build the MPHF
+//! over the distinct codes, and write every section, then the checksummed trailer.
+//!
+//! Memory grows with the index, not the corpus: per document only its name, title, sketch and
+//! codes are kept, never its text.
+
+use crate::error::{Error, Result};
+use crate::fingerprint::{Fingerprint, Fingerprinter, Params, Path as CodePath};
+use crate::format::{self, SectionId, Writer};
+use crate::hash;
+use crate::meta::{self, Meta};
+use crate::mphf;
+use crate::reference::{Classes, Reference};
+use crate::text::{Analyzer, Lang};
+use rayon::prelude::*;
+use std::io::Write;
+use std::path::Path;
+
+/// Collects documents and writes an index file.
+///
+/// # Example
+/// ```
+/// use pocketdex::{Index, IndexBuilder, Lang, Params, QueryOptions};
+/// let mut b = IndexBuilder::for_lang(Lang::En, Params::default())?;
+/// b.add("a", None, "Jupiter is the fifth planet from the Sun and the largest in the Solar System.");
+/// b.add("b", None, "Mozart was a prolific and influential composer of the Classical period.");
+/// let mut bytes = Vec::new();
+/// b.finish(&mut bytes)?;
+/// let index = Index::open(bytes)?;
+/// index.verify()?;
+/// let hits = index.query("Jupiter is the fifth planet from the Sun and the biggest in the Solar System.", &QueryOptions::default());
+/// assert_eq!(index.name(hits.hits[0].doc).as_deref(), Some("a"));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct IndexBuilder {
+    fingerprinter: Fingerprinter,
+    lang: String,
+    names: Vec<String>,
+    titles: Vec<String>,
+    has_titles: bool,
+    sketches: Vec<u64>,
+    refs: Vec<(u64, u32)>,
+    paths: PathCounts,
+}
+
+/// How many documents were indexed on each path.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct PathCounts {
+    /// Documents with fuzzy codes.
+    pub fuzzy: u64,
+    /// Documents with MinHash band codes (short documents).
+    pub short: u64,
+    /// Documents with both.
+    pub both: u64,
+    /// Documents with only the exact code (no words).
+    pub exact: u64,
+}
+
+/// What a finished build wrote.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct BuildStats {
+    /// Documents indexed.
+    pub docs: u64,
+    /// Distinct codes (MPHF slots).
+    pub codes: u64,
+    /// (code, document) references.
+    pub refs: u64,
+    /// Bytes of the file.
+    pub bytes: u64,
+    /// Bytes of the document names' strings (lengths and UTF-8).
+    pub name_bytes: u64,
+    /// Bytes per section, in file order.
+    pub sections: Vec<(String, u64)>,
+    /// Documents per path.
+    pub paths: PathCounts,
+}
+
+impl IndexBuilder {
+    /// A builder with the built-in reference and stopwords of `lang`.
+    pub fn for_lang(lang: Lang, params: Params) -> Result<Self> {
+        Self::new(params, &Reference::builtin(lang), Analyzer::for_lang(lang))
+    }
+
+    /// A builder with any reference distribution and stopwords.
+    pub fn new(params: Params, reference: &Reference, analyzer: Analyzer) -> Result<Self> {
+        params.validate()?;
+        let classes = Classes::new(reference, params.classes)?;
+        if reference.lang.len() > 16 {
+            return Err(Error::Invalid("language code longer than 16 bytes".into()));
+        }
+        if analyzer.stopwords().iter().any(|s| s.len() > 255) {
+            return Err(Error::Invalid("stopwords must be at most 255 bytes".into()));
+        }
+        Ok(IndexBuilder {
+            fingerprinter: Fingerprinter::new(params, classes, analyzer)?,
+            lang: reference.lang.clone(),
+            names: Vec::new(),
+            titles: Vec::new(),
+            has_titles: false,
+            sketches: Vec::new(),
+            refs: Vec::new(),
+            paths: PathCounts::default(),
+        })
+    }
+
+    /// The fingerprinter documents go through (shareable across threads).
+    pub fn fingerprinter(&self) -> &Fingerprinter {
+        &self.fingerprinter
+    }
+
+    /// Number of documents added so far.
+    pub fn len(&self) -> usize {
+        self.names.len()
+    }
+
+    /// True when no document was added.
+    pub fn is_empty(&self) -> bool {
+        self.names.is_empty()
+    }
+
+    /// Fingerprints and adds a document; returns its number.
+    pub fn add(&mut self, name: &str, title: Option<&str>, text: &str) -> u32 {
+        let fp = self.fingerprinter.fingerprint(text);
+        self.add_fingerprint(name, title, &fp)
+    }
+
+    /// Adds a document fingerprinted by [`IndexBuilder::fingerprinter`] (e.g. on another thread).
+    pub fn add_fingerprint(&mut self, name: &str, title: Option<&str>, fp: &Fingerprint) -> u32 {
+        let doc = self.names.len() as u32;
+        self.names.push(name.to_owned());
+        self.titles.push(title.unwrap_or("").to_owned());
+        self.has_titles |= title.is_some_and(|t| !t.is_empty());
+        self.sketches.extend_from_slice(&fp.sketch);
+        let fuzzy = fp.codes.iter().any(|c| c.path == CodePath::Fuzzy);
+        let short = fp.codes.iter().any(|c| c.path == CodePath::Short);
+        match (fuzzy, short) {
+            (true, true) => self.paths.both += 1,
+            (true, false) => self.paths.fuzzy += 1,
+            (false, true) => self.paths.short += 1,
+            (false, false) => self.paths.exact += 1,
+        }
+        self.refs.extend(fp.codes.iter().map(|c| (c.key, doc)));
+        doc
+    }
+
+    /// Writes the index to `out` and returns what was written.
+    pub fn finish<W: Write>(self, out: W) -> Result<BuildStats> {
+        if self.names.len() >= u32::MAX as usize {
+            return Err(Error::Invalid(
+                "at most 2^32 − 1 documents per index".into(),
+            ));
+        }
+        let IndexBuilder {
+            fingerprinter,
+            lang,
+            names,
+            titles,
+            has_titles,
+            sketches,
+            mut refs,
+            paths,
+        } = self;
+        refs.par_sort_unstable();
+        refs.dedup();
+        let mut keys: Vec<u64> = refs.iter().map(|r| r.0).collect();
+        keys.dedup();
+        if keys.len() > u32::MAX as usize {
+            return Err(Error::Invalid("more than 2^32 distinct codes".into()));
+        }
+        let f = mphf::build(&keys);
+        // Key index → slot; then the references regrouped in slot order.
+        let slot_of: Vec<u32> = keys
+            .par_iter()
+            .map(|k| f.get(k).expect("MPHF maps every build key") as u32)
+            .collect();
+        let mut key_at_slot = vec![0u32; keys.len()];
+        for (i, &s) in slot_of.iter().enumerate() {
+            key_at_slot[s as usize] = i as u32;
+        }
+        // Where each key's run of references starts in `refs` (sorted by key).
+        let mut run_start = Vec::with_capacity(keys.len() + 1);
+        for (i, r) in refs.iter().enumerate() {
+            if i == 0 || refs[i - 1].0 != r.0 {
+                run_start.push(i);
+            }
+        }
+        run_start.push(refs.len());
+        drop(slot_of);
+
+        let doc_count = names.len() as u32;
+        let posting_bits = format::bits_for(doc_count as u64);
+        let meta = Meta {
+            doc_count,
+            slot_count: keys.len() as u32,
+            ref_count: refs.len() as u64,
+            posting_bits: posting_bits as u8,
+            lang,
+            params: fingerprinter.params().clone(),
+        };
+        let mut sections: Vec<(SectionId, Vec<u8>)> = Vec::new();
+        let mut w = Writer::default();
+        meta.encode(&mut w);
+        sections.push((SectionId::Meta, std::mem::take(&mut w.buf)));
+        meta::encode_classes(
+            fingerprinter.classes(),
+            &fingerprinter.analyzer().stopwords(),
+            &mut w,
+        );
+        sections.push((SectionId::Classes, std::mem::take(&mut w.buf)));
+        sections.push((SectionId::Mphf, mphf::to_bytes(&f)));
+        drop(f);
+        for &k in &key_at_slot {
+            w.u16(format::check16(keys[k as usize]));
+        }
+        sections.push((SectionId::Checks, std::mem::take(&mut w.buf)));
+        // STARTS: bit p set when posting p starts a slot's list; then every 64th one's position.
+        let slot_runs = || {
+            key_at_slot
+                .iter()
+                .map(|&k| (run_start[k as usize], run_start[k as usize + 1]))
+        };
+        format::pack_bits(
+            slot_runs().flat_map(|(a, b)| (a..b).map(move |i| (i == a) as u64)),
+            1,
+            &mut w,
+        );
+        let mut pos = 0u64;
+        for (s, (a, b)) in slot_runs().enumerate() {
+            if s as u64 % format::SELECT_SAMPLE == 0 {
+                w.u64(pos);
+            }
+            pos += (b - a) as u64;
+        }
+        sections.push((SectionId::Starts, std::mem::take(&mut w.buf)));
+        format::pack_bits(
+            slot_runs().flat_map(|(a, b)| refs[a..b].iter().map(|r| r.1 as u64)),
+            posting_bits,
+            &mut w,
+        );
+        sections.push((SectionId::Postings, std::mem::take(&mut w.buf)));
+        drop(refs);
+        for s in &sketches {
+            w.u64(*s);
+        }
+        sections.push((SectionId::Sketches, std::mem::take(&mut w.buf)));
+        format::write_strings(names.iter().map(String::as_str), &mut w);
+        let name_bytes = names
+            .iter()
+            .map(|n| n.len() as u64 + leb_len(n.len()))
+            .sum();
+        sections.push((SectionId::Names, std::mem::take(&mut w.buf)));
+        if has_titles {
+            format::write_strings(titles.iter().map(String::as_str), &mut w);
+            sections.push((SectionId::Titles, std::mem::take(&mut w.buf)));
+        }
+        let bytes = write_file(out, &sections)?;
+        Ok(BuildStats {
+            docs: doc_count as u64,
+            codes: meta.slot_count as u64,
+            refs: meta.ref_count,
+            bytes,
+            name_bytes,
+            sections: sections
+                .iter()
+                .map(|(id, b)| (id.name().to_string(), b.len() as u64))
+                .collect(),
+            paths,
+        })
+    }
+
+    /// Writes the index to `path` atomically: a temporary file in the same directory, fsync,
+    /// rename. A failed build leaves nothing at `path`.
+    pub fn write_to_path(self, path: &Path) -> Result<BuildStats> {
+        let dir = match path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => Path::new("."),
+        };
+        let mut tmp = tempfile::Builder::new()
+            .prefix(".pocketdex-")
+            .suffix(".pdx.tmp")
+            .tempfile_in(dir)
+            .map_err(|e| Error::io(dir, e))?;
+        let stats = {
+            let mut out = std::io::BufWriter::new(tmp.as_file_mut());
+            let stats = self.finish(&mut out)?;
+            out.flush().map_err(|e| Error::io(path, e))?;
+            stats
+        };
+        tmp.as_file().sync_all().map_err(|e| Error::io(path, e))?;
+        tmp.persist(path).map_err(|e| Error::io(path, e.error))?;
+        if let Ok(d) = std::fs::File::open(dir) {
+            // Make the rename itself durable; not all platforms can fsync a directory.
+            let _ = d.sync_all();
+        }
+        Ok(stats)
+    }
+}
+
+fn leb_len(n: usize) -> u64 {
+    (format::bits_for(n as u64 + 1) as u64).div_ceil(7).max(1)
+}
+
+/// Writes header, directory, 8-aligned sections and trailer; returns the file length.
+fn write_file<W: Write>(out: W, sections: &[(SectionId, Vec<u8>)]) -> Result<u64> {
+    let dir_end = format::HEADER_LEN + sections.len() * format::DIR_ENTRY_LEN;
+    let mut offsets = Vec::with_capacity(sections.len());
+    let mut at = dir_end.next_multiple_of(format::ALIGN);
+    for (_, b) in sections {
+        offsets.push(at);
+        at = (at + b.len()).next_multiple_of(format::ALIGN);
+    }
+    let file_len = (at + format::TRAILER_LEN) as u64;
+    let mut head = Writer::default();
+    head.buf.extend_from_slice(&format::MAGIC);
+    head.u32(format::VERSION);
+    head.u32(sections.len() as u32);
+    head.u64(file_len);
+    head.u64(0); // directory checksum, filled below
+    for ((id, b), &off) in sections.iter().zip(&offsets) {
+        head.u32(*id as u32);
+        head.u32(0);
+        head.u64(off as u64);
+        head.u64(b.len() as u64);
+        head.u64(hash::checksum(b));
+    }
+    let dir_sum = dir_checksum(&head.buf);
+    head.buf[format::DIR_CHECKSUM_AT..format::HEADER_LEN].copy_from_slice(&dir_sum.to_le_bytes());
+
+    let mut out = ChecksumWriter {
+        inner: out,
+        hasher: xxhash_rust::xxh3::Xxh3::with_seed(hash::CHECKSUM_SEED),
+        written: 0,
+    };
+    let io = |e| Error::Io {
+        path: None,
+        source: e,
+    };
+    out.write_all(&head.buf).map_err(io)?;
+    for ((_, b), &off) in sections.iter().zip(&offsets) {
+        out.pad_to(off as u64).map_err(io)?;
+        out.write_all(b).map_err(io)?;
+    }
+    out.pad_to(file_len - format::TRAILER_LEN as u64)
+        .map_err(io)?;
+    let sum = out.hasher.digest();
+    out.inner.write_all(&sum.to_le_bytes()).map_err(io)?;
+    out.inner.write_all(&format::END_MAGIC).map_err(io)?;
+    out.inner.flush().map_err(io)?;
+    Ok(file_len)
+}
+
+/// Checksum of the header (without its checksum field) and the directory.
+pub(crate) fn dir_checksum(head_and_dir: &[u8]) -> u64 {
+    let mut h = xxhash_rust::xxh3::Xxh3::with_seed(hash::CHECKSUM_SEED);
+    h.update(&head_and_dir[..format::DIR_CHECKSUM_AT]);
+    h.update(&head_and_dir[format::HEADER_LEN..]);
+    h.digest()
+}
+
+struct ChecksumWriter<W> {
+    inner: W,
+    hasher: xxhash_rust::xxh3::Xxh3,
+    written: u64,
+}
+
+impl<W: Write> ChecksumWriter<W> {
+    fn write_all(&mut self, b: &[u8]) -> std::io::Result<()> {
+        self.hasher.update(b);
+        self.written += b.len() as u64;
+        self.inner.write_all(b)
+    }
+    fn pad_to(&mut self, at: u64) -> std::io::Result<()> {
+        let n = at - self.written;
+        self.write_all(&vec![0u8; n as usize])
+    }
+}

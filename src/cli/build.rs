@@ -1,0 +1,221 @@
+//! `pocketdex build`: index a collection into one file.
+
+use super::util;
+use anyhow::Context;
+use pocketdex::corpus::{self, Item, Source};
+use pocketdex::fingerprint::Fingerprint;
+use pocketdex::{IndexBuilder, Lang, Params};
+use std::collections::HashSet;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+/// Build an index file from documents.
+///
+/// INPUT is a directory (every regular file below it; document id = its path relative to
+/// INPUT), a single file (id = its file name), a JSON Lines file ending in `.jsonl` (one
+/// {"id": "...", "text": "...", "title": "..."} per line, title optional), or `-` for JSON
+/// Lines on stdin. HTML is recognised and its markup removed; invalid UTF-8 is replaced and
+/// counted; empty and binary files are reported and skipped.
+///
+/// The file is written atomically: a failed or interrupted build leaves nothing at OUTPUT.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Directories, files, .jsonl files, or - (JSON Lines on stdin).
+    #[arg(required = true, value_name = "INPUT")]
+    inputs: Vec<String>,
+    /// The index file to write (conventionally *.pdx).
+    #[arg(short, long, value_name = "FILE.pdx")]
+    output: PathBuf,
+    /// Language of the documents: picks the stopwords and the reference distribution.
+    #[arg(long, value_enum, default_value = "en")]
+    lang: Lang,
+    /// Number of prefix classes k.
+    #[arg(long, default_value_t = Params::default().classes, help_heading = "Fingerprint parameters")]
+    classes: u16,
+    /// Bands: class i belongs to band i mod BANDS; one code per scheme and band.
+    #[arg(long, default_value_t = Params::default().bands, help_heading = "Fingerprint parameters")]
+    bands: u8,
+    /// A fuzzification scheme's interval boundaries, comma-separated (repeat for several schemes;
+    /// default: -0.3,0.3 and -0.6,0,0.6).
+    #[arg(
+        long = "scheme",
+        value_name = "B1,B2,...",
+        allow_hyphen_values = true,
+        help_heading = "Fingerprint parameters"
+    )]
+    schemes: Vec<String>,
+    /// Default number of deviations flipped per code at query time (2^PROBES lookups per code).
+    #[arg(long, default_value_t = Params::default().probes, help_heading = "Fingerprint parameters")]
+    probes: u8,
+    /// Documents with at least this many index terms get fuzzy codes.
+    #[arg(long, default_value_t = Params::default().min_terms, help_heading = "Fingerprint parameters")]
+    min_terms: u32,
+    /// Documents with fewer index terms get MinHash band codes (the short-document path).
+    #[arg(long, default_value_t = Params::default().short_below, help_heading = "Fingerprint parameters")]
+    short_below: u32,
+    /// Use z-scores instead of relative deviations from the reference.
+    #[arg(long, help_heading = "Fingerprint parameters")]
+    zscore: bool,
+    /// Print every skipped input, not only the first ten.
+    #[arg(short, long)]
+    verbose: bool,
+    /// No progress bar and no summary.
+    #[arg(short, long)]
+    quiet: bool,
+}
+
+impl Args {
+    fn params(&self) -> anyhow::Result<Params> {
+        let mut p = Params {
+            classes: self.classes,
+            bands: self.bands,
+            probes: self.probes,
+            min_terms: self.min_terms,
+            short_below: self.short_below,
+            ..Params::default()
+        };
+        if self.zscore {
+            p.deviation = pocketdex::fingerprint::Deviation::ZScore;
+        }
+        if !self.schemes.is_empty() {
+            p.schemes = self
+                .schemes
+                .iter()
+                .map(|s| {
+                    s.split(',')
+                        .map(|b| b.trim().parse::<f32>())
+                        .collect::<Result<Vec<f32>, _>>()
+                        .with_context(|| format!("--scheme {s}: expected comma-separated numbers"))
+                })
+                .collect::<anyhow::Result<_>>()?;
+        }
+        p.validate()?;
+        Ok(p)
+    }
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let start = Instant::now();
+    let params = args.params()?;
+    let sources = args
+        .inputs
+        .iter()
+        .map(|a| Source::from_arg(a))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut builder = IndexBuilder::for_lang(args.lang, params)?;
+    let bar = if args.quiet {
+        indicatif::ProgressBar::hidden()
+    } else {
+        let all_known = sources
+            .iter()
+            .all(|s| matches!(s, Source::Dir(_) | Source::File(_)));
+        util::progress(all_known.then_some(0), "indexing")
+    };
+    let mut skipped = Vec::new();
+    let (mut invalid_docs, mut invalid_seqs) = (0u64, 0u64);
+    let mut seen = HashSet::new();
+    let mut duplicate_ids = Vec::new();
+    let mut input_bytes = 0u64;
+    let fingerprinter = builder.fingerprinter().clone();
+    let non_regular = corpus::for_each_batch(
+        &sources,
+        512,
+        |item| match item {
+            Item::Doc(d) => {
+                let fp = fingerprinter.fingerprint(&d.text);
+                Ok((d, fp))
+            }
+            Item::Skipped(s) => Err(s),
+        },
+        |n| {
+            if bar.length().is_some() {
+                bar.inc_length(n)
+            }
+        },
+        |batch: Vec<Result<(corpus::Document, Fingerprint), corpus::Skipped>>| {
+            for item in batch {
+                bar.inc(1);
+                match item {
+                    Ok((d, fp)) => {
+                        if d.invalid_utf8 > 0 {
+                            invalid_docs += 1;
+                            invalid_seqs += d.invalid_utf8 as u64;
+                        }
+                        input_bytes += d.text.len() as u64;
+                        if !seen.insert(d.id.clone()) {
+                            duplicate_ids.push(d.id.clone());
+                        }
+                        builder.add_fingerprint(&d.id, d.title.as_deref(), &fp);
+                    }
+                    Err(s) => skipped.push(s),
+                }
+            }
+            Ok(())
+        },
+    )?;
+    bar.finish_and_clear();
+    if builder.is_empty() {
+        anyhow::bail!(
+            "no documents to index ({} inputs skipped); nothing was written to {}",
+            skipped.len(),
+            args.output.display()
+        );
+    }
+    let docs = builder.len() as u64;
+    let stats = builder
+        .write_to_path(&args.output)
+        .with_context(|| format!("writing {}", args.output.display()))?;
+    if args.quiet {
+        return Ok(ExitCode::SUCCESS);
+    }
+    let shown = if args.verbose {
+        skipped.len()
+    } else {
+        skipped.len().min(10)
+    };
+    for s in &skipped[..shown] {
+        eprintln!("skipped {}: {}", s.id, s.reason);
+    }
+    if shown < skipped.len() {
+        eprintln!(
+            "… and {} more skipped (--verbose lists all)",
+            skipped.len() - shown
+        );
+    }
+    if invalid_docs > 0 {
+        eprintln!("warning: {invalid_docs} documents had invalid UTF-8 ({invalid_seqs} sequences replaced by U+FFFD)");
+    }
+    if !duplicate_ids.is_empty() {
+        eprintln!(
+            "warning: {} documents share an id with an earlier one (first: {}); both are indexed",
+            duplicate_ids.len(),
+            duplicate_ids[0]
+        );
+    }
+    if non_regular > 0 {
+        eprintln!("note: {non_regular} symlinks or special files were not followed");
+    }
+    let secs = start.elapsed().as_secs_f64();
+    let beyond_names = stats.bytes.saturating_sub(stats.name_bytes);
+    eprintln!(
+        "indexed {docs} documents ({} of text) in {secs:.2} s ({:.0} docs/s); {} skipped",
+        util::size(input_bytes),
+        docs as f64 / secs.max(1e-9),
+        skipped.len()
+    );
+    eprintln!(
+        "paths: {} fuzzy, {} short (MinHash), {} both, {} exact",
+        stats.paths.fuzzy, stats.paths.short, stats.paths.both, stats.paths.exact
+    );
+    eprintln!(
+        "{} distinct codes, {} references; wrote {} ({} bytes): {:.1} bytes/document, {:.1} beyond the names",
+        stats.codes,
+        stats.refs,
+        args.output.display(),
+        stats.bytes,
+        stats.bytes as f64 / docs as f64,
+        beyond_names as f64 / docs as f64
+    );
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,110 @@
+//! `pocketdex info`: what an index holds and how its bytes are spent.
+
+use super::util;
+use serde_json::json;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Show an index's parameters, counts, section sizes and bytes per document.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The index file.
+    #[arg(value_name = "FILE.pdx")]
+    index: PathBuf,
+    /// One JSON object instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let index = util::open_index(&args.index)?;
+    let m = index.meta();
+    let p = &m.params;
+    let docs = m.doc_count.max(1) as f64;
+    let sections = index.sections();
+    let names = sections
+        .iter()
+        .find(|s| s.name == "NAMES")
+        .map_or(0, |s| s.len);
+    let titles = sections
+        .iter()
+        .find(|s| s.name == "TITLES")
+        .map_or(0, |s| s.len);
+    let total = index.len_bytes();
+    if args.json {
+        let o = json!({
+            "file": args.index.display().to_string(),
+            "format_version": pocketdex::format::VERSION,
+            "bytes": total,
+            "documents": m.doc_count,
+            "codes": m.slot_count,
+            "references": m.ref_count,
+            "posting_bits": m.posting_bits,
+            "language": m.lang,
+            "params": {
+                "classes": p.classes, "bands": p.bands, "schemes": p.schemes,
+                "deviation": format!("{:?}", p.deviation), "probes": p.probes,
+                "min_terms": p.min_terms, "short_below": p.short_below,
+                "minhash_bands": p.minhash_bands, "minhash_rows": p.minhash_rows,
+                "sketch_bits": p.sketch_bits(),
+            },
+            "sections": sections,
+            "bytes_per_document": total as f64 / docs,
+            "bytes_per_document_beyond_names": (total - names - titles) as f64 / docs,
+        });
+        println!("{o}");
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!(
+        "{}: pocketdex index, format version {}",
+        args.index.display(),
+        pocketdex::format::VERSION
+    );
+    println!("  language          {}", m.lang);
+    println!("  documents         {}", m.doc_count);
+    println!("  distinct codes    {}", m.slot_count);
+    println!(
+        "  references        {} ({:.2} per code, {} bits each)",
+        m.ref_count,
+        m.ref_count as f64 / m.slot_count.max(1) as f64,
+        m.posting_bits
+    );
+    println!("  prefix classes    {} in {} bands", p.classes, p.bands);
+    println!(
+        "  schemes           {:?} ({:?} deviation)",
+        p.schemes, p.deviation
+    );
+    println!(
+        "  query probes      {} (2^{} lookups per code)",
+        p.probes, p.probes
+    );
+    println!(
+        "  fuzzy path        documents with ≥ {} index terms",
+        p.min_terms
+    );
+    println!(
+        "  short path        documents with < {} terms: {} MinHash bands × {} rows",
+        p.short_below, p.minhash_bands, p.minhash_rows
+    );
+    println!(
+        "  sketch            {}-bit simhash per document",
+        p.sketch_bits()
+    );
+    println!("  sections:");
+    for s in &sections {
+        println!(
+            "    {:<9} {:>12} bytes  {:>7.2} bytes/doc  at {}",
+            s.name,
+            s.len,
+            s.len as f64 / docs,
+            s.offset
+        );
+    }
+    println!("  total             {} ({total} bytes)", util::size(total));
+    println!(
+        "  bytes/document    {:.1} ({:.1} beyond names and titles)",
+        total as f64 / docs,
+        (total - names - titles) as f64 / docs
+    );
+    Ok(ExitCode::SUCCESS)
+}

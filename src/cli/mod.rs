@@ -1,0 +1,48 @@
+//! Argument definitions and dispatch; results go to stdout, progress and summaries to stderr.
+//! Exit status: 0 success (or: some query had a hit), 1 no query had a hit, 2 error.
+
+mod build;
+mod info;
+mod query;
+mod reference;
+mod util;
+mod verify;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+/// Near-duplicate search with fuzzy-fingerprints in one small, memory-mapped index file.
+///
+/// Build an index of a collection once, then use any document as a query: its near copies
+/// are found with a few O(1) lookups, from a file that needs nothing else.
+///
+/// Example:
+///   pocketdex build samples/wiki-en -o wiki.pdx
+///   pocketdex query wiki.pdx samples/query/edited.txt
+#[derive(Parser, Debug)]
+#[command(name = "pocketdex", version, about, long_about, max_term_width = 100)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    Build(build::Args),
+    Query(query::Args),
+    Info(info::Args),
+    Verify(verify::Args),
+    #[command(subcommand)]
+    Reference(reference::Command),
+}
+
+/// Runs a parsed command line.
+pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    match cli.command {
+        Command::Build(a) => build::run(a),
+        Command::Query(a) => query::run(a),
+        Command::Info(a) => info::run(a),
+        Command::Verify(a) => verify::run(a),
+        Command::Reference(c) => reference::run(c),
+    }
+}

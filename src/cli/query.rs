@@ -1,0 +1,266 @@
+//! `pocketdex query`: find the near copies of documents in an index.
+
+use super::util;
+use pocketdex::corpus::{self, Item, Source};
+use pocketdex::{Index, QueryOptions, QueryResult};
+use rayon::prelude::*;
+use serde_json::json;
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Find indexed documents that are near copies of each DOC.
+///
+/// DOC is a file, a directory (every regular file below it is a query), a JSON Lines file
+/// ending in .jsonl (each line's "text" is a query, labelled by its "id"), or - (one document
+/// read from stdin). Hits are ranked best first by their estimated similarity (cosine of the
+/// term vectors, from the 128-bit simhash sketches) and, on ties, by the number of code groups
+/// that collided.
+///
+/// Exit status: 0 when any DOC had a hit, 1 when none had, 2 on error.
+///
+/// With --json, one JSON object per line: each hit as {"query", "id", "score", "rank",
+/// "codes", "path", "title"?}; a DOC without hits as {"type": "query", "query", "terms",
+/// "hits": 0}; a DOC that could not be read as {"type": "error", "query", "message"}.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The index file.
+    #[arg(value_name = "FILE.pdx")]
+    index: PathBuf,
+    /// Documents to look up.
+    #[arg(required = true, value_name = "DOC")]
+    docs: Vec<String>,
+    /// Show at most N hits per DOC.
+    #[arg(long, default_value_t = 10, value_name = "N")]
+    top: usize,
+    /// Keep hits whose estimated similarity is at least T (0 to 1).
+    #[arg(long, default_value_t = 0.5, value_name = "T")]
+    threshold: f32,
+    /// Deviations flipped per code (2^M lookups per code); default: the index's setting.
+    #[arg(long, value_name = "M")]
+    probes: Option<u8>,
+    /// JSON Lines output.
+    #[arg(long)]
+    json: bool,
+}
+
+/// One query document: its label (as given) and what was read.
+struct QueryDoc {
+    label: String,
+    item: Item,
+}
+
+enum Answer {
+    Hits(QueryResult),
+    Skipped(String),
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    if !(0.0..=1.0).contains(&args.threshold) {
+        anyhow::bail!(
+            "--threshold must be between 0 and 1, not {}",
+            args.threshold
+        );
+    }
+    let index = util::open_index(&args.index)?;
+    // Rank every hit above the threshold so that ties can be settled here, then cut to --top.
+    let opts = QueryOptions {
+        top: usize::MAX,
+        threshold: args.threshold,
+        probes: args.probes,
+    };
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    let (mut any_hit, mut errors) = (false, 0usize);
+    let mut emit = |batch: Vec<(QueryDoc, Answer)>, out: &mut dyn Write| -> anyhow::Result<()> {
+        for (q, answer) in batch {
+            match answer {
+                Answer::Hits(r) => {
+                    any_hit |= !r.hits.is_empty();
+                    print_result(&index, &q.label, r, &args, out)?;
+                }
+                Answer::Skipped(reason) => {
+                    let is_error = reason.starts_with("cannot read");
+                    errors += is_error as usize;
+                    eprintln!("pocketdex: {}: {}", q.label, reason);
+                    if args.json {
+                        let kind = if is_error { "error" } else { "query" };
+                        writeln!(
+                            out,
+                            "{}",
+                            json!({"type": kind, "query": q.label, "message": reason, "hits": 0})
+                        )?;
+                    }
+                }
+            }
+        }
+        Ok(())
+    };
+    let answer = |q: QueryDoc| {
+        let a = match &q.item {
+            Item::Doc(d) => Answer::Hits(index.query(&d.text, &opts)),
+            Item::Skipped(s) => Answer::Skipped(s.reason.clone()),
+        };
+        (q, a)
+    };
+    for arg in &args.docs {
+        if arg == "-" {
+            let mut bytes = Vec::new();
+            std::io::Read::read_to_end(&mut std::io::stdin(), &mut bytes)?;
+            let item = corpus::from_bytes("-".into(), None, &bytes, None);
+            emit(
+                vec![answer(QueryDoc {
+                    label: "-".into(),
+                    item,
+                })],
+                &mut out,
+            )?;
+            continue;
+        }
+        match Source::from_arg(arg) {
+            Ok(Source::Jsonl(path)) => {
+                corpus::for_each_batch(
+                    &[Source::Jsonl(path)],
+                    256,
+                    |item| {
+                        let label = match &item {
+                            Item::Doc(d) => d.id.clone(),
+                            Item::Skipped(s) => s.id.clone(),
+                        };
+                        answer(QueryDoc { label, item })
+                    },
+                    |_| {},
+                    |batch| {
+                        emit(batch, &mut out).map_err(|e| pocketdex::Error::Invalid(e.to_string()))
+                    },
+                )?;
+            }
+            Ok(Source::Dir(dir)) => {
+                let (files, _) = corpus::walk(&dir)?;
+                for chunk in files.chunks(256) {
+                    let batch = chunk
+                        .par_iter()
+                        .map(|(path, id)| {
+                            answer(QueryDoc {
+                                label: path.display().to_string(),
+                                item: corpus::read_file(path, id.clone()),
+                            })
+                        })
+                        .collect();
+                    emit(batch, &mut out)?;
+                }
+            }
+            Ok(_) => {
+                let item = corpus::read_file(std::path::Path::new(arg), arg.clone());
+                emit(
+                    vec![answer(QueryDoc {
+                        label: arg.clone(),
+                        item,
+                    })],
+                    &mut out,
+                )?;
+            }
+            Err(e) => {
+                let q = QueryDoc {
+                    label: arg.clone(),
+                    item: Item::Skipped(corpus::Skipped {
+                        id: arg.clone(),
+                        reason: format!("cannot read: {e}"),
+                    }),
+                };
+                emit(vec![answer(q)], &mut out)?;
+            }
+        }
+    }
+    out.flush()?;
+    Ok(if errors > 0 {
+        ExitCode::from(2)
+    } else if any_hit {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+/// True when `id` names the same file as the query label: equal, or a suffix at a `/` boundary.
+fn same_name(label: &str, id: &str) -> bool {
+    let label = label.replace('\\', "/");
+    label == id || label.ends_with(&format!("/{id}"))
+}
+
+fn print_result<D: AsRef<[u8]>>(
+    index: &Index<D>,
+    label: &str,
+    mut r: QueryResult,
+    args: &Args,
+    out: &mut dyn Write,
+) -> anyhow::Result<()> {
+    // Equal scores: the document the query was read from first (a file queried against an index
+    // holding it and an identical copy finds itself first), then the library's order.
+    r.hits.sort_by(|a, b| {
+        b.score
+            .total_cmp(&a.score)
+            .then(b.codes.cmp(&a.codes))
+            .then_with(|| {
+                let (na, nb) = (
+                    index.name(a.doc).unwrap_or_default(),
+                    index.name(b.doc).unwrap_or_default(),
+                );
+                same_name(label, &nb).cmp(&same_name(label, &na))
+            })
+    });
+    r.hits.truncate(args.top);
+    if args.json {
+        if r.hits.is_empty() {
+            writeln!(
+                out,
+                "{}",
+                json!({"type": "query", "query": label, "terms": r.terms, "hits": 0})
+            )?;
+        }
+        for (rank, h) in r.hits.iter().enumerate() {
+            let mut o = json!({
+                "query": label,
+                "id": index.name(h.doc).unwrap_or_default(),
+                "score": (h.score as f64 * 10000.0).round() / 10000.0,
+                "rank": rank + 1,
+                "codes": h.codes,
+                "path": h.path,
+            });
+            if let Some(t) = index.title(h.doc) {
+                o["title"] = json!(t);
+            }
+            writeln!(out, "{o}")?;
+        }
+        return Ok(());
+    }
+    let n = r.hits.len();
+    writeln!(
+        out,
+        "{label}: {} index terms, {n} hit{}{}",
+        r.terms,
+        if n == 1 { "" } else { "s" },
+        if n == 0 {
+            format!(" at similarity ≥ {}", args.threshold)
+        } else {
+            String::new()
+        }
+    )?;
+    for (rank, h) in r.hits.iter().enumerate() {
+        let title = index
+            .title(h.doc)
+            .map(|t| format!("  \"{t}\""))
+            .unwrap_or_default();
+        writeln!(
+            out,
+            "  {:>2}. {:.3}  {}  ({}, {} code group{}){title}",
+            rank + 1,
+            h.score,
+            index.name(h.doc).unwrap_or_default(),
+            h.path.name(),
+            h.codes,
+            if h.codes == 1 { "" } else { "s" }
+        )?;
+    }
+    Ok(())
+}

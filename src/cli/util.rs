@@ -1,0 +1,56 @@
+//! Helpers shared by subcommands: the one memory map, progress bars, number formatting.
+
+use anyhow::Context;
+use indicatif::{ProgressBar, ProgressStyle};
+use pocketdex::Index;
+use std::path::Path;
+
+/// Opens an index file by memory-mapping it and running the cheap checks of [`Index::open`].
+pub fn open_index(path: &Path) -> anyhow::Result<Index<memmap2::Mmap>> {
+    let file = std::fs::File::open(path)
+        .with_context(|| format!("cannot open index {}", path.display()))?;
+    // SAFETY: the map is read-only and the index never trusts its bytes (every read is bounds-
+    // checked and `verify` checks checksums). If another process truncates the file while it is
+    // mapped, reads past the new end fault (SIGBUS), as for every memory-mapped reader; indexes
+    // are written by rename, never in place, so pocketdex itself never does that.
+    let map = unsafe { memmap2::Mmap::map(&file) }
+        .with_context(|| format!("cannot map {}", path.display()))?;
+    Index::open(map).with_context(|| format!("{}", path.display()))
+}
+
+/// A progress bar on stderr (hidden when stderr is not a terminal).
+pub fn progress(len: Option<u64>, what: &str) -> ProgressBar {
+    let bar = match len {
+        Some(n) => ProgressBar::new(n),
+        None => ProgressBar::new_spinner(),
+    };
+    let template = if len.is_some() {
+        "{spinner} {msg} [{bar:40}] {pos}/{len} ({per_sec}, eta {eta})"
+    } else {
+        "{spinner} {msg} {pos} ({per_sec})"
+    };
+    bar.set_style(
+        ProgressStyle::with_template(template)
+            .expect("valid template")
+            .progress_chars("=> "),
+    );
+    bar.set_message(what.to_string());
+    bar.set_draw_target(indicatif::ProgressDrawTarget::stderr_with_hz(4));
+    bar
+}
+
+/// Bytes as a human-readable size.
+pub fn size(bytes: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = bytes as f64;
+    let mut u = 0;
+    while v >= 1024.0 && u + 1 < UNITS.len() {
+        v /= 1024.0;
+        u += 1;
+    }
+    if u == 0 {
+        format!("{bytes} B")
+    } else {
+        format!("{v:.1} {}", UNITS[u])
+    }
+}

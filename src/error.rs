@@ -1,0 +1,78 @@
+//! The one public error type of the library: every way reading, building or querying can fail.
+
+use std::path::PathBuf;
+
+/// Everything that can go wrong in pocketdex. Each message says what to do next.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// An I/O error, with the path it concerns when there is one.
+    #[error("{}: {source}", path.as_ref().map(|p| p.display().to_string()).unwrap_or_else(|| "I/O".into()))]
+    Io {
+        /// The file involved, if known.
+        path: Option<PathBuf>,
+        /// The underlying error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The bytes do not start with the pocketdex magic: not an index file at all.
+    #[error("not a pocketdex index (bad magic bytes); pass a file written by `pocketdex build`")]
+    BadMagic,
+    /// The file is a pocketdex index of a format version this build cannot read.
+    #[error("index format version {got} is not supported (this pocketdex reads version {expected}); rebuild the index with this version of `pocketdex build`")]
+    Version {
+        /// The version this build reads.
+        expected: u32,
+        /// The version found in the file.
+        got: u32,
+    },
+    /// The file is shorter than its header says: an interrupted copy or download.
+    #[error("index is truncated: {what}; copy or rebuild the file")]
+    Truncated {
+        /// Which part is missing.
+        what: String,
+    },
+    /// A structural inconsistency: the file is corrupt.
+    #[error("index is corrupt: {what}; rebuild the index or restore it from a good copy")]
+    Format {
+        /// What is inconsistent.
+        what: String,
+    },
+    /// A checksum did not match: the bytes changed after the file was written.
+    #[error("checksum mismatch in {section} (expected {expected:#018x}, found {got:#018x}); the file is damaged: rebuild it or restore a good copy")]
+    ChecksumMismatch {
+        /// The region the checksum covers.
+        section: &'static str,
+        /// The checksum stored in the file.
+        expected: u64,
+        /// The checksum of the bytes as they are.
+        got: u64,
+    },
+    /// Invalid parameters or input given by the caller.
+    #[error("{0}")]
+    Invalid(String),
+}
+
+impl Error {
+    /// An I/O error about `path`.
+    pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        Error::Io {
+            path: Some(path.into()),
+            source,
+        }
+    }
+
+    /// A corrupt-structure error.
+    pub fn format(what: impl Into<String>) -> Self {
+        Error::Format { what: what.into() }
+    }
+}
+
+impl From<std::io::Error> for Error {
+    fn from(source: std::io::Error) -> Self {
+        Error::Io { path: None, source }
+    }
+}
+
+/// The library's result type.
+pub type Result<T, E = Error> = std::result::Result<T, E>;

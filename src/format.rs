@@ -1,0 +1,483 @@
+//! The index file's byte layout: magic, version, section directory, trailer, and the encodings
+//! used inside sections (little-endian integers, packed bit arrays, select samples, string
+//! tables). `index-format.md` is the source of truth; names here follow its sections.
+
+use crate::error::{Error, Result};
+
+/// The first eight bytes of every index file (PNG-style: a high byte, a name, CR LF, ^Z, LF).
+pub const MAGIC: [u8; 8] = *b"\x89PDX\r\n\x1a\n";
+/// The last eight bytes of every index file.
+pub const END_MAGIC: [u8; 8] = *b"PDX-END\n";
+/// The format version this build writes and reads.
+pub const VERSION: u32 = 1;
+/// Bytes of the fixed header: magic, version, section count, file length, directory checksum.
+pub const HEADER_LEN: usize = 8 + 4 + 4 + 8 + 8;
+/// Offset of the directory checksum in the header.
+pub const DIR_CHECKSUM_AT: usize = HEADER_LEN - 8;
+/// Bytes of one directory entry: id, reserved, offset, length, checksum.
+pub const DIR_ENTRY_LEN: usize = 4 + 4 + 8 + 8 + 8;
+/// Bytes of the trailer: file checksum, end magic.
+pub const TRAILER_LEN: usize = 8 + 8;
+/// Sections start at multiples of this many bytes.
+pub const ALIGN: usize = 8;
+/// One select sample is kept for every this many slots (see section STARTS).
+pub const SELECT_SAMPLE: u64 = 64;
+/// Strings of a string table are grouped in blocks of this many, one offset per block.
+pub const STRING_BLOCK: usize = 16;
+
+/// The sections of an index, by id (see `index-format.md`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[repr(u32)]
+pub enum SectionId {
+    /// Counts and fingerprinting parameters.
+    Meta = 1,
+    /// Prefix classes (table and expected shares) and stopwords.
+    Classes = 2,
+    /// The minimal perfect hash function.
+    Mphf = 3,
+    /// One 16-bit check per slot.
+    Checks = 4,
+    /// Start-of-list bit vector over postings, with select samples.
+    Starts = 5,
+    /// Packed document ids.
+    Postings = 6,
+    /// Per-document simhash sketches.
+    Sketches = 7,
+    /// Document ids (names) as a string table.
+    Names = 8,
+    /// Optional titles as a string table.
+    Titles = 9,
+}
+
+impl SectionId {
+    /// All sections in file order.
+    pub const ALL: [SectionId; 9] = [
+        SectionId::Meta,
+        SectionId::Classes,
+        SectionId::Mphf,
+        SectionId::Checks,
+        SectionId::Starts,
+        SectionId::Postings,
+        SectionId::Sketches,
+        SectionId::Names,
+        SectionId::Titles,
+    ];
+
+    /// The section with this id.
+    pub fn from_u32(id: u32) -> Option<SectionId> {
+        SectionId::ALL.into_iter().find(|s| *s as u32 == id)
+    }
+
+    /// Upper-case name as in the spec.
+    pub fn name(self) -> &'static str {
+        match self {
+            SectionId::Meta => "META",
+            SectionId::Classes => "CLASSES",
+            SectionId::Mphf => "MPHF",
+            SectionId::Checks => "CHECKS",
+            SectionId::Starts => "STARTS",
+            SectionId::Postings => "POSTINGS",
+            SectionId::Sketches => "SKETCHES",
+            SectionId::Names => "NAMES",
+            SectionId::Titles => "TITLES",
+        }
+    }
+}
+
+/// The 16-bit check stored in a code's slot: the code's top 16 bits.
+#[inline]
+pub fn check16(key: u64) -> u16 {
+    (key >> 48) as u16
+}
+
+/// Bits needed to store any value below `n` (at least 1).
+pub fn bits_for(n: u64) -> u32 {
+    (64 - n.saturating_sub(1).leading_zeros()).max(1)
+}
+
+/// Little-endian writer into a byte vector.
+#[derive(Default)]
+pub struct Writer {
+    /// The bytes written so far.
+    pub buf: Vec<u8>,
+}
+
+impl Writer {
+    /// A `u8`.
+    pub fn u8(&mut self, v: u8) {
+        self.buf.push(v);
+    }
+    /// A little-endian `u16`.
+    pub fn u16(&mut self, v: u16) {
+        self.buf.extend_from_slice(&v.to_le_bytes());
+    }
+    /// A little-endian `u32`.
+    pub fn u32(&mut self, v: u32) {
+        self.buf.extend_from_slice(&v.to_le_bytes());
+    }
+    /// A little-endian `u64`.
+    pub fn u64(&mut self, v: u64) {
+        self.buf.extend_from_slice(&v.to_le_bytes());
+    }
+    /// A little-endian IEEE-754 `f32`.
+    pub fn f32(&mut self, v: f32) {
+        self.buf.extend_from_slice(&v.to_le_bytes());
+    }
+    /// A little-endian IEEE-754 `f64`.
+    pub fn f64(&mut self, v: f64) {
+        self.buf.extend_from_slice(&v.to_le_bytes());
+    }
+    /// Bytes prefixed by their length as a `u8` (the caller ensures ≤ 255).
+    pub fn short_bytes(&mut self, b: &[u8]) {
+        self.u8(b.len() as u8);
+        self.buf.extend_from_slice(b);
+    }
+    /// An unsigned LEB128 integer.
+    pub fn leb128(&mut self, mut v: u64) {
+        loop {
+            let byte = (v & 0x7f) as u8;
+            v >>= 7;
+            if v == 0 {
+                self.buf.push(byte);
+                return;
+            }
+            self.buf.push(byte | 0x80);
+        }
+    }
+}
+
+/// Bounds-checked little-endian reader over a section; every failure is a format error that
+/// names the section.
+pub struct Reader<'a> {
+    bytes: &'a [u8],
+    pos: usize,
+    section: &'static str,
+}
+
+impl<'a> Reader<'a> {
+    /// A reader over `bytes` of section `section`.
+    pub fn new(bytes: &'a [u8], section: &'static str) -> Self {
+        Reader {
+            bytes,
+            pos: 0,
+            section,
+        }
+    }
+    /// The next `n` bytes.
+    pub fn take(&mut self, n: usize) -> Result<&'a [u8]> {
+        let end = self
+            .pos
+            .checked_add(n)
+            .filter(|&e| e <= self.bytes.len())
+            .ok_or_else(|| Error::format(format!("section {} ends early", self.section)))?;
+        let s = &self.bytes[self.pos..end];
+        self.pos = end;
+        Ok(s)
+    }
+    fn array<const N: usize>(&mut self) -> Result<[u8; N]> {
+        Ok(self.take(N)?.try_into().expect("take returns N bytes"))
+    }
+    /// A `u8`.
+    pub fn u8(&mut self) -> Result<u8> {
+        Ok(self.array::<1>()?[0])
+    }
+    /// A little-endian `u16`.
+    pub fn u16(&mut self) -> Result<u16> {
+        Ok(u16::from_le_bytes(self.array()?))
+    }
+    /// A little-endian `u32`.
+    pub fn u32(&mut self) -> Result<u32> {
+        Ok(u32::from_le_bytes(self.array()?))
+    }
+    /// A little-endian `u64`.
+    pub fn u64(&mut self) -> Result<u64> {
+        Ok(u64::from_le_bytes(self.array()?))
+    }
+    /// A little-endian `f32`.
+    pub fn f32(&mut self) -> Result<f32> {
+        Ok(f32::from_le_bytes(self.array()?))
+    }
+    /// A little-endian `f64`.
+    pub fn f64(&mut self) -> Result<f64> {
+        Ok(f64::from_le_bytes(self.array()?))
+    }
+    /// Bytes prefixed by a `u8` length.
+    pub fn short_bytes(&mut self) -> Result<&'a [u8]> {
+        let n = self.u8()? as usize;
+        self.take(n)
+    }
+    /// An unsigned LEB128 integer of at most 10 bytes.
+    pub fn leb128(&mut self) -> Result<u64> {
+        let mut v = 0u64;
+        for i in 0..10 {
+            let b = self.u8()?;
+            v |= ((b & 0x7f) as u64) << (7 * i);
+            if b & 0x80 == 0 {
+                return Ok(v);
+            }
+        }
+        Err(Error::format(format!(
+            "section {}: overlong LEB128",
+            self.section
+        )))
+    }
+    /// Bytes not read yet.
+    pub fn remaining(&self) -> usize {
+        self.bytes.len() - self.pos
+    }
+    /// Fails unless every byte was read.
+    pub fn finish(&self) -> Result<()> {
+        if self.remaining() == 0 {
+            Ok(())
+        } else {
+            Err(Error::format(format!(
+                "section {} has {} unexpected trailing bytes",
+                self.section,
+                self.remaining()
+            )))
+        }
+    }
+}
+
+/// Packs `values` of `width` bits each, LSB first, into little-endian `u64` words.
+pub fn pack_bits(values: impl IntoIterator<Item = u64>, width: u32, out: &mut Writer) {
+    let mut word = 0u64;
+    let mut used = 0u32;
+    for v in values {
+        debug_assert!(width == 64 || v < 1 << width);
+        word |= v << used;
+        if used + width >= 64 {
+            out.u64(word);
+            let spill = used + width - 64;
+            word = if spill == 0 { 0 } else { v >> (width - spill) };
+            used = spill;
+        } else {
+            used += width;
+        }
+    }
+    if used > 0 {
+        out.u64(word);
+    }
+}
+
+/// The little-endian `u64` word `i` of a word array, or `None` past its end.
+#[inline]
+pub fn word(words: &[u8], i: u64) -> Option<u64> {
+    let at = usize::try_from(i).ok()?.checked_mul(8)?;
+    let b = words.get(at..at.checked_add(8)?)?;
+    Some(u64::from_le_bytes(b.try_into().ok()?))
+}
+
+/// The `width`-bit value at bit position `pos` of a packed array, or `None` past its end.
+#[inline]
+pub fn get_bits(words: &[u8], pos: u64, width: u32) -> Option<u64> {
+    let (i, off) = (pos / 64, (pos % 64) as u32);
+    let lo = word(words, i)? >> off;
+    let mask = if width == 64 {
+        u64::MAX
+    } else {
+        (1u64 << width) - 1
+    };
+    if off + width <= 64 {
+        Some(lo & mask)
+    } else {
+        let hi = word(words, i + 1)? << (64 - off);
+        Some((lo | hi) & mask)
+    }
+}
+
+/// Position of the `s`-th set bit (from 0) of `bits`, given samples of every
+/// [`SELECT_SAMPLE`]-th set bit's position; `None` when there is no such bit.
+pub fn select1(bits: &[u8], samples: &[u8], s: u64) -> Option<u64> {
+    let start = word(samples, s / SELECT_SAMPLE)?;
+    let mut left = s % SELECT_SAMPLE;
+    let mut i = start / 64;
+    let mut w = word(bits, i)? & (u64::MAX << (start % 64));
+    loop {
+        let ones = w.count_ones() as u64;
+        if left < ones {
+            for _ in 0..left {
+                w &= w - 1;
+            }
+            return Some(i * 64 + w.trailing_zeros() as u64);
+        }
+        left -= ones;
+        i += 1;
+        w = word(bits, i)?;
+    }
+}
+
+/// Writes a string table: count, block size, block offsets, then each string as LEB128 length
+/// and UTF-8 bytes.
+pub fn write_strings<'s>(strings: impl ExactSizeIterator<Item = &'s str>, out: &mut Writer) {
+    let n = strings.len();
+    let mut blob = Writer::default();
+    let mut offsets = Vec::with_capacity(n / STRING_BLOCK + 2);
+    for (i, s) in strings.enumerate() {
+        if i % STRING_BLOCK == 0 {
+            offsets.push(blob.buf.len() as u64);
+        }
+        blob.leb128(s.len() as u64);
+        blob.buf.extend_from_slice(s.as_bytes());
+    }
+    offsets.push(blob.buf.len() as u64);
+    out.u32(n as u32);
+    out.u32(STRING_BLOCK as u32);
+    for o in offsets {
+        out.u64(o);
+    }
+    out.buf.extend_from_slice(&blob.buf);
+}
+
+/// A string table read from a section (borrowing its bytes).
+#[derive(Clone, Copy, Debug)]
+pub struct Strings<'a> {
+    count: u32,
+    offsets: &'a [u8],
+    blob: &'a [u8],
+}
+
+impl<'a> Strings<'a> {
+    /// Parses the table's header and checks its sizes (not the strings: see [`Strings::check`]).
+    pub fn parse(bytes: &'a [u8], section: &'static str) -> Result<Strings<'a>> {
+        let mut r = Reader::new(bytes, section);
+        let count = r.u32()?;
+        let block = r.u32()?;
+        if block as usize != STRING_BLOCK {
+            return Err(Error::format(format!(
+                "section {section}: block size {block}"
+            )));
+        }
+        let blocks = (count as usize).div_ceil(STRING_BLOCK) + 1;
+        let offsets = r.take(
+            blocks
+                .checked_mul(8)
+                .ok_or_else(|| Error::format("string table too large"))?,
+        )?;
+        let blob = r.take(r.remaining())?;
+        let t = Strings {
+            count,
+            offsets,
+            blob,
+        };
+        if word(offsets, blocks as u64 - 1) != Some(blob.len() as u64) {
+            return Err(Error::format(format!(
+                "section {section}: string table length mismatch"
+            )));
+        }
+        Ok(t)
+    }
+
+    /// Number of strings.
+    pub fn len(&self) -> u32 {
+        self.count
+    }
+
+    /// True when the table holds no strings.
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    /// The bytes of string `i`, or `None` when `i` is out of range or the table is damaged.
+    pub fn get(&self, i: u32) -> Option<&'a [u8]> {
+        if i >= self.count {
+            return None;
+        }
+        let block = i as usize / STRING_BLOCK;
+        let start = usize::try_from(word(self.offsets, block as u64)?).ok()?;
+        let mut r = Reader::new(self.blob.get(start..)?, "strings");
+        for _ in 0..i as usize % STRING_BLOCK {
+            let n = usize::try_from(r.leb128().ok()?).ok()?;
+            r.take(n).ok()?;
+        }
+        let n = usize::try_from(r.leb128().ok()?).ok()?;
+        r.take(n).ok()
+    }
+
+    /// Full check: every block offset consistent and every string valid UTF-8.
+    pub fn check(&self, section: &'static str) -> Result<()> {
+        let bad = || Error::format(format!("section {section}: damaged string table"));
+        let mut r = Reader::new(self.blob, section);
+        for i in 0..self.count as usize {
+            if i % STRING_BLOCK == 0
+                && word(self.offsets, (i / STRING_BLOCK) as u64)
+                    != Some((self.blob.len() - r.remaining()) as u64)
+            {
+                return Err(bad());
+            }
+            let n = usize::try_from(r.leb128()?).map_err(|_| bad())?;
+            std::str::from_utf8(r.take(n)?).map_err(|_| bad())?;
+        }
+        r.finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn bit_widths() {
+        assert_eq!(bits_for(0), 1);
+        assert_eq!(bits_for(1), 1);
+        assert_eq!(bits_for(2), 1);
+        assert_eq!(bits_for(3), 2);
+        assert_eq!(bits_for(6000), 13);
+        assert_eq!(bits_for(1 << 20), 20);
+        assert_eq!(bits_for((1 << 20) + 1), 21);
+    }
+
+    #[test]
+    fn packed_bits_known_bytes() {
+        let mut w = Writer::default();
+        pack_bits([1, 2, 3, 4, 5], 13, &mut w);
+        // 1 | 2<<13 | 3<<26 | 4<<39 | 5<<52 (low 12 bits of 5), then the 13th bit of 5 (0).
+        let first: u64 = 1 | 2 << 13 | 3 << 26 | 4 << 39 | 5 << 52;
+        assert_eq!(w.buf[..8], first.to_le_bytes());
+        assert_eq!(w.buf[8..], [0u8; 8]);
+        let mut w = Writer::default();
+        pack_bits([0x1fff, 1], 13, &mut w);
+        assert_eq!(w.buf, (0x1fffu64 | 1 << 13).to_le_bytes());
+    }
+
+    proptest! {
+        #[test]
+        fn packed_bits_round_trip(width in 1u32..=64, raw in proptest::collection::vec(any::<u64>(), 0..200)) {
+            let values: Vec<u64> = raw.iter().map(|v| if width == 64 { *v } else { v & ((1 << width) - 1) }).collect();
+            let mut w = Writer::default();
+            pack_bits(values.iter().copied(), width, &mut w);
+            prop_assert_eq!(w.buf.len(), (values.len() * width as usize).div_ceil(64) * 8);
+            for (i, v) in values.iter().enumerate() {
+                prop_assert_eq!(get_bits(&w.buf, i as u64 * width as u64, width), Some(*v));
+            }
+            prop_assert_eq!(get_bits(&w.buf, w.buf.len() as u64 * 8, width.min(1)), None);
+        }
+
+        #[test]
+        fn select_matches_a_scan(bits in proptest::collection::vec(any::<bool>(), 1..2000)) {
+            let mut w = Writer::default();
+            pack_bits(bits.iter().map(|&b| b as u64), 1, &mut w);
+            let ones: Vec<u64> = bits.iter().enumerate().filter(|b| *b.1).map(|b| b.0 as u64).collect();
+            let mut s = Writer::default();
+            for o in ones.iter().step_by(SELECT_SAMPLE as usize) { s.u64(*o); }
+            for (i, &o) in ones.iter().enumerate() {
+                prop_assert_eq!(select1(&w.buf, &s.buf, i as u64), Some(o));
+            }
+            prop_assert_eq!(select1(&w.buf, &s.buf, ones.len() as u64), None);
+        }
+
+        #[test]
+        fn strings_round_trip(v in proptest::collection::vec(".{0,40}", 0..100)) {
+            let mut w = Writer::default();
+            write_strings(v.iter().map(String::as_str), &mut w);
+            let t = Strings::parse(&w.buf, "NAMES").unwrap();
+            t.check("NAMES").unwrap();
+            prop_assert_eq!(t.len() as usize, v.len());
+            for (i, s) in v.iter().enumerate() {
+                prop_assert_eq!(t.get(i as u32), Some(s.as_bytes()));
+            }
+            prop_assert_eq!(t.get(v.len() as u32), None);
+        }
+    }
+}

@@ -1,0 +1,398 @@
+//! Reading an index: `Index<D: AsRef<[u8]>>` over any bytes (a `Vec<u8>` in tests, a memory map
+//! in the CLI). [`Index::open`] is cheap and checks header, directory, bounds and the small
+//! sections it decodes; [`Index::verify`] checks every byte. Damaged input gives an error, never
+//! a panic.
+
+use crate::error::{Error, Result};
+use crate::fingerprint::Fingerprinter;
+use crate::format::{self, SectionId, Strings};
+use crate::hash;
+use crate::meta::{self, Meta};
+use crate::mphf;
+use crate::text::Analyzer;
+use std::borrow::Cow;
+use std::ops::Range;
+
+/// An opened index.
+pub struct Index<D> {
+    data: D,
+    meta: Meta,
+    fingerprinter: Fingerprinter,
+    mphf: mphf::Function,
+    /// Byte range of each section, by `SectionId as usize`.
+    ranges: [Option<Range<usize>>; 10],
+    /// Stored checksum of each section.
+    checksums: [u64; 10],
+    starts_bits_len: usize,
+}
+
+/// One section's place in the file, as `pocketdex info` shows it.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct SectionInfo {
+    /// Section name.
+    pub name: &'static str,
+    /// Offset from the start of the file.
+    pub offset: u64,
+    /// Length in bytes.
+    pub len: u64,
+}
+
+impl<D: AsRef<[u8]>> Index<D> {
+    /// Opens an index: checks magic, version, length, the directory and its checksum, every
+    /// section's bounds and size, and the checksums of the sections it decodes (META, CLASSES,
+    /// MPHF). It does not scan postings, sketches or names: [`Index::verify`] does.
+    pub fn open(data: D) -> Result<Self> {
+        let bytes = data.as_ref();
+        if bytes.len() < format::MAGIC.len() || bytes[..8] != format::MAGIC {
+            return Err(Error::BadMagic);
+        }
+        if bytes.len() < format::HEADER_LEN + format::TRAILER_LEN {
+            return Err(Error::Truncated {
+                what: format!("{} bytes is shorter than a header", bytes.len()),
+            });
+        }
+        let mut r = format::Reader::new(&bytes[8..format::HEADER_LEN], "header");
+        let version = r.u32()?;
+        if version != format::VERSION {
+            return Err(Error::Version {
+                expected: format::VERSION,
+                got: version,
+            });
+        }
+        let count = r.u32()? as usize;
+        let file_len = r.u64()?;
+        let dir_sum = r.u64()?;
+        if file_len != bytes.len() as u64 {
+            return Err(if file_len > bytes.len() as u64 {
+                Error::Truncated {
+                    what: format!(
+                        "the header says {file_len} bytes, the file has {}",
+                        bytes.len()
+                    ),
+                }
+            } else {
+                Error::format(format!(
+                    "the header says {file_len} bytes, the file has {}",
+                    bytes.len()
+                ))
+            });
+        }
+        if bytes[bytes.len() - 8..] != format::END_MAGIC {
+            return Err(Error::format("end magic missing"));
+        }
+        let dir_end = count
+            .checked_mul(format::DIR_ENTRY_LEN)
+            .and_then(|n| n.checked_add(format::HEADER_LEN))
+            .filter(|&e| e <= bytes.len() - format::TRAILER_LEN)
+            .ok_or_else(|| Error::format(format!("{count} sections do not fit the file")))?;
+        let got = crate::builder::dir_checksum(&bytes[..dir_end]);
+        if got != dir_sum {
+            return Err(Error::ChecksumMismatch {
+                section: "header and directory",
+                expected: dir_sum,
+                got,
+            });
+        }
+        let mut ranges: [Option<Range<usize>>; 10] = Default::default();
+        let mut checksums = [0u64; 10];
+        let mut last_end = dir_end;
+        let mut r = format::Reader::new(&bytes[format::HEADER_LEN..dir_end], "directory");
+        for _ in 0..count {
+            let id = r.u32()?;
+            let _reserved = r.u32()?;
+            let offset = r.u64()?;
+            let len = r.u64()?;
+            let sum = r.u64()?;
+            let section = SectionId::from_u32(id)
+                .ok_or_else(|| Error::format(format!("unknown section id {id}")))?;
+            let end = offset
+                .checked_add(len)
+                .filter(|&e| e <= (bytes.len() - format::TRAILER_LEN) as u64);
+            let (offset, end) = match end {
+                Some(end) if offset % format::ALIGN as u64 == 0 && offset >= last_end as u64 => {
+                    (offset as usize, end as usize)
+                }
+                _ => {
+                    return Err(Error::format(format!(
+                        "section {} is out of bounds",
+                        section.name()
+                    )))
+                }
+            };
+            if ranges[id as usize].replace(offset..end).is_some() {
+                return Err(Error::format(format!(
+                    "section {} appears twice",
+                    section.name()
+                )));
+            }
+            checksums[id as usize] = sum;
+            last_end = end;
+        }
+        let section = |id: SectionId| -> Result<&[u8]> {
+            let range = ranges[id as usize]
+                .clone()
+                .ok_or_else(|| Error::format(format!("section {} is missing", id.name())))?;
+            Ok(&bytes[range])
+        };
+        let checked = |id: SectionId| -> Result<&[u8]> {
+            let s = section(id)?;
+            let got = hash::checksum(s);
+            if got != checksums[id as usize] {
+                return Err(Error::ChecksumMismatch {
+                    section: id.name(),
+                    expected: checksums[id as usize],
+                    got,
+                });
+            }
+            Ok(s)
+        };
+        let meta = Meta::decode(checked(SectionId::Meta)?)?;
+        let (classes, stopwords) = meta::decode_classes(checked(SectionId::Classes)?)?;
+        let fingerprinter =
+            Fingerprinter::new(meta.params.clone(), classes, Analyzer::new(stopwords))
+                .map_err(|e| Error::format(format!("parameters do not fit the classes: {e}")))?;
+        let mphf = mphf::from_bytes(checked(SectionId::Mphf)?)?;
+
+        // Sizes of the fixed-layout sections follow from the counts.
+        let slots = meta.slot_count as u64;
+        let refs = meta.ref_count;
+        let words = |bits: u64| bits.div_ceil(64) * 8;
+        let starts_bits_len = words(refs) as usize;
+        let expect = [
+            (SectionId::Checks, slots * 2),
+            (
+                SectionId::Starts,
+                words(refs) + slots.div_ceil(format::SELECT_SAMPLE) * 8,
+            ),
+            (SectionId::Postings, words(refs * meta.posting_bits as u64)),
+            (
+                SectionId::Sketches,
+                meta.doc_count as u64 * meta.params.sketch_words as u64 * 8,
+            ),
+        ];
+        for (id, len) in expect {
+            if section(id)?.len() as u64 != len {
+                return Err(Error::format(format!(
+                    "section {} has the wrong size",
+                    id.name()
+                )));
+            }
+        }
+        for id in [SectionId::Names, SectionId::Titles] {
+            if let Ok(s) = section(id) {
+                if Strings::parse(s, id.name())?.len() != meta.doc_count {
+                    return Err(Error::format(format!(
+                        "section {} does not hold one string per document",
+                        id.name()
+                    )));
+                }
+            } else if id == SectionId::Names {
+                return Err(Error::format("section NAMES is missing"));
+            }
+        }
+        Ok(Index {
+            data,
+            meta,
+            fingerprinter,
+            mphf,
+            ranges,
+            checksums,
+            starts_bits_len,
+        })
+    }
+
+    /// Checks every byte: the whole-file checksum, every section's checksum, and the structure of
+    /// postings and names. Run it after copying an index to new media.
+    pub fn verify(&self) -> Result<()> {
+        let bytes = self.data.as_ref();
+        let body = &bytes[..bytes.len() - format::TRAILER_LEN];
+        let stored = u64::from_le_bytes(
+            bytes[bytes.len() - format::TRAILER_LEN..bytes.len() - 8]
+                .try_into()
+                .expect("8 bytes"),
+        );
+        let got = hash::checksum(body);
+        if got != stored {
+            return Err(Error::ChecksumMismatch {
+                section: "whole file",
+                expected: stored,
+                got,
+            });
+        }
+        for id in SectionId::ALL {
+            if let Some(r) = &self.ranges[id as usize] {
+                let got = hash::checksum(&bytes[r.clone()]);
+                if got != self.checksums[id as usize] {
+                    return Err(Error::ChecksumMismatch {
+                        section: id.name(),
+                        expected: self.checksums[id as usize],
+                        got,
+                    });
+                }
+            }
+        }
+        // Padding between sections is zero (it is covered by the file checksum too).
+        // Every slot has a non-empty list, and every posting names a document.
+        let slots = self.meta.slot_count as u64;
+        if slots > 0 {
+            let starts = self.section(SectionId::Starts);
+            let (bits, _) = starts.split_at(self.starts_bits_len);
+            let ones: u64 = bits
+                .chunks(8)
+                .map(|c| u64::from_le_bytes(c.try_into().expect("8")).count_ones() as u64)
+                .sum();
+            if ones != slots || format::get_bits(bits, 0, 1) != Some(1) {
+                return Err(Error::format("STARTS does not mark one list per slot"));
+            }
+            for s in (0..slots).step_by(format::SELECT_SAMPLE as usize) {
+                if self.list_range(s as u32).is_none() {
+                    return Err(Error::format("STARTS select samples are wrong"));
+                }
+            }
+        }
+        let postings = self.section(SectionId::Postings);
+        let width = self.meta.posting_bits as u32;
+        for p in 0..self.meta.ref_count {
+            match format::get_bits(postings, p * width as u64, width) {
+                Some(d) if d < self.meta.doc_count as u64 => {}
+                _ => return Err(Error::format("a posting names no document")),
+            }
+        }
+        for id in [SectionId::Names, SectionId::Titles] {
+            if let Some(r) = &self.ranges[id as usize] {
+                Strings::parse(&bytes[r.clone()], id.name())?.check(id.name())?;
+            }
+        }
+        Ok(())
+    }
+
+    fn section(&self, id: SectionId) -> &[u8] {
+        match &self.ranges[id as usize] {
+            Some(r) => &self.data.as_ref()[r.clone()],
+            None => &[],
+        }
+    }
+
+    /// The range of postings of slot `s`.
+    fn list_range(&self, s: u32) -> Option<Range<u64>> {
+        let starts = self.section(SectionId::Starts);
+        let (bits, samples) = starts.split_at(self.starts_bits_len.min(starts.len()));
+        let a = format::select1(bits, samples, s as u64)?;
+        let b = if s + 1 < self.meta.slot_count {
+            format::select1(bits, samples, s as u64 + 1)?
+        } else {
+            self.meta.ref_count
+        };
+        (a < b && b <= self.meta.ref_count).then_some(a..b)
+    }
+
+    /// The documents indexed under `key`, or `None` when no document has that code (rejected by
+    /// the MPHF or by the slot's 16-bit check, so an unknown code slips through with probability
+    /// 2⁻¹⁶).
+    pub fn lookup(&self, key: u64) -> Option<Postings<'_>> {
+        let slot = self.mphf.get(&key)?;
+        if slot >= self.meta.slot_count as u64 {
+            return None;
+        }
+        let at = slot as usize * 2;
+        let check = self.section(SectionId::Checks).get(at..at + 2)?;
+        if u16::from_le_bytes([check[0], check[1]]) != format::check16(key) {
+            return None;
+        }
+        let range = self.list_range(slot as u32)?;
+        Some(Postings {
+            words: self.section(SectionId::Postings),
+            width: self.meta.posting_bits as u32,
+            range,
+            doc_count: self.meta.doc_count,
+        })
+    }
+
+    /// Counts and parameters.
+    pub fn meta(&self) -> &Meta {
+        &self.meta
+    }
+
+    /// The fingerprinter queries must use: this index's parameters, classes and stopwords.
+    pub fn fingerprinter(&self) -> &Fingerprinter {
+        &self.fingerprinter
+    }
+
+    /// Number of documents.
+    pub fn doc_count(&self) -> u32 {
+        self.meta.doc_count
+    }
+
+    /// The sketch of document `doc`.
+    pub fn sketch(&self, doc: u32) -> Option<Vec<u64>> {
+        let w = self.meta.params.sketch_words as usize;
+        let s = self.section(SectionId::Sketches);
+        let at = (doc as usize).checked_mul(w * 8)?;
+        let b = s.get(at..at + w * 8)?;
+        Some(
+            b.chunks(8)
+                .map(|c| u64::from_le_bytes(c.try_into().expect("8")))
+                .collect(),
+        )
+    }
+
+    /// The name (id) of document `doc`; invalid UTF-8 from a damaged file is replaced.
+    pub fn name(&self, doc: u32) -> Option<Cow<'_, str>> {
+        self.string(SectionId::Names, doc)
+    }
+
+    /// The title of document `doc`, when the index stores titles and it has one.
+    pub fn title(&self, doc: u32) -> Option<Cow<'_, str>> {
+        self.string(SectionId::Titles, doc)
+            .filter(|t| !t.is_empty())
+    }
+
+    fn string(&self, id: SectionId, doc: u32) -> Option<Cow<'_, str>> {
+        let t = Strings::parse(self.section(id), id.name()).ok()?;
+        t.get(doc).map(String::from_utf8_lossy)
+    }
+
+    /// Sections in file order with their offsets and lengths.
+    pub fn sections(&self) -> Vec<SectionInfo> {
+        let mut v: Vec<SectionInfo> = SectionId::ALL
+            .iter()
+            .filter_map(|&id| {
+                self.ranges[id as usize].as_ref().map(|r| SectionInfo {
+                    name: id.name(),
+                    offset: r.start as u64,
+                    len: r.len() as u64,
+                })
+            })
+            .collect();
+        v.sort_by_key(|s| s.offset);
+        v
+    }
+
+    /// Total bytes of the index.
+    pub fn len_bytes(&self) -> u64 {
+        self.data.as_ref().len() as u64
+    }
+}
+
+/// The documents of one slot, in ascending order.
+#[derive(Clone, Debug)]
+pub struct Postings<'a> {
+    words: &'a [u8],
+    width: u32,
+    range: Range<u64>,
+    doc_count: u32,
+}
+
+impl Iterator for Postings<'_> {
+    type Item = u32;
+    fn next(&mut self) -> Option<u32> {
+        loop {
+            let p = self.range.next()?;
+            let d = format::get_bits(self.words, p * self.width as u64, self.width)?;
+            // A damaged posting (only possible before `verify`) is skipped, not trusted.
+            if d < self.doc_count as u64 {
+                return Some(d as u32);
+            }
+        }
+    }
+}

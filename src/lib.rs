@@ -1,0 +1,48 @@
+//! pocketdex: near-duplicate search with fuzzy-fingerprints in one small, memory-mapped index.
+//!
+//! The data flow, one module per stage:
+//!
+//! documents ([`corpus`]) → tokens ([`text`]) → prefix-class vector and deviations from the
+//! reference ([`reference`], [`fingerprint`]) → fuzzy codes ([`fingerprint`]) → MPHF table file
+//! ([`mphf`], [`format`], [`meta`], [`builder`]) → reader over any bytes ([`index`]) → query
+//! ([`query`]).
+//!
+//! Fuzzy-fingerprinting is Stein's (2005) similarity hash; the index is that of "Wikipedia in the
+//! Pocket" (Potthast, SIGIR 2007): all codes of a collection under a minimal perfect hash
+//! function with a 16-bit check per slot and packed postings. `index-format.md` specifies the
+//! file byte by byte.
+//!
+//! ```
+//! use pocketdex::{Index, IndexBuilder, Lang, Params, QueryOptions};
+//! let mut builder = IndexBuilder::for_lang(Lang::En, Params::default())?;
+//! builder.add("moon", None, "The Moon is Earth's only natural satellite, orbiting at about 384,400 km.");
+//! builder.add("sun", None, "The Sun is the star at the centre of the Solar System, a hot ball of plasma.");
+//! let mut file = Vec::new();          // or `builder.write_to_path(path)` for an atomic file
+//! builder.finish(&mut file)?;
+//! let index = Index::open(file)?;     // the CLI passes a memmap2::Mmap instead
+//! let result = index.query("The Moon is the only natural satellite of Earth, at about 384,400 km.", &QueryOptions::default());
+//! assert_eq!(index.name(result.hits[0].doc).as_deref(), Some("moon"));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+#![deny(missing_docs)]
+
+pub mod builder;
+pub mod corpus;
+pub mod error;
+pub mod fingerprint;
+pub mod format;
+pub mod hash;
+pub mod index;
+pub mod meta;
+pub mod mphf;
+pub mod query;
+pub mod reference;
+pub mod text;
+
+pub use builder::{BuildStats, IndexBuilder};
+pub use error::{Error, Result};
+pub use fingerprint::{Fingerprinter, Params};
+pub use index::Index;
+pub use query::{Hit, QueryOptions, QueryResult};
+pub use reference::{Classes, Reference};
+pub use text::{Analyzer, Lang};

@@ -1,0 +1,299 @@
+//! The reference corpus: the expected share of index terms per prefix in a language, and its
+//! partition into the k prefix classes of fuzzy-fingerprinting.
+//!
+//! A reference table (`reference-corpus/<lang>.tsv`) lists, for every prefix (the first two
+//! characters of a term, digits folded to `0`), the share of term occurrences in the language that
+//! start with it. [`Classes::new`] packs the prefixes into k classes of near-equal expected share.
+
+use crate::error::{Error, Result};
+use crate::hash;
+use crate::text::{self, Lang};
+use std::collections::HashMap;
+use std::io::Read;
+use std::path::Path;
+
+/// How many characters of a term make its prefix.
+pub const PREFIX_CHARS: usize = 2;
+
+/// The prefix key of a term: its first [`PREFIX_CHARS`] characters, with decimal digits folded to
+/// `0` (as wordfreq folds numbers).
+pub fn prefix_key(term: &str) -> String {
+    term.chars()
+        .take(PREFIX_CHARS)
+        .map(|c| if c.is_ascii_digit() { '0' } else { c })
+        .collect()
+}
+
+/// A reference distribution: prefix → expected share of term occurrences.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Reference {
+    /// The language (ISO 639-1 code).
+    pub lang: String,
+    /// `(prefix, share)` sorted by prefix; shares sum to 1.
+    pub prefixes: Vec<(String, f64)>,
+    /// Free-text provenance lines (source, licence, command), kept as `#` comments in the table.
+    pub provenance: Vec<String>,
+}
+
+impl Reference {
+    /// The built-in reference table of a language, from `reference-corpus/`.
+    pub fn builtin(lang: Lang) -> Reference {
+        let raw = match lang {
+            Lang::En => include_str!("../reference-corpus/en.tsv"),
+            Lang::De => include_str!("../reference-corpus/de.tsv"),
+        };
+        Reference::parse(raw).expect("built-in reference table is valid (tested)")
+    }
+
+    /// Reads a table written by [`Reference::to_tsv`].
+    pub fn parse(raw: &str) -> Result<Reference> {
+        let mut lang = None;
+        let mut provenance = Vec::new();
+        let mut prefixes = Vec::new();
+        for (no, line) in raw.lines().enumerate() {
+            if let Some(comment) = line.strip_prefix('#') {
+                let comment = comment.trim();
+                if let Some(l) = comment.strip_prefix("lang:") {
+                    lang = Some(l.trim().to_string());
+                } else if !comment.is_empty() {
+                    provenance.push(comment.to_string());
+                }
+                continue;
+            }
+            if line.trim().is_empty() {
+                continue;
+            }
+            let bad = || {
+                Error::Invalid(format!(
+                    "reference table line {}: expected `prefix<TAB>share`",
+                    no + 1
+                ))
+            };
+            let (p, share) = line.split_once('\t').ok_or_else(bad)?;
+            let share: f64 = share.trim().parse().map_err(|_| bad())?;
+            if !(share.is_finite() && share > 0.0) {
+                return Err(bad());
+            }
+            prefixes.push((p.to_string(), share));
+        }
+        let lang =
+            lang.ok_or_else(|| Error::Invalid("reference table has no `# lang:` line".into()))?;
+        if prefixes.is_empty() {
+            return Err(Error::Invalid("reference table has no prefixes".into()));
+        }
+        prefixes.sort_by(|a, b| a.0.cmp(&b.0));
+        prefixes.dedup_by(|a, b| a.0 == b.0);
+        let total: f64 = prefixes.iter().map(|p| p.1).sum();
+        for p in &mut prefixes {
+            p.1 /= total;
+        }
+        Ok(Reference {
+            lang,
+            prefixes,
+            provenance,
+        })
+    }
+
+    /// The table as text: `# lang:` and provenance comments, then `prefix<TAB>share` lines.
+    pub fn to_tsv(&self) -> String {
+        let mut out = format!(
+            "# pocketdex reference distribution\n# lang: {}\n",
+            self.lang
+        );
+        for line in &self.provenance {
+            out.push_str(&format!("# {line}\n"));
+        }
+        for (p, share) in &self.prefixes {
+            out.push_str(&format!("{p}\t{share:.6e}\n"));
+        }
+        out
+    }
+
+    /// Builds a reference from a wordfreq word list (`large_<lang>.msgpack.gz`: gzip'd msgpack
+    /// `[header, bucket0, bucket1, …]`, every word in bucket i having frequency 10^(−i/100)).
+    /// Stopwords and words without letters are left out, as the analyzer leaves them out of
+    /// documents; prefixes whose share is below `min_share` are dropped (they fall back to a
+    /// hashed class).
+    pub fn from_wordfreq(
+        path: &Path,
+        lang: Lang,
+        analyzer: &text::Analyzer,
+        min_share: f64,
+    ) -> Result<Reference> {
+        let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+        let mut raw = Vec::new();
+        flate2::read::GzDecoder::new(file)
+            .read_to_end(&mut raw)
+            .map_err(|e| Error::io(path, e))?;
+        let bad = |what: &str| {
+            Error::Invalid(format!(
+                "{}: not a wordfreq msgpack list: {what}",
+                path.display()
+            ))
+        };
+        let value =
+            rmpv::decode::read_value(&mut raw.as_slice()).map_err(|e| bad(&e.to_string()))?;
+        let items = value
+            .as_array()
+            .ok_or_else(|| bad("top level is not an array"))?;
+        let mut mass: HashMap<String, f64> = HashMap::new();
+        for (i, bucket) in items.iter().enumerate().skip(1) {
+            let freq = 10f64.powf(-((i - 1) as f64) / 100.0);
+            for word in bucket
+                .as_array()
+                .ok_or_else(|| bad("bucket is not an array"))?
+            {
+                let word = word.as_str().ok_or_else(|| bad("word is not a string"))?;
+                // A wordfreq entry may hold several segmentation words ("don't" stays one).
+                for w in text::words(word) {
+                    if text::is_content_word(&w) && !analyzer.is_stopword(&w) {
+                        *mass.entry(prefix_key(&w)).or_default() += freq;
+                    }
+                }
+            }
+        }
+        let total: f64 = mass.values().sum();
+        if total <= 0.0 {
+            return Err(bad("no content words"));
+        }
+        let mut prefixes: Vec<(String, f64)> = mass
+            .into_iter()
+            .map(|(p, m)| (p, m / total))
+            .filter(|(_, s)| *s >= min_share)
+            .collect();
+        prefixes.sort_by(|a, b| a.0.cmp(&b.0));
+        Ok(Reference {
+            lang: lang.code().to_string(),
+            prefixes,
+            provenance: Vec::new(),
+        })
+    }
+}
+
+/// The k prefix classes: which class each known prefix belongs to and each class's expected share.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Classes {
+    /// `(prefix, class)`, sorted by prefix.
+    table: Vec<(String, u16)>,
+    map: HashMap<String, u16>,
+    /// Expected share of term occurrences per class; sums to 1.
+    expected: Vec<f64>,
+}
+
+impl Classes {
+    /// Packs the reference's prefixes into `k` classes of near-equal expected share: prefixes in
+    /// order of falling share (ties by prefix), each into the class with the least share so far
+    /// (ties to the lowest class): the LPT rule, deterministic.
+    pub fn new(reference: &Reference, k: u16) -> Result<Classes> {
+        if k < 2 || k as usize > reference.prefixes.len() {
+            return Err(Error::Invalid(format!(
+                "number of prefix classes must be between 2 and {} (the reference's prefixes), not {k}",
+                reference.prefixes.len()
+            )));
+        }
+        let mut order: Vec<&(String, f64)> = reference.prefixes.iter().collect();
+        order.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        let mut expected = vec![0f64; k as usize];
+        let mut table = Vec::with_capacity(order.len());
+        for (prefix, share) in order {
+            let (class, _) = expected
+                .iter()
+                .enumerate()
+                .min_by(|a, b| a.1.total_cmp(b.1).then(a.0.cmp(&b.0)))
+                .expect("k >= 2");
+            expected[class] += share;
+            table.push((prefix.clone(), class as u16));
+        }
+        table.sort();
+        Classes::from_parts(table, expected)
+    }
+
+    /// Classes from their stored parts (as read from an index).
+    pub fn from_parts(table: Vec<(String, u16)>, expected: Vec<f64>) -> Result<Classes> {
+        let k = expected.len();
+        if k < 2 || k > u16::MAX as usize {
+            return Err(Error::format(format!("{k} prefix classes")));
+        }
+        if expected.iter().any(|p| !(p.is_finite() && *p > 0.0)) {
+            return Err(Error::format("a prefix class has no expected share"));
+        }
+        if table.iter().any(|(_, c)| *c as usize >= k) {
+            return Err(Error::format(
+                "a prefix maps to a class that does not exist",
+            ));
+        }
+        let map = table.iter().cloned().collect();
+        Ok(Classes {
+            table,
+            map,
+            expected,
+        })
+    }
+
+    /// The number of classes, k.
+    pub fn k(&self) -> usize {
+        self.expected.len()
+    }
+
+    /// Expected share per class.
+    pub fn expected(&self) -> &[f64] {
+        &self.expected
+    }
+
+    /// `(prefix, class)` sorted by prefix.
+    pub fn table(&self) -> &[(String, u16)] {
+        &self.table
+    }
+
+    /// The class of a term: its prefix's class; for a prefix the reference does not know, the
+    /// class of its first character, else `xxh3_64(prefix, PREFIX_SEED) mod k`.
+    pub fn class_of(&self, term: &str) -> usize {
+        let key = prefix_key(term);
+        if let Some(&c) = self.map.get(&key) {
+            return c as usize;
+        }
+        if let Some(first) = key.chars().next() {
+            let mut buf = [0u8; 4];
+            if let Some(&c) = self.map.get(&*first.encode_utf8(&mut buf)) {
+                return c as usize;
+            }
+        }
+        (hash::h64(key.as_bytes(), hash::PREFIX_SEED) % self.k() as u64) as usize
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builtin_references_parse_and_are_normalised() {
+        for lang in [Lang::En, Lang::De] {
+            let r = Reference::builtin(lang);
+            assert_eq!(r.lang, lang.code());
+            let total: f64 = r.prefixes.iter().map(|p| p.1).sum();
+            assert!((total - 1.0).abs() < 1e-9);
+            assert!(r.prefixes.len() > 300, "{} prefixes", r.prefixes.len());
+            assert_eq!(
+                Reference::parse(&r.to_tsv()).unwrap().prefixes.len(),
+                r.prefixes.len()
+            );
+        }
+    }
+
+    #[test]
+    fn classes_are_balanced_and_deterministic() {
+        let r = Reference::builtin(Lang::En);
+        let c = Classes::new(&r, 24).unwrap();
+        assert_eq!(c, Classes::new(&r, 24).unwrap());
+        let (lo, hi) = c
+            .expected()
+            .iter()
+            .fold((1f64, 0f64), |(lo, hi), &p| (lo.min(p), hi.max(p)));
+        assert!(hi / lo < 1.2, "classes unbalanced: {lo} .. {hi}");
+        // Known prefixes land in their class; unknown ones fall back deterministically.
+        assert_eq!(c.class_of("theory"), c.class_of("thermal"));
+        assert_eq!(c.class_of("ꙮꙮꙮ"), c.class_of("ꙮꙮ"));
+        assert!(c.class_of("ꙮꙮ") < 24);
+    }
+}

@@ -1,0 +1,214 @@
+//! Documents to index terms: lossy UTF-8 decoding, binary sniffing, HTML markup removal, Unicode
+//! word segmentation, case folding and stopword removal. The one text path shared by every method.
+
+mod html;
+
+pub use html::{looks_like_html, strip_html};
+
+use std::collections::HashSet;
+use unicode_segmentation::UnicodeSegmentation;
+
+/// A language with built-in stopwords and a reference distribution in `reference-corpus/`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Lang {
+    /// English.
+    En,
+    /// German.
+    De,
+}
+
+impl Lang {
+    /// The ISO 639-1 code, as used in file names and in the index.
+    pub fn code(self) -> &'static str {
+        match self {
+            Lang::En => "en",
+            Lang::De => "de",
+        }
+    }
+
+    /// The language of an ISO 639-1 code.
+    pub fn from_code(code: &str) -> Option<Lang> {
+        match code {
+            "en" => Some(Lang::En),
+            "de" => Some(Lang::De),
+            _ => None,
+        }
+    }
+
+    /// The built-in stopword list (see `reference-corpus/README.md` for its source and licence).
+    pub fn stopwords(self) -> Vec<String> {
+        let raw = match self {
+            Lang::En => include_str!("../../reference-corpus/stopwords/en.txt"),
+            Lang::De => include_str!("../../reference-corpus/stopwords/de.txt"),
+        };
+        parse_word_list(raw)
+    }
+}
+
+/// One word a line; blank lines and `#` comments are skipped; words are case-folded.
+pub fn parse_word_list(raw: &str) -> Vec<String> {
+    let mut words: Vec<String> = raw
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(fold)
+        .collect();
+    words.sort();
+    words.dedup();
+    words
+}
+
+/// Text decoded from raw bytes.
+#[derive(Clone, Debug, Default)]
+pub struct Decoded {
+    /// The text, with every invalid UTF-8 sequence replaced by U+FFFD.
+    pub text: String,
+    /// How many invalid UTF-8 sequences were replaced.
+    pub invalid_utf8: usize,
+}
+
+/// Decodes bytes as UTF-8, lossily: invalid sequences become U+FFFD and are counted, never an error.
+/// A UTF-8 byte order mark is dropped.
+pub fn decode(bytes: &[u8]) -> Decoded {
+    let bytes = bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(bytes);
+    let mut text = String::with_capacity(bytes.len());
+    let mut invalid_utf8 = 0;
+    for chunk in bytes.utf8_chunks() {
+        text.push_str(chunk.valid());
+        if !chunk.invalid().is_empty() {
+            text.push('\u{fffd}');
+            invalid_utf8 += 1;
+        }
+    }
+    Decoded { text, invalid_utf8 }
+}
+
+/// True when the bytes look like a binary file rather than text: a NUL byte, or more than 10% of
+/// control characters, in the first 8 KiB.
+pub fn looks_binary(bytes: &[u8]) -> bool {
+    let head = &bytes[..bytes.len().min(8192)];
+    if head.contains(&0) {
+        return true;
+    }
+    let control = head
+        .iter()
+        .filter(|&&b| b < 0x20 && !matches!(b, b'\t' | b'\n' | b'\r' | 0x0c))
+        .count();
+    control * 10 > head.len()
+}
+
+/// Case folding of one word: Unicode lowercase (full mapping), so that "Straße" and "STRASSE"
+/// differ only where lowercase differs.
+pub fn fold(word: &str) -> String {
+    if word
+        .bytes()
+        .all(|b| b.is_ascii() && !b.is_ascii_uppercase())
+    {
+        word.to_owned()
+    } else {
+        word.to_lowercase()
+    }
+}
+
+/// All words of a text in order: Unicode (UAX #29) word segmentation, case-folded, keeping only
+/// segments with a letter or digit.
+pub fn words(text: &str) -> impl Iterator<Item = String> + '_ {
+    text.unicode_words().map(fold)
+}
+
+/// Turns text into index terms with one language's stopwords.
+#[derive(Clone, Debug)]
+pub struct Analyzer {
+    stopwords: HashSet<String>,
+}
+
+impl Analyzer {
+    /// An analyzer with the given (case-folded) stopwords.
+    pub fn new(stopwords: impl IntoIterator<Item = String>) -> Self {
+        Analyzer {
+            stopwords: stopwords.into_iter().collect(),
+        }
+    }
+
+    /// An analyzer with the built-in stopwords of `lang`.
+    pub fn for_lang(lang: Lang) -> Self {
+        Self::new(lang.stopwords())
+    }
+
+    /// True when `word` (case-folded) is a stopword.
+    pub fn is_stopword(&self, word: &str) -> bool {
+        self.stopwords.contains(word)
+    }
+
+    /// The stopwords, sorted.
+    pub fn stopwords(&self) -> Vec<&str> {
+        let mut v: Vec<&str> = self.stopwords.iter().map(String::as_str).collect();
+        v.sort_unstable();
+        v
+    }
+
+    /// The content terms of a text in order: words with at least one letter that are not stopwords.
+    pub fn terms(&self, text: &str) -> Vec<String> {
+        words(text)
+            .filter(|w| is_content_word(w) && !self.stopwords.contains(w.as_str()))
+            .collect()
+    }
+}
+
+/// A word counts as content when it has a letter: numbers, dates and codes do not.
+pub fn is_content_word(word: &str) -> bool {
+    word.chars().any(char::is_alphabetic)
+}
+
+/// Plain text of a document: markup removed when `html` is true (or, when `None`, when the text
+/// looks like HTML).
+pub fn plain_text(text: &str, html: Option<bool>) -> std::borrow::Cow<'_, str> {
+    if html.unwrap_or_else(|| looks_like_html(text)) {
+        std::borrow::Cow::Owned(strip_html(text))
+    } else {
+        std::borrow::Cow::Borrowed(text)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lossy_decoding_counts_invalid_sequences() {
+        let d = decode(b"caf\xc3\xa9 \xff\xfe ok \xc3");
+        assert_eq!(d.text, "café \u{fffd}\u{fffd} ok \u{fffd}");
+        assert_eq!(d.invalid_utf8, 3);
+        assert_eq!(decode("\u{feff}x".as_bytes()).text, "x");
+    }
+
+    #[test]
+    fn binary_sniffing() {
+        assert!(looks_binary(b"\x7fELF\x02\x01\x01\x00\x00"));
+        assert!(!looks_binary("Grüße aus Köln\n\tund mehr\r\n".as_bytes()));
+        assert!(looks_binary(&[1u8, 2, 3, 4, 5, 6, 7, 8, 9, b'a']));
+    }
+
+    #[test]
+    fn terms_fold_case_and_drop_stopwords_and_numbers() {
+        let a = Analyzer::new(["the".to_string(), "of".to_string()]);
+        let t = a.terms("The Theory of Relativity, 1915 — Einstein's E=mc² (Straße)");
+        assert_eq!(
+            t,
+            ["theory", "relativity", "einstein's", "e", "mc", "straße"]
+        );
+    }
+
+    #[test]
+    fn built_in_stopwords_are_real_lists() {
+        let en = Analyzer::for_lang(Lang::En);
+        for w in ["the", "and", "of", "is"] {
+            assert!(en.is_stopword(w), "{w}");
+        }
+        assert!(!en.is_stopword("relativity"));
+        let de = Analyzer::for_lang(Lang::De);
+        for w in ["der", "die", "und", "nicht"] {
+            assert!(de.is_stopword(w), "{w}");
+        }
+    }
+}
