@@ -1,0 +1,455 @@
+//! Benchmarks of pocketdex on real text.
+//!
+//! Groups (criterion reports throughput for each):
+//! - `fingerprint`: fingerprinting every document of the corpus, in bytes/s of text.
+//! - `lookup`: `Index::lookup` of every code of every indexed document (`present`), and of as
+//!   many random 64-bit keys that are no code (`absent`, the rejection path), in lookups/s.
+//! - `query`: `Index::query` with the default options for every document's full text
+//!   (fingerprint + multi-probe lookups + ranking), in queries/s.
+//! - `build`: fingerprint + add + finish into a `Vec<u8>` for the whole corpus, in documents/s;
+//!   `sequential` fingerprints on one thread, `parallel` fingerprints with rayon first as the CLI
+//!   does. The index size per document is printed to stderr.
+//! - `build_scale` (only when `POCKETDEX_BENCH_SCALE` is set): the sequential build of N
+//!   synthetic documents (Zipf-distributed words over the vocabulary of `samples/wiki-en`,
+//!   50–1000 words each, deterministic), in documents/s; the index bytes per document are printed
+//!   to stderr, to extrapolate to larger collections.
+//!
+//! The corpus is the 300 Wikipedia lead sections in `samples/wiki-en/*.txt` (whole files, no
+//! title), or the JSON Lines file (`{"id", "text", "title"?}` per line) that
+//! `POCKETDEX_BENCH_CORPUS` names.
+//!
+//! Run from the repository root:
+//!
+//! ```sh
+//! cargo bench --bench pocketdex                       # everything, a couple of minutes
+//! cargo bench --bench pocketdex -- --test             # compile and run each benchmark once
+//! cargo bench --bench pocketdex -- lookup             # only the groups matching a filter
+//! POCKETDEX_BENCH_CORPUS=data/dev/wiki-en.jsonl cargo bench --bench pocketdex
+//! POCKETDEX_BENCH_SCALE=10000,100000 cargo bench --bench pocketdex -- build_scale
+//! ```
+
+use criterion::{BenchmarkId, Criterion, SamplingMode, Throughput};
+use pocketdex::{BuildStats, Index, IndexBuilder, Lang, Params, QueryOptions};
+use rayon::prelude::*;
+use std::collections::{HashMap, HashSet};
+use std::hint::black_box;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// One document of the benchmark corpus.
+struct Doc {
+    id: String,
+    title: Option<String>,
+    text: String,
+}
+
+/// The documents and where they came from.
+struct Corpus {
+    label: String,
+    docs: Vec<Doc>,
+}
+
+impl Corpus {
+    fn bytes(&self) -> u64 {
+        self.docs.iter().map(|d| d.text.len() as u64).sum()
+    }
+}
+
+/// A path as given, or else relative to the crate root.
+fn resolve(path: &str) -> PathBuf {
+    let p = PathBuf::from(path);
+    if p.is_absolute() || p.exists() {
+        p
+    } else {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join(p)
+    }
+}
+
+fn samples_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("samples/wiki-en")
+}
+
+/// `samples/wiki-en/*.txt`, sorted by file name; ids are the file names.
+fn load_samples() -> Vec<Doc> {
+    let dir = samples_dir();
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}", dir.display()))
+        .map(|e| e.expect("directory entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "txt"))
+        .collect();
+    paths.sort();
+    paths
+        .into_iter()
+        .map(|p| Doc {
+            id: p
+                .file_name()
+                .expect("file name")
+                .to_string_lossy()
+                .into_owned(),
+            title: None,
+            text: std::fs::read_to_string(&p)
+                .unwrap_or_else(|e| panic!("cannot read {}: {e}", p.display())),
+        })
+        .collect()
+}
+
+/// One document per JSON line: `id` (string or number; the line number when missing), `text`,
+/// optional `title`.
+fn load_jsonl(path: &Path) -> Vec<Doc> {
+    let raw = std::fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+    raw.lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+        .map(|(i, line)| {
+            let v: serde_json::Value = serde_json::from_str(line)
+                .unwrap_or_else(|e| panic!("{}:{}: {e}", path.display(), i + 1));
+            let id = match &v["id"] {
+                serde_json::Value::String(s) => s.clone(),
+                serde_json::Value::Null => (i + 1).to_string(),
+                other => other.to_string(),
+            };
+            let text = v["text"]
+                .as_str()
+                .unwrap_or_else(|| panic!("{}:{}: no \"text\"", path.display(), i + 1))
+                .to_owned();
+            let title = v["title"].as_str().map(str::to_owned);
+            Doc { id, title, text }
+        })
+        .collect()
+}
+
+fn load_corpus() -> Corpus {
+    let corpus = match std::env::var("POCKETDEX_BENCH_CORPUS") {
+        Ok(p) if !p.is_empty() => Corpus {
+            docs: load_jsonl(&resolve(&p)),
+            label: p,
+        },
+        _ => Corpus {
+            docs: load_samples(),
+            label: "samples/wiki-en".into(),
+        },
+    };
+    assert!(
+        !corpus.docs.is_empty(),
+        "the corpus {} is empty",
+        corpus.label
+    );
+    eprintln!(
+        "pocketdex bench: corpus {}: {} documents, {} bytes",
+        corpus.label,
+        corpus.docs.len(),
+        corpus.bytes()
+    );
+    corpus
+}
+
+fn new_builder() -> IndexBuilder {
+    IndexBuilder::for_lang(Lang::En, Params::default()).expect("default parameters are valid")
+}
+
+/// Sequential build: fingerprint and add each document, then finish into memory.
+fn build_sequential(docs: &[Doc]) -> (Vec<u8>, BuildStats) {
+    let mut builder = new_builder();
+    for d in docs {
+        builder.add(&d.id, d.title.as_deref(), &d.text);
+    }
+    let mut file = Vec::new();
+    let stats = builder.finish(&mut file).expect("build into a Vec");
+    (file, stats)
+}
+
+/// Parallel build: fingerprint all documents with rayon, add them in order, finish.
+fn build_parallel(docs: &[Doc]) -> (Vec<u8>, BuildStats) {
+    let mut builder = new_builder();
+    let fingerprints: Vec<_> = {
+        let f = builder.fingerprinter();
+        docs.par_iter().map(|d| f.fingerprint(&d.text)).collect()
+    };
+    for (d, fp) in docs.iter().zip(&fingerprints) {
+        builder.add_fingerprint(&d.id, d.title.as_deref(), fp);
+    }
+    let mut file = Vec::new();
+    let stats = builder.finish(&mut file).expect("build into a Vec");
+    (file, stats)
+}
+
+fn print_size(what: &str, stats: &BuildStats) {
+    let docs = stats.docs.max(1) as f64;
+    eprintln!(
+        "pocketdex bench: {what}: {} docs, {} codes, {} refs, {} bytes = {:.1} bytes/doc \
+         ({:.1} of them names)",
+        stats.docs,
+        stats.codes,
+        stats.refs,
+        stats.bytes,
+        stats.bytes as f64 / docs,
+        stats.name_bytes as f64 / docs,
+    );
+}
+
+fn bench_fingerprint(c: &mut Criterion, corpus: &Corpus) {
+    let builder = new_builder();
+    let f = builder.fingerprinter();
+    let mut group = c.benchmark_group("fingerprint");
+    group.sampling_mode(SamplingMode::Flat);
+    group.sample_size(20);
+    group.throughput(Throughput::Bytes(corpus.bytes()));
+    group.bench_function("all_docs", |b| {
+        b.iter(|| {
+            for d in &corpus.docs {
+                black_box(f.fingerprint(black_box(&d.text)));
+            }
+        })
+    });
+    group.finish();
+}
+
+/// SplitMix64: a small deterministic generator for the synthetic corpus.
+struct SplitMix64(u64);
+
+impl SplitMix64 {
+    fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+}
+
+/// `n` keys that are not in `present`: xxh3 of a counter.
+fn absent_keys(present: &HashSet<u64>, n: usize) -> Vec<u64> {
+    (0u64..)
+        .map(|i| xxhash_rust::xxh3::xxh3_64_with_seed(&i.to_le_bytes(), 0x706f_636b_6574))
+        .filter(|k| !present.contains(k))
+        .take(n)
+        .collect()
+}
+
+fn bench_lookup(c: &mut Criterion, corpus: &Corpus, index: &Index<Vec<u8>>) {
+    let builder = new_builder();
+    let f = builder.fingerprinter();
+    let present: Vec<u64> = corpus
+        .docs
+        .iter()
+        .flat_map(|d| f.fingerprint(&d.text).codes)
+        .map(|code| code.key)
+        .collect();
+    let missing = present
+        .iter()
+        .filter(|&&k| index.lookup(k).is_none())
+        .count();
+    assert_eq!(
+        missing, 0,
+        "{missing} codes of indexed documents were not found"
+    );
+    let absent = absent_keys(&present.iter().copied().collect(), present.len());
+    let accepted = absent
+        .iter()
+        .filter(|&&k| index.lookup(k).is_some())
+        .count();
+    eprintln!(
+        "pocketdex bench: lookup: {} codes of {} documents; {accepted} of {} absent keys \
+         accepted (false positives)",
+        present.len(),
+        corpus.docs.len(),
+        absent.len()
+    );
+
+    let mut group = c.benchmark_group("lookup");
+    group.throughput(Throughput::Elements(present.len() as u64));
+    for (name, keys) in [("present", &present), ("absent", &absent)] {
+        group.bench_function(name, |b| {
+            b.iter(|| {
+                for &k in keys {
+                    black_box(index.lookup(black_box(k)));
+                }
+            })
+        });
+    }
+    group.finish();
+}
+
+fn bench_query(c: &mut Criterion, corpus: &Corpus, index: &Index<Vec<u8>>) {
+    let opts = QueryOptions::default();
+    let found_self = corpus
+        .docs
+        .iter()
+        .enumerate()
+        .filter(|(i, d)| {
+            index
+                .query(&d.text, &opts)
+                .hits
+                .iter()
+                .any(|h| h.doc == *i as u32)
+        })
+        .count();
+    eprintln!(
+        "pocketdex bench: query: {found_self} of {} documents find themselves",
+        corpus.docs.len()
+    );
+
+    let mut group = c.benchmark_group("query");
+    group.sampling_mode(SamplingMode::Flat);
+    group.sample_size(10);
+    group.throughput(Throughput::Elements(corpus.docs.len() as u64));
+    group.bench_function("all_docs", |b| {
+        b.iter(|| {
+            for d in &corpus.docs {
+                black_box(index.query(black_box(&d.text), &opts));
+            }
+        })
+    });
+    group.finish();
+}
+
+fn bench_build(c: &mut Criterion, corpus: &Corpus) {
+    let mut group = c.benchmark_group("build");
+    group.sampling_mode(SamplingMode::Flat);
+    group.sample_size(10);
+    group.throughput(Throughput::Elements(corpus.docs.len() as u64));
+    group.bench_function("sequential", |b| {
+        b.iter(|| black_box(build_sequential(&corpus.docs)))
+    });
+    group.bench_function("parallel", |b| {
+        b.iter(|| black_box(build_parallel(&corpus.docs)))
+    });
+    group.finish();
+}
+
+/// Words of `samples/wiki-en`, most frequent first, and a table mapping 20 random bits to a
+/// word rank with Zipf's law (exponent 1).
+struct Zipf {
+    words: Vec<String>,
+    table: Vec<u32>,
+}
+
+impl Zipf {
+    const TABLE_BITS: u32 = 20;
+
+    fn from_samples() -> Zipf {
+        let mut counts: HashMap<String, u64> = HashMap::new();
+        for d in load_samples() {
+            for w in d.text.split(|c: char| !c.is_alphanumeric()) {
+                if !w.is_empty() {
+                    *counts.entry(w.to_lowercase()).or_default() += 1;
+                }
+            }
+        }
+        let mut ranked: Vec<(String, u64)> = counts.into_iter().collect();
+        ranked.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        let words: Vec<String> = ranked.into_iter().map(|(w, _)| w).collect();
+        // Inverse CDF of p(r) ∝ 1 / r, sampled at the middle of 2^TABLE_BITS equal steps.
+        let total: f64 = (1..=words.len()).map(|r| 1.0 / r as f64).sum();
+        let size = 1usize << Self::TABLE_BITS;
+        let mut table = Vec::with_capacity(size);
+        let (mut rank, mut cdf) = (0usize, 1.0 / total);
+        for j in 0..size {
+            let q = (j as f64 + 0.5) / size as f64;
+            while cdf < q && rank + 1 < words.len() {
+                rank += 1;
+                cdf += 1.0 / (rank + 1) as f64 / total;
+            }
+            table.push(rank as u32);
+        }
+        Zipf { words, table }
+    }
+
+    /// Synthetic document `i` (50–1000 words) into `out`; the same `i` gives the same text.
+    fn document(&self, i: u64, out: &mut String) {
+        let mut rng = SplitMix64(i.wrapping_mul(0xD1B5_4A32_D192_ED03) ^ 0x5EED);
+        let len = 50 + rng.next_u64() % 951;
+        out.clear();
+        for _ in 0..len {
+            let r = self.table[(rng.next_u64() >> (64 - Self::TABLE_BITS)) as usize];
+            out.push_str(&self.words[r as usize]);
+            out.push(' ');
+        }
+    }
+}
+
+fn build_synthetic(zipf: &Zipf, n: u64) -> BuildStats {
+    let mut builder = new_builder();
+    let mut text = String::new();
+    for i in 0..n {
+        zipf.document(i, &mut text);
+        builder.add(&format!("synthetic/{i:07}"), None, &text);
+    }
+    let mut file = Vec::new();
+    builder.finish(&mut file).expect("build into a Vec")
+}
+
+/// `POCKETDEX_BENCH_SCALE=N` or `N1,N2,…`; nothing when unset.
+fn scale_sizes() -> Vec<u64> {
+    let Ok(raw) = std::env::var("POCKETDEX_BENCH_SCALE") else {
+        return Vec::new();
+    };
+    raw.split(',')
+        .filter(|s| !s.trim().is_empty())
+        .map(|s| {
+            s.trim()
+                .parse()
+                .unwrap_or_else(|_| panic!("POCKETDEX_BENCH_SCALE: {s:?} is not a number"))
+        })
+        .collect()
+}
+
+fn bench_build_scale(c: &mut Criterion) {
+    let sizes = scale_sizes();
+    if sizes.is_empty() {
+        return;
+    }
+    let zipf = Zipf::from_samples();
+    eprintln!(
+        "pocketdex bench: build_scale: Zipf vocabulary of {} words",
+        zipf.words.len()
+    );
+    let mut group = c.benchmark_group("build_scale");
+    group.sampling_mode(SamplingMode::Flat);
+    group.sample_size(10);
+    group.warm_up_time(Duration::from_millis(1));
+    for n in sizes {
+        // Text generation alone, which the build time below includes.
+        let start = Instant::now();
+        let (mut text, mut bytes) = (String::new(), 0u64);
+        for i in 0..n {
+            zipf.document(i, &mut text);
+            bytes += text.len() as u64;
+        }
+        let secs = start.elapsed().as_secs_f64();
+        eprintln!(
+            "pocketdex bench: build_scale/{n}: {bytes} bytes of text ({:.0} bytes/doc); \
+             generating it alone takes {secs:.3} s ({:.0} docs/s)",
+            bytes as f64 / n.max(1) as f64,
+            n as f64 / secs
+        );
+        let mut stats = None;
+        group.throughput(Throughput::Elements(n));
+        group.bench_function(BenchmarkId::from_parameter(n), |b| {
+            b.iter(|| stats = Some(black_box(build_synthetic(&zipf, n))))
+        });
+        if let Some(stats) = stats {
+            print_size(&format!("build_scale/{n}"), &stats);
+        }
+    }
+    group.finish();
+}
+
+fn main() {
+    let corpus = load_corpus();
+    let (file, stats) = build_sequential(&corpus.docs);
+    print_size(&format!("index of {}", corpus.label), &stats);
+    let index = Index::open(file).expect("open the index just built");
+
+    let mut c = Criterion::default()
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(4))
+        .configure_from_args();
+    bench_fingerprint(&mut c, &corpus);
+    bench_lookup(&mut c, &corpus, &index);
+    bench_query(&mut c, &corpus, &index);
+    bench_build(&mut c, &corpus);
+    bench_build_scale(&mut c);
+    c.final_summary();
+}

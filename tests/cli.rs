@@ -1,0 +1,191 @@
+//! The command line as a user runs it: build, query (text and --json), info, verify, exit
+//! statuses, atomic writes, and damaged or foreign files.
+
+mod common;
+
+use common::root;
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn pocketdex(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_pocketdex"))
+        .args(args)
+        .current_dir(root())
+        .output()
+        .unwrap()
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn build_sample(dir: &Path) -> String {
+    let out = dir.join("wiki.pdx").display().to_string();
+    let o = pocketdex(&["build", "samples/wiki-en", "-o", &out]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("indexed 300 documents"), "{}", stderr(&o));
+    out
+}
+
+#[test]
+fn quick_start_finds_the_edited_copy() {
+    let tmp = tempfile::tempdir().unwrap();
+    let index = build_sample(tmp.path());
+    let o = pocketdex(&["query", &index, "samples/query/edited.txt"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let first = stdout(&o).lines().nth(1).unwrap_or_default().to_string();
+    assert!(first.contains("Jupiter.txt"), "{}", stdout(&o));
+
+    let o = pocketdex(&["verify", &index]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let o = pocketdex(&["info", &index, "--json"]);
+    let info: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(info["documents"], 300);
+    assert_eq!(info["bytes"].as_u64(), Some(std::fs::metadata(&index).unwrap().len()));
+    assert!(info["bytes_per_document_beyond_names"].as_f64().unwrap() < info["bytes_per_document"].as_f64().unwrap());
+}
+
+#[test]
+fn json_hits_and_self_first_for_a_whole_directory() {
+    let tmp = tempfile::tempdir().unwrap();
+    let index = build_sample(tmp.path());
+    let o = pocketdex(&["query", &index, "samples/wiki-en", "--json", "--top", "3"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let mut first: std::collections::HashMap<String, String> = Default::default();
+    for line in stdout(&o).lines() {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        if v.get("type").is_some() {
+            continue;
+        }
+        let score = v["score"].as_f64().unwrap();
+        assert!((0.0..=1.0).contains(&score));
+        first
+            .entry(v["query"].as_str().unwrap().to_string())
+            .or_insert_with(|| v["id"].as_str().unwrap().to_string());
+    }
+    assert_eq!(first.len(), 300);
+    for (query, id) in &first {
+        assert_eq!(query, &format!("samples/wiki-en/{id}"));
+    }
+}
+
+#[test]
+fn identical_documents_each_find_themselves_first() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("docs");
+    std::fs::create_dir(&dir).unwrap();
+    let text = std::fs::read_to_string(root().join("samples/wiki-en/Jupiter.txt")).unwrap();
+    for name in ["a.txt", "b.txt", "c.txt"] {
+        std::fs::write(dir.join(name), &text).unwrap();
+    }
+    let index = tmp.path().join("x.pdx").display().to_string();
+    assert!(pocketdex(&["build", dir.to_str().unwrap(), "-o", &index]).status.success());
+    for name in ["a.txt", "b.txt", "c.txt"] {
+        let q = dir.join(name).display().to_string();
+        let o = pocketdex(&["query", &index, &q, "--json"]);
+        let first: serde_json::Value = serde_json::from_str(stdout(&o).lines().next().unwrap()).unwrap();
+        assert_eq!(first["id"], name);
+        assert_eq!(first["score"], 1.0);
+    }
+}
+
+#[test]
+fn no_hit_exits_1_and_errors_exit_2() {
+    let tmp = tempfile::tempdir().unwrap();
+    let index = build_sample(tmp.path());
+    let unrelated = tmp.path().join("q.txt");
+    std::fs::write(&unrelated, "Zebrafish embryos regenerate cardiac tissue after cryoinjury; \
+        researchers tracked cardiomyocyte proliferation with lineage tracing and live imaging.").unwrap();
+    let o = pocketdex(&["query", &index, unrelated.to_str().unwrap(), "--threshold", "0.8"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    let o = pocketdex(&["query", &index, "no/such/file.txt"]);
+    assert_eq!(o.status.code(), Some(2));
+    let o = pocketdex(&["query", "Cargo.toml", "samples/query/edited.txt"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("not a pocketdex index"), "{}", stderr(&o));
+}
+
+#[test]
+fn stdin_jsonl_build_and_stdin_query() {
+    let tmp = tempfile::tempdir().unwrap();
+    let index = tmp.path().join("j.pdx").display().to_string();
+    let jupiter = std::fs::read_to_string(root().join("samples/wiki-en/Jupiter.txt")).unwrap();
+    let lines = format!(
+        "{}\n{}\nnot json\n{}\n",
+        serde_json::json!({"id": "jup", "title": "Jupiter", "text": jupiter}),
+        serde_json::json!({"id": "empty", "text": ""}),
+        serde_json::json!({"id": "html", "text": "<html><body><p>Saturn is the sixth planet from the Sun and the second largest.</p></body></html>"}),
+    );
+    let run = |args: &[&str], input: &str| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_pocketdex"))
+            .args(args)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::io::Write::write_all(c.stdin.as_mut().unwrap(), input.as_bytes()).unwrap();
+        c.wait_with_output().unwrap()
+    };
+    let o = run(&["build", "-", "-o", &index], &lines);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains("indexed 2 documents") && err.contains("2 skipped"), "{err}");
+    assert!(err.contains("stdin:3: invalid JSON"), "{err}");
+    let o = run(&["query", &index, "-", "--json"], &jupiter);
+    let hit: serde_json::Value = serde_json::from_str(stdout(&o).lines().next().unwrap()).unwrap();
+    assert_eq!(hit["id"], "jup");
+    assert_eq!(hit["title"], "Jupiter");
+    assert_eq!(hit["query"], "-");
+}
+
+#[test]
+fn binary_and_empty_files_are_skipped_and_invalid_utf8_counted() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("mixed");
+    std::fs::create_dir(&dir).unwrap();
+    std::fs::write(dir.join("empty.txt"), "").unwrap();
+    std::fs::write(dir.join("blob.bin"), [0u8, 159, 146, 150, 0, 1, 2]).unwrap();
+    std::fs::write(dir.join("latin1.txt"), b"Caf\xe9 cr\xe8me br\xfbl\xe9e recipes from Lyon").unwrap();
+    let index = tmp.path().join("m.pdx").display().to_string();
+    let o = pocketdex(&["build", dir.to_str().unwrap(), "-o", &index]);
+    let err = stderr(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains("skipped blob.bin: binary"), "{err}");
+    assert!(err.contains("skipped empty.txt: empty"), "{err}");
+    assert!(err.contains("1 documents had invalid UTF-8 (4 sequences"), "{err}");
+}
+
+#[test]
+fn failed_build_leaves_nothing_behind() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("only-empty");
+    std::fs::create_dir(&dir).unwrap();
+    std::fs::write(dir.join("e.txt"), "   ").unwrap();
+    let out = tmp.path().join("never.pdx");
+    let o = pocketdex(&["build", dir.to_str().unwrap(), "-o", out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(!out.exists());
+    let leftovers: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().filter_map(|e| e.ok()).filter(|e| e.file_name().to_string_lossy().contains("pdx")).collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}
+
+#[test]
+fn verify_exits_2_on_a_flipped_byte() {
+    let tmp = tempfile::tempdir().unwrap();
+    let index = build_sample(tmp.path());
+    let mut bytes = std::fs::read(&index).unwrap();
+    let n = bytes.len();
+    for at in [9, n / 3, n / 2, n - 20, n - 3] {
+        bytes[at] ^= 1;
+        std::fs::write(&index, &bytes).unwrap();
+        let o = pocketdex(&["verify", &index]);
+        assert_eq!(o.status.code(), Some(2), "byte {at}");
+        assert!(stderr(&o).contains("rebuild") || stderr(&o).contains("restore") || stderr(&o).contains("copy"), "{}", stderr(&o));
+        bytes[at] ^= 1;
+    }
+}

@@ -1,0 +1,56 @@
+//! Test helpers: the committed sample corpus and deterministic edits of real text.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+
+/// The repository root.
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The sample corpus: (file name, text) for every file of `samples/wiki-en`, sorted by name.
+pub fn samples() -> Vec<(String, String)> {
+    let dir = root().join("samples/wiki-en");
+    let mut v: Vec<(String, String)> = std::fs::read_dir(&dir)
+        .expect("samples/wiki-en exists")
+        .map(|e| {
+            let p = e.unwrap().path();
+            let name = p.file_name().unwrap().to_string_lossy().into_owned();
+            (name, std::fs::read_to_string(&p).unwrap())
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+/// A tiny deterministic generator (SplitMix64), so edits are the same on every run.
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
+/// `text` with `n` words replaced by words taken from `donor` (a different real text).
+pub fn edit_words(text: &str, donor: &str, n: usize, rng: &mut Rng) -> String {
+    let mut words: Vec<&str> = text.split_whitespace().collect();
+    let donor: Vec<&str> = donor.split_whitespace().collect();
+    for _ in 0..n {
+        let i = rng.below(words.len());
+        words[i] = donor[rng.below(donor.len())];
+    }
+    words.join(" ")
+}
+
+/// Reads a file the tests depend on.
+pub fn read(path: impl AsRef<Path>) -> Vec<u8> {
+    std::fs::read(root().join(path)).unwrap()
+}

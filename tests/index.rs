@@ -1,0 +1,135 @@
+//! Library tests on real text: self-retrieval, edited copies, lookups against a brute-force
+//! oracle, reproducible bytes, and damaged files (every byte flipped, every truncation).
+
+mod common;
+
+use common::{edit_words, samples, Rng};
+use pocketdex::{Index, IndexBuilder, Lang, Params, QueryOptions};
+use std::collections::{BTreeSet, HashMap};
+
+fn build(docs: &[(String, String)]) -> Vec<u8> {
+    let mut b = IndexBuilder::for_lang(Lang::En, Params::default()).unwrap();
+    for (name, text) in docs {
+        b.add(name, None, text);
+    }
+    let mut out = Vec::new();
+    b.finish(&mut out).unwrap();
+    out
+}
+
+#[test]
+fn every_document_finds_itself_first() {
+    let docs = samples();
+    let index = Index::open(build(&docs)).unwrap();
+    index.verify().unwrap();
+    assert_eq!(index.doc_count() as usize, docs.len());
+    for (i, (name, text)) in docs.iter().enumerate() {
+        let r = index.query(text, &QueryOptions::default());
+        assert_eq!(r.hits.first().map(|h| h.doc), Some(i as u32), "{name}: {:?}", r.hits);
+        assert_eq!(r.hits[0].score, 1.0);
+        assert_eq!(index.name(i as u32).as_deref(), Some(name.as_str()));
+    }
+}
+
+#[test]
+fn edited_copies_are_found() {
+    let docs = samples();
+    let index = Index::open(build(&docs)).unwrap();
+    let mut rng = Rng(7);
+    let (mut found, mut total) = (0, 0);
+    for (i, (name, text)) in docs.iter().enumerate() {
+        let words = text.split_whitespace().count();
+        // A few words in a few hundred: 2 words per 100.
+        let n = (words / 50).max(1);
+        let donor = &docs[(i + 1) % docs.len()].1;
+        let edited = edit_words(text, donor, n, &mut rng);
+        let r = index.query(&edited, &QueryOptions::default());
+        total += 1;
+        if r.hits.iter().take(3).any(|h| h.doc == i as u32) {
+            found += 1;
+        } else {
+            eprintln!("missed {name} ({words} words, {n} edited): {:?}", r.hits);
+        }
+    }
+    // Measured 100% here; allow a little slack for the noisiest short articles.
+    assert!(found * 100 >= total * 97, "found {found} of {total}");
+}
+
+#[test]
+fn lookups_agree_with_a_brute_force_oracle() {
+    let docs: Vec<(String, String)> = samples().into_iter().take(120).collect();
+    let bytes = build(&docs);
+    let index = Index::open(&bytes[..]).unwrap();
+    let f = index.fingerprinter().clone();
+    let mut oracle: HashMap<u64, BTreeSet<u32>> = HashMap::new();
+    for (i, (_, text)) in docs.iter().enumerate() {
+        for c in f.fingerprint(text).codes {
+            oracle.entry(c.key).or_default().insert(i as u32);
+        }
+    }
+    for (key, want) in &oracle {
+        let got: BTreeSet<u32> = index.lookup(*key).expect("indexed code is found").collect();
+        assert_eq!(&got, want);
+    }
+    // Unknown codes are rejected (a false match needs a 16-bit check collision: none expected
+    // in 20,000 tries at 2^-16 each would be unusual but possible, so allow a couple).
+    let false_matches = (0..20_000u64)
+        .map(|i| pocketdex::hash::h64(&i.to_le_bytes(), 99))
+        .filter(|k| !oracle.contains_key(k) && index.lookup(*k).is_some())
+        .count();
+    assert!(false_matches <= 3, "{false_matches} false matches");
+}
+
+#[test]
+fn builds_are_reproducible() {
+    let docs: Vec<(String, String)> = samples().into_iter().take(50).collect();
+    assert_eq!(build(&docs), build(&docs));
+}
+
+#[test]
+fn queries_with_no_near_copy_return_nothing() {
+    let docs = samples();
+    let index = Index::open(build(&docs[..150])).unwrap();
+    let mut false_hits = 0;
+    for (_, text) in &docs[150..] {
+        let r = index.query(text, &QueryOptions { threshold: 0.8, ..Default::default() });
+        false_hits += r.hits.len();
+    }
+    assert!(false_hits <= 2, "{false_hits} hits at ≥ 0.8 for unrelated articles");
+}
+
+#[test]
+fn every_flipped_byte_is_detected_and_nothing_panics() {
+    let docs: Vec<(String, String)> = samples().into_iter().take(12).collect();
+    let good = build(&docs);
+    let query = &docs[3].1;
+    for at in 0..good.len() {
+        let mut bad = good.clone();
+        bad[at] ^= 0x5a;
+        match Index::open(&bad[..]) {
+            Err(_) => {}
+            Ok(index) => {
+                assert!(index.verify().is_err(), "flipping byte {at} went unnoticed");
+                let r = index.query(query, &QueryOptions::default());
+                for h in &r.hits {
+                    let _ = index.name(h.doc);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn truncated_and_foreign_files_are_errors() {
+    let docs: Vec<(String, String)> = samples().into_iter().take(12).collect();
+    let good = build(&docs);
+    for len in 0..good.len() {
+        assert!(Index::open(&good[..len]).is_err(), "truncated to {len} bytes opened");
+    }
+    let e = Index::open(&b"%PDF-1.7 not an index at all, really not"[..]).err().unwrap();
+    assert!(e.to_string().contains("not a pocketdex index"), "{e}");
+    let mut future = good.clone();
+    future[8] = 9;
+    let e = Index::open(&future[..]).err().unwrap();
+    assert!(e.to_string().contains("version 9") && e.to_string().contains("rebuild"), "{e}");
+}
