@@ -7,6 +7,9 @@
 //! ([`mphf`], [`format`], [`meta`], [`builder`]) → reader over any bytes ([`index`]) → query
 //! ([`query`]).
 //!
+//! Beside it: the classical near-duplicate methods ([`methods`]) on the same text pipeline, and
+//! the evaluation harness ([`eval`]) that measures all of them against exact similarities.
+//!
 //! Fuzzy-fingerprinting is Stein's (2005) similarity hash; the index is that of "Wikipedia in the
 //! Pocket" (Potthast, SIGIR 2007): all codes of a collection under a minimal perfect hash
 //! function with a 16-bit check per slot and packed postings. `index-format.md` specifies the
@@ -36,6 +39,8 @@ pub mod index;
 pub mod meta;
 pub mod mphf;
 pub mod query;
+pub mod methods;
+pub mod eval;
 pub mod reference;
 pub mod text;
 

@@ -54,6 +54,15 @@ pub struct Args {
     /// Documents with fewer index terms get MinHash band codes (the short-document path).
     #[arg(long, default_value_t = Params::default().short_below, help_heading = "Fingerprint parameters")]
     short_below: u32,
+    /// MinHash bands of the short-document path.
+    #[arg(long, default_value_t = Params::default().minhash_bands, help_heading = "Fingerprint parameters")]
+    minhash_bands: u8,
+    /// MinHash rows per band of the short-document path.
+    #[arg(long, default_value_t = Params::default().minhash_rows, help_heading = "Fingerprint parameters")]
+    minhash_rows: u8,
+    /// Simhash sketch length in 64-bit words.
+    #[arg(long, default_value_t = Params::default().sketch_words, help_heading = "Fingerprint parameters")]
+    sketch_words: u8,
     /// Use z-scores instead of relative deviations from the reference.
     #[arg(long, help_heading = "Fingerprint parameters")]
     zscore: bool,
@@ -73,6 +82,9 @@ impl Args {
             probes: self.probes,
             min_terms: self.min_terms,
             short_below: self.short_below,
+            minhash_bands: self.minhash_bands,
+            minhash_rows: self.minhash_rows,
+            sketch_words: self.sketch_words,
             ..Params::default()
         };
         if self.zscore {

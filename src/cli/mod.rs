@@ -2,9 +2,15 @@
 //! Exit status: 0 success (or: some query had a hit), 1 no query had a hit, 2 error.
 
 mod build;
+mod compare;
+mod dedup_run;
+mod dups;
+mod eval;
 mod info;
 mod query;
 mod reference;
+mod report;
+mod synth;
 mod util;
 mod verify;
 
@@ -34,6 +40,12 @@ enum Command {
     Verify(verify::Args),
     #[command(subcommand)]
     Reference(reference::Command),
+    Eval(eval::Args),
+    Synth(synth::Args),
+    Dups(dups::Args),
+    Compare(compare::Args),
+    Report(report::Args),
+    DedupRun(dedup_run::Args),
 }
 
 /// Runs a parsed command line.
@@ -44,5 +56,11 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Info(a) => info::run(a),
         Command::Verify(a) => verify::run(a),
         Command::Reference(c) => reference::run(c),
+        Command::Eval(a) => eval::run(a),
+        Command::Synth(a) => synth::run(a),
+        Command::Dups(a) => dups::run(a),
+        Command::Compare(a) => compare::run(a),
+        Command::Report(a) => report::run(a),
+        Command::DedupRun(a) => dedup_run::run(a),
     }
 }

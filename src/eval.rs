@@ -1,0 +1,1 @@
+//! The evaluation harness: exact similarities, recall and precision per similarity bucket.

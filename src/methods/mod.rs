@@ -1,0 +1,1 @@
+//! The classical near-duplicate methods on the shared text pipeline.
