@@ -11,8 +11,10 @@ use crate::hash;
 use crate::meta::{self, Meta};
 use crate::mphf;
 use crate::reference::{Classes, Reference};
+use crate::sketch::{self, Idf, TermHash};
 use crate::text::{Analyzer, Lang};
 use rayon::prelude::*;
+use std::collections::HashMap;
 use std::io::Write;
 use std::path::Path;
 
@@ -41,6 +43,11 @@ pub struct IndexBuilder {
     sketches: Vec<u64>,
     refs: Vec<(u64, u32)>,
     paths: PathCounts,
+    /// Document frequencies by idf key, counted over the first `IDF_SAMPLE` documents.
+    df: HashMap<u32, u32>,
+    /// Documents whose sketch waits for the idf table: (number, terms).
+    pending: Vec<(u32, Vec<TermHash>)>,
+    idf: Option<Idf>,
 }
 
 /// How many documents were indexed on each path.
@@ -100,6 +107,9 @@ impl IndexBuilder {
             sketches: Vec::new(),
             refs: Vec::new(),
             paths: PathCounts::default(),
+            df: HashMap::new(),
+            pending: Vec::new(),
+            idf: None,
         })
     }
 
@@ -130,7 +140,22 @@ impl IndexBuilder {
         self.names.push(name.to_owned());
         self.titles.push(title.unwrap_or("").to_owned());
         self.has_titles |= title.is_some_and(|t| !t.is_empty());
-        self.sketches.extend_from_slice(&fp.sketch);
+        let words = self.fingerprinter.params().sketch_words as usize;
+        match &self.idf {
+            Some(idf) => self
+                .sketches
+                .extend(sketch::simhash(&fp.term_hashes, idf, words)),
+            None => {
+                self.sketches.extend(std::iter::repeat_n(0, words));
+                for &(h, _) in &fp.term_hashes {
+                    *self.df.entry(sketch::idf_key(h)).or_default() += 1;
+                }
+                self.pending.push((doc, fp.term_hashes.clone()));
+                if self.pending.len() >= sketch::IDF_SAMPLE {
+                    self.learn_idf();
+                }
+            }
+        }
         let fuzzy = fp.codes.iter().any(|c| c.path == CodePath::Fuzzy);
         let short = fp.codes.iter().any(|c| c.path == CodePath::Short);
         match (fuzzy, short) {
@@ -143,8 +168,27 @@ impl IndexBuilder {
         doc
     }
 
+    /// Freezes the idf table from the documents seen so far and sketches them (in parallel).
+    fn learn_idf(&mut self) {
+        let idf = Idf::from_df(&self.df, self.pending.len() as u32);
+        let words = self.fingerprinter.params().sketch_words as usize;
+        let sketches: Vec<(u32, Vec<u64>)> = std::mem::take(&mut self.pending)
+            .into_par_iter()
+            .map(|(doc, terms)| (doc, sketch::simhash(&terms, &idf, words)))
+            .collect();
+        for (doc, s) in sketches {
+            let at = doc as usize * words;
+            self.sketches[at..at + words].copy_from_slice(&s);
+        }
+        self.df = HashMap::new();
+        self.idf = Some(idf);
+    }
+
     /// Writes the index to `out` and returns what was written.
-    pub fn finish<W: Write>(self, out: W) -> Result<BuildStats> {
+    pub fn finish<W: Write>(mut self, out: W) -> Result<BuildStats> {
+        if self.idf.is_none() {
+            self.learn_idf();
+        }
         if self.names.len() >= u32::MAX as usize {
             return Err(Error::Invalid(
                 "at most 2^32 − 1 documents per index".into(),
@@ -159,7 +203,10 @@ impl IndexBuilder {
             sketches,
             mut refs,
             paths,
+            idf,
+            ..
         } = self;
+        let idf = idf.expect("learned above");
         refs.par_sort_unstable();
         refs.dedup();
         let mut keys: Vec<u64> = refs.iter().map(|r| r.0).collect();
@@ -207,6 +254,8 @@ impl IndexBuilder {
             &mut w,
         );
         sections.push((SectionId::Classes, std::mem::take(&mut w.buf)));
+        idf.encode(&mut w);
+        sections.push((SectionId::Idf, std::mem::take(&mut w.buf)));
         sections.push((SectionId::Mphf, mphf::to_bytes(&f)));
         drop(f);
         for &k in &key_at_slot {

@@ -10,12 +10,13 @@
 //!   set of terms, as in LSH (Broder 1997; Indyk & Motwani 1998).
 //! - **exact** (documents with no words at all): a hash of the whitespace-normalised text.
 //!
-//! Every document also gets a simhash sketch (Charikar 2002) of its term frequencies, which
-//! turns a candidate into an estimated cosine similarity.
+//! Every document also gets a simhash sketch (Charikar 2002) of its tf-idf vector (see
+//! [`crate::sketch`]), which turns a candidate into an estimated cosine similarity.
 
 use crate::error::{Error, Result};
 use crate::hash;
 use crate::reference::Classes;
+use crate::sketch::{self, Idf, TermHash};
 use crate::text::{self, Analyzer};
 use std::collections::HashMap;
 
@@ -41,7 +42,7 @@ pub enum Deviation {
 /// - `probes` = 3 boundary-nearest deviations flipped per query code (2³ = 8 lookups per code)
 /// - `min_terms` = 30: documents with fewer terms get no fuzzy codes
 /// - `short_below` = 60: documents with fewer terms get MinHash band codes
-/// - `minhash_bands` = 8 bands of `minhash_rows` = 3 rows
+/// - `minhash_bands` = 6 bands of `minhash_rows` = 2 rows
 /// - `sketch_words` = 2: a 128-bit simhash per document
 #[derive(Clone, Debug, PartialEq)]
 pub struct Params {
@@ -77,8 +78,8 @@ impl Default for Params {
             probes: 3,
             min_terms: 30,
             short_below: 60,
-            minhash_bands: 8,
-            minhash_rows: 3,
+            minhash_bands: 6,
+            minhash_rows: 2,
             sketch_words: 2,
         }
     }
@@ -193,8 +194,11 @@ pub struct Fingerprint {
     pub terms: u32,
     /// The codes (one per scheme × band, per MinHash band, or the exact code).
     pub codes: Vec<Code>,
-    /// The simhash sketch.
+    /// The simhash sketch (empty when the fingerprinter has no idf table yet, as while a build
+    /// is still learning it).
     pub sketch: Vec<u64>,
+    /// The document's terms for the sketch: hash and frequency.
+    pub term_hashes: Vec<TermHash>,
 }
 
 /// Fingerprints documents with one set of parameters, classes and stopwords.
@@ -205,6 +209,8 @@ pub struct Fingerprinter {
     analyzer: Analyzer,
     /// Band of each class.
     bands: Vec<Vec<usize>>,
+    /// The weights of the sketch; `None` while a build is still counting document frequencies.
+    idf: Option<Idf>,
 }
 
 /// Term statistics of one document.
@@ -234,7 +240,32 @@ impl Fingerprinter {
             classes,
             analyzer,
             bands,
+            idf: None,
         })
+    }
+
+    /// The same fingerprinter with sketches weighted by `idf`.
+    pub fn with_idf(mut self, idf: Idf) -> Self {
+        self.idf = Some(idf);
+        self
+    }
+
+    /// The idf table sketches are weighted with, if any.
+    pub fn idf(&self) -> Option<&Idf> {
+        self.idf.as_ref()
+    }
+
+    /// The sketch of a document's terms (uniform weights when there is no idf table).
+    pub fn sketch(&self, term_hashes: &[TermHash]) -> Vec<u64> {
+        let uniform;
+        let idf = match &self.idf {
+            Some(i) => i,
+            None => {
+                uniform = Idf::uniform();
+                &uniform
+            }
+        };
+        sketch::simhash(term_hashes, idf, self.params.sketch_words as usize)
     }
 
     /// The parameters.
@@ -345,25 +376,28 @@ impl Fingerprinter {
                 group: 0,
             });
         }
-        let sketch = if set_source.total > 0 {
-            self.simhash(set_source)
-        } else {
-            // The exact path's sketch: the text's hash, so identical texts estimate 1.
-            let h = hash::h128(
-                text.split_whitespace()
-                    .collect::<Vec<_>>()
-                    .join(" ")
-                    .as_bytes(),
-                hash::TERM_SEED,
-            );
-            (0..p.sketch_words as usize)
-                .map(|i| (h >> (64 * (i % 2))) as u64)
+        let term_hashes: Vec<TermHash> = if set_source.total > 0 {
+            set_source
+                .counts
+                .iter()
+                .map(|(t, c)| (sketch::term_hash(t), *c))
                 .collect()
+        } else {
+            // No words: the whitespace-normalised text is the one "term", so identical texts
+            // get identical sketches.
+            let normal: Vec<&str> = text.split_whitespace().collect();
+            vec![(sketch::term_hash(&normal.join(" ")), 1)]
+        };
+        let sketch = if self.idf.is_some() {
+            self.sketch(&term_hashes)
+        } else {
+            Vec::new()
         };
         Fingerprint {
             terms: stats.total,
             codes,
             sketch,
+            term_hashes,
         }
     }
 
@@ -444,40 +478,6 @@ impl Fingerprinter {
             });
         }
     }
-
-    /// Simhash of the term frequencies, each term weighted 1 + ln(tf); bit i of word w is set
-    /// when the weighted vote of bit (64w + i) of the terms' 128-bit hashes is positive.
-    fn simhash(&self, stats: &TermStats) -> Vec<u64> {
-        let words = self.params.sketch_words as usize;
-        let mut votes = vec![0f64; words * 64];
-        for (t, c) in &stats.counts {
-            let w = 1.0 + (*c as f64).ln();
-            for pair in 0..words.div_ceil(2) {
-                let h = hash::h128(t.as_bytes(), hash::TERM_SEED.wrapping_add(pair as u64));
-                for half in 0..2 {
-                    let word = pair * 2 + half;
-                    if word >= words {
-                        break;
-                    }
-                    let bits = (h >> (64 * half)) as u64;
-                    for (i, v) in votes[word * 64..word * 64 + 64].iter_mut().enumerate() {
-                        if bits >> i & 1 == 1 {
-                            *v += w;
-                        } else {
-                            *v -= w;
-                        }
-                    }
-                }
-            }
-        }
-        (0..words)
-            .map(|word| {
-                (0..64).fold(0u64, |acc, i| {
-                    acc | (((votes[word * 64 + i] > 0.0) as u64) << i)
-                })
-            })
-            .collect()
-    }
 }
 
 impl TermStats {
@@ -521,18 +521,6 @@ fn nearest_boundary(dev: f64, bounds: &[f32]) -> (f64, u8) {
         }
     }
     best
-}
-
-/// The estimated cosine similarity of two sketches: cos(π · hamming / bits), clamped to [0, 1].
-pub fn estimate_similarity(a: &[u64], b: &[u64]) -> f32 {
-    let bits = (a.len().min(b.len()) * 64) as f64;
-    if bits == 0.0 {
-        return 0.0;
-    }
-    let hamming: u32 = a.iter().zip(b).map(|(x, y)| (x ^ y).count_ones()).sum();
-    (std::f64::consts::PI * hamming as f64 / bits)
-        .cos()
-        .max(0.0) as f32
 }
 
 #[cfg(test)]
@@ -581,19 +569,11 @@ mod tests {
             "Quantum chromodynamics describes strong interactions between quarks and gluons.",
         );
         assert!(short.codes.iter().all(|c| c.path == Path::Short));
-        assert_eq!(short.codes.len(), 8);
+        assert_eq!(short.codes.len(), 6);
         let none = f.fingerprint("the of and 1234");
         assert!(none.codes.iter().all(|c| c.path == Path::Short), "{none:?}");
         let punct = f.fingerprint("--- ... !!!");
         assert_eq!(punct.codes.len(), 1);
         assert_eq!(punct.codes[0].path, Path::Exact);
-    }
-
-    #[test]
-    fn similarity_estimate() {
-        assert_eq!(estimate_similarity(&[0, 0], &[0, 0]), 1.0);
-        assert!(estimate_similarity(&[0, 0], &[u64::MAX, u64::MAX]) == 0.0);
-        let half = estimate_similarity(&[0, 0], &[u64::MAX, 0]);
-        assert!(half.abs() < 1e-6);
     }
 }

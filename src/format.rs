@@ -9,7 +9,7 @@ pub const MAGIC: [u8; 8] = *b"\x89PDX\r\n\x1a\n";
 /// The last eight bytes of every index file.
 pub const END_MAGIC: [u8; 8] = *b"PDX-END\n";
 /// The format version this build writes and reads.
-pub const VERSION: u32 = 1;
+pub const VERSION: u32 = 2;
 /// Bytes of the fixed header: magic, version, section count, file length, directory checksum.
 pub const HEADER_LEN: usize = 8 + 4 + 4 + 8 + 8;
 /// Offset of the directory checksum in the header.
@@ -47,13 +47,16 @@ pub enum SectionId {
     Names = 8,
     /// Optional titles as a string table.
     Titles = 9,
+    /// The idf table that weights the sketches.
+    Idf = 10,
 }
 
 impl SectionId {
     /// All sections in file order.
-    pub const ALL: [SectionId; 9] = [
+    pub const ALL: [SectionId; 10] = [
         SectionId::Meta,
         SectionId::Classes,
+        SectionId::Idf,
         SectionId::Mphf,
         SectionId::Checks,
         SectionId::Starts,
@@ -80,6 +83,7 @@ impl SectionId {
             SectionId::Sketches => "SKETCHES",
             SectionId::Names => "NAMES",
             SectionId::Titles => "TITLES",
+            SectionId::Idf => "IDF",
         }
     }
 }

@@ -9,6 +9,7 @@ use crate::format::{self, SectionId, Strings};
 use crate::hash;
 use crate::meta::{self, Meta};
 use crate::mphf;
+use crate::sketch::Idf;
 use crate::text::Analyzer;
 use std::borrow::Cow;
 use std::ops::Range;
@@ -20,9 +21,9 @@ pub struct Index<D> {
     fingerprinter: Fingerprinter,
     mphf: mphf::Function,
     /// Byte range of each section, by `SectionId as usize`.
-    ranges: [Option<Range<usize>>; 10],
+    ranges: [Option<Range<usize>>; 11],
     /// Stored checksum of each section.
-    checksums: [u64; 10],
+    checksums: [u64; 11],
     starts_bits_len: usize,
 }
 
@@ -93,8 +94,8 @@ impl<D: AsRef<[u8]>> Index<D> {
                 got,
             });
         }
-        let mut ranges: [Option<Range<usize>>; 10] = Default::default();
-        let mut checksums = [0u64; 10];
+        let mut ranges: [Option<Range<usize>>; 11] = Default::default();
+        let mut checksums = [0u64; 11];
         let mut last_end = dir_end;
         let mut r = format::Reader::new(&bytes[format::HEADER_LEN..dir_end], "directory");
         for _ in 0..count {
@@ -148,9 +149,11 @@ impl<D: AsRef<[u8]>> Index<D> {
         };
         let meta = Meta::decode(checked(SectionId::Meta)?)?;
         let (classes, stopwords) = meta::decode_classes(checked(SectionId::Classes)?)?;
+        let idf = Idf::decode(checked(SectionId::Idf)?)?;
         let fingerprinter =
             Fingerprinter::new(meta.params.clone(), classes, Analyzer::new(stopwords))
-                .map_err(|e| Error::format(format!("parameters do not fit the classes: {e}")))?;
+                .map_err(|e| Error::format(format!("parameters do not fit the classes: {e}")))?
+                .with_idf(idf);
         let mphf = mphf::from_bytes(checked(SectionId::Mphf)?)?;
 
         // Sizes of the fixed-layout sections follow from the counts.

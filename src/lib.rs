@@ -32,16 +32,17 @@
 pub mod builder;
 pub mod corpus;
 pub mod error;
+pub mod eval;
 pub mod fingerprint;
 pub mod format;
 pub mod hash;
 pub mod index;
 pub mod meta;
+pub mod methods;
 pub mod mphf;
 pub mod query;
-pub mod methods;
-pub mod eval;
 pub mod reference;
+pub mod sketch;
 pub mod text;
 
 pub use builder::{BuildStats, IndexBuilder};

@@ -1,8 +1,9 @@
 //! Querying: fingerprint the query with the index's own parameters, look up every code and
 //! multi-probe variant, and rank the candidates by the similarity their sketches estimate.
 
-use crate::fingerprint::{estimate_similarity, Path};
+use crate::fingerprint::Path;
 use crate::index::Index;
+use crate::sketch::estimate_similarity;
 use std::collections::HashMap;
 
 /// How to query.

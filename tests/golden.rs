@@ -1,9 +1,9 @@
-//! Golden files: an index of format version 1 committed in `tests/golden/`, opened and queried
-//! as a user's old file would be, and rebuilt from the same documents byte for byte.
+//! Golden files: an index of each format version committed in `tests/golden/`, opened and
+//! queried as a user's old file would be, and the current one rebuilt byte for byte.
 //!
-//! `create_format_v1` writes the file only when it is missing (then commit it). A change that
-//! alters any byte of the format makes `rebuild_matches_golden_v1` fail: bump the format
-//! version, add `v2.pdx`, and keep a `test_format_v1` that says what happens to v1 files.
+//! `create_format_v2` writes the file only when it is missing (then commit it). A change that
+//! alters any byte of the format makes `rebuild_matches_golden_v2` fail: bump the format
+//! version, add `v3.pdx`, and keep a `test_format_v2…` that says what happens to v2 files.
 
 mod common;
 
@@ -11,6 +11,7 @@ use common::{root, samples};
 use pocketdex::{Index, IndexBuilder, Lang, Params, QueryOptions};
 
 const GOLDEN_V1: &str = "tests/golden/v1.pdx";
+const GOLDEN_V2: &str = "tests/golden/v2.pdx";
 
 /// The golden corpus: every 15th sample article (20 documents), titled by its first line.
 fn corpus() -> Vec<(String, String, String)> {
@@ -24,7 +25,7 @@ fn corpus() -> Vec<(String, String, String)> {
         .collect()
 }
 
-fn build_v1() -> Vec<u8> {
+fn build_v2() -> Vec<u8> {
     let mut b = IndexBuilder::for_lang(Lang::En, Params::default()).unwrap();
     for (name, title, text) in corpus() {
         b.add(&name, Some(&title), &text);
@@ -35,18 +36,37 @@ fn build_v1() -> Vec<u8> {
 }
 
 #[test]
-fn create_format_v1() {
-    let path = root().join(GOLDEN_V1);
+fn create_format_v2() {
+    let path = root().join(GOLDEN_V2);
     if !path.exists() {
-        std::fs::write(&path, build_v1()).unwrap();
+        std::fs::write(&path, build_v2()).unwrap();
     }
 }
 
+/// Version 1 (no IDF section, sketches of unweighted term frequencies) is refused with an
+/// error that says to rebuild.
 #[test]
-fn test_format_v1() {
-    let bytes = match std::fs::read(root().join(GOLDEN_V1)) {
+fn test_format_v1_is_refused() {
+    let bytes = std::fs::read(root().join(GOLDEN_V1)).unwrap();
+    let e = Index::open(bytes).err().expect("a v1 file is not read");
+    assert!(
+        matches!(
+            e,
+            pocketdex::Error::Version {
+                expected: 2,
+                got: 1
+            }
+        ),
+        "{e:?}"
+    );
+    assert!(e.to_string().contains("rebuild the index"), "{e}");
+}
+
+#[test]
+fn test_format_v2() {
+    let bytes = match std::fs::read(root().join(GOLDEN_V2)) {
         Ok(b) => b,
-        Err(_) => build_v1(), // first run: create_format_v1 writes it concurrently
+        Err(_) => build_v2(), // first run: create_format_v2 writes it concurrently
     };
     let index = Index::open(bytes).unwrap();
     index.verify().unwrap();
@@ -67,12 +87,12 @@ fn test_format_v1() {
 }
 
 #[test]
-fn rebuild_matches_golden_v1() {
-    let Ok(golden) = std::fs::read(root().join(GOLDEN_V1)) else {
-        return; // written by create_format_v1 on this run
+fn rebuild_matches_golden_v2() {
+    let Ok(golden) = std::fs::read(root().join(GOLDEN_V2)) else {
+        return; // written by create_format_v2 on this run
     };
     assert!(
-        build_v1() == golden,
-        "today's build of the golden corpus differs from {GOLDEN_V1}: the format changed; bump VERSION"
+        build_v2() == golden,
+        "today's build of the golden corpus differs from {GOLDEN_V2}: the format changed; bump VERSION"
     );
 }
