@@ -27,7 +27,11 @@ fn build_sample(dir: &Path) -> String {
     let out = dir.join("wiki.pdx").display().to_string();
     let o = pocketdex(&["build", "samples/wiki-en", "-o", &out]);
     assert!(o.status.success(), "{}", stderr(&o));
-    assert!(stderr(&o).contains("indexed 300 documents"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("indexed 300 documents"),
+        "{}",
+        stderr(&o)
+    );
     out
 }
 
@@ -45,8 +49,14 @@ fn quick_start_finds_the_edited_copy() {
     let o = pocketdex(&["info", &index, "--json"]);
     let info: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(info["documents"], 300);
-    assert_eq!(info["bytes"].as_u64(), Some(std::fs::metadata(&index).unwrap().len()));
-    assert!(info["bytes_per_document_beyond_names"].as_f64().unwrap() < info["bytes_per_document"].as_f64().unwrap());
+    assert_eq!(
+        info["bytes"].as_u64(),
+        Some(std::fs::metadata(&index).unwrap().len())
+    );
+    assert!(
+        info["bytes_per_document_beyond_names"].as_f64().unwrap()
+            < info["bytes_per_document"].as_f64().unwrap()
+    );
 }
 
 #[test]
@@ -83,11 +93,14 @@ fn identical_documents_each_find_themselves_first() {
         std::fs::write(dir.join(name), &text).unwrap();
     }
     let index = tmp.path().join("x.pdx").display().to_string();
-    assert!(pocketdex(&["build", dir.to_str().unwrap(), "-o", &index]).status.success());
+    assert!(pocketdex(&["build", dir.to_str().unwrap(), "-o", &index])
+        .status
+        .success());
     for name in ["a.txt", "b.txt", "c.txt"] {
         let q = dir.join(name).display().to_string();
         let o = pocketdex(&["query", &index, &q, "--json"]);
-        let first: serde_json::Value = serde_json::from_str(stdout(&o).lines().next().unwrap()).unwrap();
+        let first: serde_json::Value =
+            serde_json::from_str(stdout(&o).lines().next().unwrap()).unwrap();
         assert_eq!(first["id"], name);
         assert_eq!(first["score"], 1.0);
     }
@@ -98,15 +111,29 @@ fn no_hit_exits_1_and_errors_exit_2() {
     let tmp = tempfile::tempdir().unwrap();
     let index = build_sample(tmp.path());
     let unrelated = tmp.path().join("q.txt");
-    std::fs::write(&unrelated, "Zebrafish embryos regenerate cardiac tissue after cryoinjury; \
-        researchers tracked cardiomyocyte proliferation with lineage tracing and live imaging.").unwrap();
-    let o = pocketdex(&["query", &index, unrelated.to_str().unwrap(), "--threshold", "0.8"]);
+    std::fs::write(
+        &unrelated,
+        "Zebrafish embryos regenerate cardiac tissue after cryoinjury; \
+        researchers tracked cardiomyocyte proliferation with lineage tracing and live imaging.",
+    )
+    .unwrap();
+    let o = pocketdex(&[
+        "query",
+        &index,
+        unrelated.to_str().unwrap(),
+        "--threshold",
+        "0.8",
+    ]);
     assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
     let o = pocketdex(&["query", &index, "no/such/file.txt"]);
     assert_eq!(o.status.code(), Some(2));
     let o = pocketdex(&["query", "Cargo.toml", "samples/query/edited.txt"]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(&o).contains("not a pocketdex index"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("not a pocketdex index"),
+        "{}",
+        stderr(&o)
+    );
 }
 
 #[test]
@@ -134,7 +161,10 @@ fn stdin_jsonl_build_and_stdin_query() {
     let o = run(&["build", "-", "-o", &index], &lines);
     assert!(o.status.success(), "{}", stderr(&o));
     let err = stderr(&o);
-    assert!(err.contains("indexed 2 documents") && err.contains("2 skipped"), "{err}");
+    assert!(
+        err.contains("indexed 2 documents") && err.contains("2 skipped"),
+        "{err}"
+    );
     assert!(err.contains("stdin:3: invalid JSON"), "{err}");
     let o = run(&["query", &index, "-", "--json"], &jupiter);
     let hit: serde_json::Value = serde_json::from_str(stdout(&o).lines().next().unwrap()).unwrap();
@@ -150,14 +180,21 @@ fn binary_and_empty_files_are_skipped_and_invalid_utf8_counted() {
     std::fs::create_dir(&dir).unwrap();
     std::fs::write(dir.join("empty.txt"), "").unwrap();
     std::fs::write(dir.join("blob.bin"), [0u8, 159, 146, 150, 0, 1, 2]).unwrap();
-    std::fs::write(dir.join("latin1.txt"), b"Caf\xe9 cr\xe8me br\xfbl\xe9e recipes from Lyon").unwrap();
+    std::fs::write(
+        dir.join("latin1.txt"),
+        b"Caf\xe9 cr\xe8me br\xfbl\xe9e recipes from Lyon",
+    )
+    .unwrap();
     let index = tmp.path().join("m.pdx").display().to_string();
     let o = pocketdex(&["build", dir.to_str().unwrap(), "-o", &index]);
     let err = stderr(&o);
     assert!(o.status.success(), "{err}");
     assert!(err.contains("skipped blob.bin: binary"), "{err}");
     assert!(err.contains("skipped empty.txt: empty"), "{err}");
-    assert!(err.contains("1 documents had invalid UTF-8 (4 sequences"), "{err}");
+    assert!(
+        err.contains("1 documents had invalid UTF-8 (4 sequences"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -170,7 +207,11 @@ fn failed_build_leaves_nothing_behind() {
     let o = pocketdex(&["build", dir.to_str().unwrap(), "-o", out.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2));
     assert!(!out.exists());
-    let leftovers: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().filter_map(|e| e.ok()).filter(|e| e.file_name().to_string_lossy().contains("pdx")).collect();
+    let leftovers: Vec<_> = std::fs::read_dir(tmp.path())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().contains("pdx"))
+        .collect();
     assert!(leftovers.is_empty(), "{leftovers:?}");
 }
 
@@ -185,7 +226,13 @@ fn verify_exits_2_on_a_flipped_byte() {
         std::fs::write(&index, &bytes).unwrap();
         let o = pocketdex(&["verify", &index]);
         assert_eq!(o.status.code(), Some(2), "byte {at}");
-        assert!(stderr(&o).contains("rebuild") || stderr(&o).contains("restore") || stderr(&o).contains("copy"), "{}", stderr(&o));
+        assert!(
+            stderr(&o).contains("rebuild")
+                || stderr(&o).contains("restore")
+                || stderr(&o).contains("copy"),
+            "{}",
+            stderr(&o)
+        );
         bytes[at] ^= 1;
     }
 }

@@ -25,7 +25,12 @@ fn every_document_finds_itself_first() {
     assert_eq!(index.doc_count() as usize, docs.len());
     for (i, (name, text)) in docs.iter().enumerate() {
         let r = index.query(text, &QueryOptions::default());
-        assert_eq!(r.hits.first().map(|h| h.doc), Some(i as u32), "{name}: {:?}", r.hits);
+        assert_eq!(
+            r.hits.first().map(|h| h.doc),
+            Some(i as u32),
+            "{name}: {:?}",
+            r.hits
+        );
         assert_eq!(r.hits[0].score, 1.0);
         assert_eq!(index.name(i as u32).as_deref(), Some(name.as_str()));
     }
@@ -92,10 +97,19 @@ fn queries_with_no_near_copy_return_nothing() {
     let index = Index::open(build(&docs[..150])).unwrap();
     let mut false_hits = 0;
     for (_, text) in &docs[150..] {
-        let r = index.query(text, &QueryOptions { threshold: 0.8, ..Default::default() });
+        let r = index.query(
+            text,
+            &QueryOptions {
+                threshold: 0.8,
+                ..Default::default()
+            },
+        );
         false_hits += r.hits.len();
     }
-    assert!(false_hits <= 2, "{false_hits} hits at ≥ 0.8 for unrelated articles");
+    assert!(
+        false_hits <= 2,
+        "{false_hits} hits at ≥ 0.8 for unrelated articles"
+    );
 }
 
 #[test]
@@ -124,12 +138,20 @@ fn truncated_and_foreign_files_are_errors() {
     let docs: Vec<(String, String)> = samples().into_iter().take(12).collect();
     let good = build(&docs);
     for len in 0..good.len() {
-        assert!(Index::open(&good[..len]).is_err(), "truncated to {len} bytes opened");
+        assert!(
+            Index::open(&good[..len]).is_err(),
+            "truncated to {len} bytes opened"
+        );
     }
-    let e = Index::open(&b"%PDF-1.7 not an index at all, really not"[..]).err().unwrap();
+    let e = Index::open(&b"%PDF-1.7 not an index at all, really not"[..])
+        .err()
+        .unwrap();
     assert!(e.to_string().contains("not a pocketdex index"), "{e}");
     let mut future = good.clone();
     future[8] = 9;
     let e = Index::open(&future[..]).err().unwrap();
-    assert!(e.to_string().contains("version 9") && e.to_string().contains("rebuild"), "{e}");
+    assert!(
+        e.to_string().contains("version 9") && e.to_string().contains("rebuild"),
+        "{e}"
+    );
 }
