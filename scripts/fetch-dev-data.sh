@@ -37,3 +37,17 @@ dpkg-deb -x "$DEB" "$tmp"
 python3 scripts/man2jsonl.py "$tmp/usr/share/man/de" "$DEV/manpages-de.jsonl"
 
 du -sh "$DEV"/*
+
+# d. Licence and README files of the crates in the local cargo registry (natural near-duplicates:
+#    MIT/Apache texts with different copyright lines). Run `cargo fetch` first.
+rm -rf "$DEV/crates" && mkdir -p "$DEV/crates"
+for d in "${CARGO_HOME:-$HOME/.cargo}"/registry/src/*/*/; do
+  n=$(basename "$d")
+  for f in "$d"LICENSE* "$d"README*; do [[ -f $f ]] && cp "$f" "$DEV/crates/$n--$(basename "$f")"; done
+done
+echo "$DEV/crates: $(ls "$DEV/crates" | wc -l) files"
+
+# e. Graded similarity: edited copies at controlled rates (pocketdex synth), English and German.
+cargo build --release --quiet
+target/release/pocketdex synth "$DEV/wiki-en.jsonl" --limit 4000 -o "$DEV/wiki-synth.jsonl"
+target/release/pocketdex synth "$DEV/manpages-de.jsonl" -o "$DEV/manpages-de-synth.jsonl"

@@ -33,6 +33,7 @@ pub mod builder;
 pub mod corpus;
 pub mod error;
 pub mod eval;
+pub mod synth;
 pub mod fingerprint;
 pub mod format;
 pub mod hash;
