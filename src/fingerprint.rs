@@ -34,16 +34,16 @@ pub enum Deviation {
 ///
 /// Defaults (chosen by measurement; see the README's "Choosing the defaults"):
 /// - `classes` = 24 prefix classes
-/// - `bands` = 3: class i belongs to band i mod 3
-/// - `schemes` = two fuzzification schemes of 3 intervals each, boundaries `[-0.3, 0.3]` and
-///   `[-0.6, 0.0, 0.6]` (staggered so a deviation near a boundary of one is inside an interval of
-///   the other)
+/// - `bands` = 3: class i belongs to band i mod 3 (8 classes per band)
+/// - `schemes` = one fuzzification scheme of 3 intervals, boundaries `[-0.3, 0.3]`; more
+///   (staggered) schemes are supported, but multi-probe queries already look across the
+///   boundaries, so extra schemes cost index bytes without adding recall
 /// - `deviation` = [`Deviation::Relative`]
-/// - `probes` = 3 boundary-nearest deviations flipped per query code (2³ = 8 lookups per code)
+/// - `probes` = 4 boundary-nearest deviations flipped per query code (2⁴ = 16 lookups per code)
 /// - `min_terms` = 30: documents with fewer terms get no fuzzy codes
 /// - `short_below` = 60: documents with fewer terms get MinHash band codes
 /// - `minhash_bands` = 6 bands of `minhash_rows` = 2 rows
-/// - `sketch_words` = 2: a 128-bit simhash per document
+/// - `sketch_words` = 3: a 192-bit simhash per document
 #[derive(Clone, Debug, PartialEq)]
 pub struct Params {
     /// Number of prefix classes, k.
@@ -73,14 +73,14 @@ impl Default for Params {
         Params {
             classes: 24,
             bands: 3,
-            schemes: vec![vec![-0.3, 0.3], vec![-0.6, 0.0, 0.6]],
+            schemes: vec![vec![-0.3, 0.3]],
             deviation: Deviation::Relative,
-            probes: 3,
+            probes: 4,
             min_terms: 30,
             short_below: 60,
             minhash_bands: 6,
             minhash_rows: 2,
-            sketch_words: 2,
+            sketch_words: 3,
         }
     }
 }
