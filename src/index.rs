@@ -41,7 +41,7 @@ pub struct SectionInfo {
 impl<D: AsRef<[u8]>> Index<D> {
     /// Opens an index: checks magic, version, length, the directory and its checksum, every
     /// section's bounds and size, and the checksums of the sections it decodes (META, CLASSES,
-    /// MPHF). It does not scan postings, sketches or names: [`Index::verify`] does.
+    /// IDF, MPHF). It does not scan postings, sketches or names: [`Index::verify`] does.
     pub fn open(data: D) -> Result<Self> {
         let bytes = data.as_ref();
         if bytes.len() < format::MAGIC.len() || bytes[..8] != format::MAGIC {
@@ -100,7 +100,11 @@ impl<D: AsRef<[u8]>> Index<D> {
         let mut r = format::Reader::new(&bytes[format::HEADER_LEN..dir_end], "directory");
         for _ in 0..count {
             let id = r.u32()?;
-            let _reserved = r.u32()?;
+            if r.u32()? != 0 {
+                return Err(Error::format(
+                    "a directory entry's reserved field is not zero",
+                ));
+            }
             let offset = r.u64()?;
             let len = r.u64()?;
             let sum = r.u64()?;
@@ -156,9 +160,15 @@ impl<D: AsRef<[u8]>> Index<D> {
                 .with_idf(idf);
         let mphf = mphf::from_bytes(checked(SectionId::Mphf)?)?;
 
-        // Sizes of the fixed-layout sections follow from the counts.
+        // Sizes of the fixed-layout sections follow from the counts (which, being bounded by the
+        // file's bits, cannot overflow the arithmetic below).
         let slots = meta.slot_count as u64;
         let refs = meta.ref_count;
+        if refs > bytes.len() as u64 * 8 {
+            return Err(Error::format(
+                "META: more references than the file has bits",
+            ));
+        }
         let words = |bits: u64| bits.div_ceil(64) * 8;
         let starts_bits_len = words(refs) as usize;
         let expect = [
@@ -234,8 +244,22 @@ impl<D: AsRef<[u8]>> Index<D> {
                 }
             }
         }
-        // Padding between sections is zero (it is covered by the file checksum too).
-        // Every slot has a non-empty list, and every posting names a document.
+        // Padding between the directory, the sections and the trailer is zero.
+        let mut regions: Vec<Range<usize>> = self.ranges.iter().flatten().cloned().collect();
+        regions.sort_by_key(|r| r.start);
+        let dir_end = format::HEADER_LEN + regions.len() * format::DIR_ENTRY_LEN;
+        let mut at = dir_end;
+        for r in regions
+            .iter()
+            .chain(std::iter::once(&(body.len()..body.len())))
+        {
+            if bytes[at.min(r.start)..r.start].iter().any(|&b| b != 0) {
+                return Err(Error::format("padding between sections is not zero"));
+            }
+            at = r.end;
+        }
+        // Every slot has a non-empty list, every select sample is right, and every posting
+        // names a document.
         let slots = self.meta.slot_count as u64;
         if slots > 0 {
             let starts = self.section(SectionId::Starts);
@@ -247,9 +271,16 @@ impl<D: AsRef<[u8]>> Index<D> {
             if ones != slots || format::get_bits(bits, 0, 1) != Some(1) {
                 return Err(Error::format("STARTS does not mark one list per slot"));
             }
-            for s in (0..slots).step_by(format::SELECT_SAMPLE as usize) {
-                if self.list_range(s as u32).is_none() {
-                    return Err(Error::format("STARTS select samples are wrong"));
+            let samples = &starts[self.starts_bits_len..];
+            let mut seen = 0u64;
+            for p in 0..self.meta.ref_count {
+                if format::get_bits(bits, p, 1) == Some(1) {
+                    if seen % format::SELECT_SAMPLE == 0
+                        && format::word(samples, seen / format::SELECT_SAMPLE) != Some(p)
+                    {
+                        return Err(Error::format("STARTS select samples are wrong"));
+                    }
+                    seen += 1;
                 }
             }
         }

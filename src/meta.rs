@@ -17,7 +17,7 @@ pub struct Meta {
     pub ref_count: u64,
     /// Bits per posting (document id).
     pub posting_bits: u8,
-    /// Language code, two ASCII letters.
+    /// Language code (ISO 639-1 for the built-in references; at most 16 bytes).
     pub lang: String,
     /// Fingerprinting parameters.
     pub params: Params,

@@ -10,7 +10,8 @@ use crate::error::{Error, Result};
 use crate::hash::MphfHasher;
 use ph::fmph::{GOBuildConf, GOConf, GOFunction, TwoToPowerBitsStatic};
 
-/// The concrete MPHF type: 4-bit group seeds, 2^2 = 4 … 64-bit groups (ph's recommended GO setting).
+/// The concrete MPHF type: 16-bit groups (2^4) and 4-bit group seeds (2^2), ph's recommended
+/// GO setting.
 pub type Function = GOFunction<TwoToPowerBitsStatic<4>, TwoToPowerBitsStatic<2>, MphfHasher>;
 
 /// Builds the MPHF over distinct `keys` (all cores).
@@ -34,6 +35,13 @@ pub fn to_bytes(f: &Function) -> Vec<u8> {
 /// so a crafted section could still make it panic: that panic becomes an error here.
 pub fn from_bytes(mut bytes: &[u8]) -> Result<Function> {
     let total = bytes.len();
+    // ph allocates what the level sizes ask for before reading; an impossible size would abort
+    // the process (allocation failure cannot be caught), so the layout is checked first.
+    if expected_len(bytes) != Some(total) {
+        return Err(Error::format(
+            "MPHF section: level sizes do not match its length",
+        ));
+    }
     let read = std::panic::catch_unwind(move || {
         let f = Function::read_with_hasher(&mut bytes, MphfHasher);
         (f, bytes.len())
@@ -46,6 +54,37 @@ pub fn from_bytes(mut bytes: &[u8]) -> Result<Function> {
         Ok((Err(e), _)) => Err(Error::format(format!("MPHF section unreadable: {e}"))),
         Err(_) => Err(Error::format("MPHF section unreadable")),
     }
+}
+
+/// The length the section must have, from its level sizes (`index-format.md`, section MPHF):
+/// group bits byte, VByte level count and sizes, 16 bits per group, seed bits byte, 4 bits per group.
+fn expected_len(bytes: &[u8]) -> Option<usize> {
+    let mut at = 1; // group bits
+    let mut vbyte = || -> Option<u64> {
+        let mut v = 0u64;
+        for i in 0..8 {
+            let b = *bytes.get(at)?;
+            at += 1;
+            v |= ((b & 0x7f) as u64) << (7 * i);
+            if b & 0x80 == 0 {
+                return Some(v);
+            }
+        }
+        None // a size needing a 9th byte is far beyond any real index
+    };
+    let levels = vbyte()?;
+    if levels > 64 {
+        return None;
+    }
+    let mut groups = 0u64;
+    for _ in 0..levels {
+        groups = groups.checked_add(vbyte()?)?;
+    }
+    if groups > 1 << 40 {
+        return None;
+    }
+    let words = |bits: u64| bits.div_ceil(64) * 8;
+    usize::try_from(at as u64 + words(16 * groups) + 1 + words(4 * groups)).ok()
 }
 
 #[cfg(test)]
@@ -69,5 +108,9 @@ mod tests {
         // The same keys give the same bytes: builds are reproducible.
         assert_eq!(to_bytes(&build(&keys)), bytes);
         assert!(from_bytes(&bytes[..bytes.len() - 3]).is_err());
+        // A level size of 2^40 groups is refused before ph would try to allocate it.
+        let mut huge = vec![bytes[0], 1, 0x80, 0x80, 0x80, 0x80, 0x80, 0x20];
+        huge.extend_from_slice(&[0; 16]);
+        assert!(from_bytes(&huge).is_err());
     }
 }

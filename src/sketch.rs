@@ -50,7 +50,8 @@ impl Idf {
 
     /// An idf table from document frequencies over `docs` documents. It keeps the
     /// `docs / 2 + 500` terms of highest df among those with df ≥ 2 (ties by key); other terms
-    /// get the idf of half the smallest kept df (at most `ln(docs)`).
+    /// get the idf of half the smallest kept df (at most `ln(docs)`). Every idf is at least
+    /// 1/16 (one quantum).
     pub fn from_df(df: &HashMap<u32, u32>, docs: u32) -> Idf {
         let n = docs.max(1) as f64;
         let mut common: Vec<(u32, u32)> = df
@@ -61,17 +62,19 @@ impl Idf {
         common.sort_unstable_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
         common.truncate(docs as usize / 2 + 500);
         let cut = common.last().map_or(1, |e| e.1);
+        // Every weight is at least one quantum: a term in every document (or every term of a
+        // one-document index) still counts a little, so sketches are never all zero.
         let default = (n / (cut as f64 / 2.0).max(1.0)).ln() as f32;
         let quant = |d: u32| {
             ((n / d as f64).ln() as f32 * IDF_SCALE)
                 .round()
-                .clamp(0.0, 255.0) as u8
+                .clamp(1.0, 255.0) as u8
         };
         let mut table: Vec<(u32, u8)> = common.into_iter().map(|(k, d)| (k, quant(d))).collect();
         table.sort_unstable();
         Idf {
             docs,
-            default: (default * IDF_SCALE).round().clamp(0.0, 255.0) / IDF_SCALE,
+            default: (default * IDF_SCALE).round().clamp(1.0, 255.0) / IDF_SCALE,
             table,
         }
     }
@@ -224,6 +227,9 @@ mod tests {
         idf.encode(&mut w);
         assert_eq!(Idf::decode(&w.buf).unwrap(), idf);
         assert!(Idf::decode(&w.buf[..w.buf.len() - 1]).is_err());
+        // One document: no term is common, every weight is the floor, not zero.
+        let one = Idf::from_df(&HashMap::from([(5u32, 1u32)]), 1);
+        assert_eq!(one.get(h(5)), 1.0 / IDF_SCALE);
     }
 
     #[test]

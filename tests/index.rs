@@ -155,3 +155,87 @@ fn truncated_and_foreign_files_are_errors() {
         "{e}"
     );
 }
+
+/// Recomputes every checksum of a file, as a crafted (not merely damaged) file would have them.
+fn reseal(bytes: &mut [u8]) {
+    use pocketdex::format::{DIR_CHECKSUM_AT, DIR_ENTRY_LEN, HEADER_LEN, TRAILER_LEN};
+    use pocketdex::hash::checksum;
+    let le = |b: &[u8]| u64::from_le_bytes(b[..8].try_into().unwrap());
+    let count = u32::from_le_bytes(bytes[12..16].try_into().unwrap()) as usize;
+    for i in 0..count {
+        let e = HEADER_LEN + i * DIR_ENTRY_LEN;
+        let (off, len) = (le(&bytes[e + 8..]) as usize, le(&bytes[e + 16..]) as usize);
+        let sum = checksum(&bytes[off..off + len]);
+        bytes[e + 24..e + 32].copy_from_slice(&sum.to_le_bytes());
+    }
+    let dir_end = HEADER_LEN + count * DIR_ENTRY_LEN;
+    let mut head = bytes[..DIR_CHECKSUM_AT].to_vec();
+    head.extend_from_slice(&bytes[HEADER_LEN..dir_end]);
+    let sum = checksum(&head);
+    bytes[DIR_CHECKSUM_AT..HEADER_LEN].copy_from_slice(&sum.to_le_bytes());
+    let n = bytes.len();
+    let sum = checksum(&bytes[..n - TRAILER_LEN]);
+    bytes[n - TRAILER_LEN..n - 8].copy_from_slice(&sum.to_le_bytes());
+}
+
+/// The byte range of a section, by name, as `Index::sections` reports it.
+fn section(bytes: &[u8], name: &str) -> std::ops::Range<usize> {
+    let index = Index::open(bytes).unwrap();
+    let s = index
+        .sections()
+        .into_iter()
+        .find(|s| s.name == name)
+        .unwrap();
+    s.offset as usize..(s.offset + s.len) as usize
+}
+
+#[test]
+fn verify_checks_structure_behind_valid_checksums() {
+    let good = build(&samples());
+    let slots = Index::open(&good[..]).unwrap().meta().slot_count as usize;
+    assert!(slots > 128, "need two select samples");
+    // A wrong select sample: every checksum right, lookups of slots 64..128 wrong.
+    let mut bad = good.clone();
+    let starts = section(&bad, "STARTS");
+    let sample1 = starts.end - (slots.div_ceil(64) - 1) * 8;
+    bad[sample1..sample1 + 8].copy_from_slice(&0u64.to_le_bytes());
+    reseal(&mut bad);
+    let index = Index::open(&bad[..]).unwrap();
+    let e = index.verify().unwrap_err();
+    assert!(e.to_string().contains("select samples"), "{e}");
+    // Non-zero padding after the directory.
+    let mut bad = good.clone();
+    let first = section(&bad, "META").start;
+    let dir_end = pocketdex::format::HEADER_LEN + 11 * pocketdex::format::DIR_ENTRY_LEN;
+    if first > dir_end {
+        bad[first - 1] = 1;
+        reseal(&mut bad);
+        assert!(Index::open(&bad[..]).unwrap().verify().is_err());
+    }
+    // An MPHF level size of 2^42 groups is refused by `open`, not attempted (it would abort).
+    let mut bad = good.clone();
+    let mphf = section(&bad, "MPHF");
+    bad[mphf.start + 1] = 1;
+    bad[mphf.start + 2..mphf.start + 9]
+        .copy_from_slice(&[0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01]);
+    reseal(&mut bad);
+    let e = Index::open(&bad[..]).err().expect("refused");
+    assert!(e.to_string().contains("MPHF"), "{e}");
+}
+
+#[test]
+fn a_one_document_index_still_ranks() {
+    let docs = samples();
+    let index = Index::open(build(&docs[..1])).unwrap();
+    let r = index.query(&docs[0].1, &QueryOptions::default());
+    assert_eq!(r.hits[0].score, 1.0);
+    // An unrelated article does not score 1 against it.
+    let r = index.query(
+        &docs[200].1,
+        &QueryOptions {
+            threshold: 0.0,
+            ..Default::default()
+        },
+    );
+    assert!(r.hits.iter().all(|h| h.score < 0.9), "{:?}", r.hits);
+}
