@@ -10,18 +10,20 @@
 //!   `sequential` fingerprints on one thread, `parallel` fingerprints with rayon first as the CLI
 //!   does. The index size per document is printed to stderr.
 //! - `build_scale` (only when `POCKETDEX_BENCH_SCALE` is set): the sequential build of N
-//!   synthetic documents (Zipf-distributed words over the vocabulary of `samples/wiki-en`,
-//!   50–1000 words each, deterministic), in documents/s; the index bytes per document are printed
-//!   to stderr, to extrapolate to larger collections.
+//!   synthetic documents (Zipf-distributed words over the vocabulary of `samples/wiki-en`, half
+//!   of them from a per-document topic; 50–1000 words each; deterministic), in documents/s; the
+//!   index bytes per document, in total and by section, are printed to stderr, to extrapolate to
+//!   larger collections. `POCKETDEX_BENCH_SCALE` is one N or a comma-separated list.
 //!
 //! The corpus is the 300 Wikipedia lead sections in `samples/wiki-en/*.txt` (whole files, no
 //! title), or the JSON Lines file (`{"id", "text", "title"?}` per line) that
-//! `POCKETDEX_BENCH_CORPUS` names.
+//! `POCKETDEX_BENCH_CORPUS` names. Benchmark ids end in the corpus (`samples` or the file name),
+//! e.g. `lookup/absent/wiki-en.jsonl`, so criterion compares runs on the same corpus only.
 //!
 //! Run from the repository root:
 //!
 //! ```sh
-//! cargo bench --bench pocketdex                       # everything, a couple of minutes
+//! cargo bench --bench pocketdex                       # everything, about a minute
 //! cargo bench --bench pocketdex -- --test             # compile and run each benchmark once
 //! cargo bench --bench pocketdex -- lookup             # only the groups matching a filter
 //! POCKETDEX_BENCH_CORPUS=data/dev/wiki-en.jsonl cargo bench --bench pocketdex
@@ -45,7 +47,11 @@ struct Doc {
 
 /// The documents and where they came from.
 struct Corpus {
+    /// Where the documents came from.
     label: String,
+    /// The parameter of every benchmark id (`samples` or the JSON Lines file name), so that
+    /// criterion compares a run only with earlier runs on the same corpus.
+    tag: String,
     docs: Vec<Doc>,
 }
 
@@ -123,11 +129,15 @@ fn load_corpus() -> Corpus {
     let corpus = match std::env::var("POCKETDEX_BENCH_CORPUS") {
         Ok(p) if !p.is_empty() => Corpus {
             docs: load_jsonl(&resolve(&p)),
+            tag: Path::new(&p)
+                .file_name()
+                .map_or_else(|| p.clone(), |n| n.to_string_lossy().into_owned()),
             label: p,
         },
         _ => Corpus {
             docs: load_samples(),
             label: "samples/wiki-en".into(),
+            tag: "samples".into(),
         },
     };
     assert!(
@@ -186,6 +196,15 @@ fn print_size(what: &str, stats: &BuildStats) {
         stats.bytes as f64 / docs,
         stats.name_bytes as f64 / docs,
     );
+    let sections: Vec<String> = stats
+        .sections
+        .iter()
+        .map(|(name, bytes)| format!("{name} {:.2}", *bytes as f64 / docs))
+        .collect();
+    eprintln!(
+        "pocketdex bench: {what}: bytes/doc by section: {}",
+        sections.join(", ")
+    );
 }
 
 fn bench_fingerprint(c: &mut Criterion, corpus: &Corpus) {
@@ -195,7 +214,7 @@ fn bench_fingerprint(c: &mut Criterion, corpus: &Corpus) {
     group.sampling_mode(SamplingMode::Flat);
     group.sample_size(20);
     group.throughput(Throughput::Bytes(corpus.bytes()));
-    group.bench_function("all_docs", |b| {
+    group.bench_function(BenchmarkId::new("all_docs", &corpus.tag), |b| {
         b.iter(|| {
             for d in &corpus.docs {
                 black_box(f.fingerprint(black_box(&d.text)));
@@ -260,7 +279,7 @@ fn bench_lookup(c: &mut Criterion, corpus: &Corpus, index: &Index<Vec<u8>>) {
     let mut group = c.benchmark_group("lookup");
     group.throughput(Throughput::Elements(present.len() as u64));
     for (name, keys) in [("present", &present), ("absent", &absent)] {
-        group.bench_function(name, |b| {
+        group.bench_function(BenchmarkId::new(name, &corpus.tag), |b| {
             b.iter(|| {
                 for &k in keys {
                     black_box(index.lookup(black_box(k)));
@@ -294,7 +313,7 @@ fn bench_query(c: &mut Criterion, corpus: &Corpus, index: &Index<Vec<u8>>) {
     group.sampling_mode(SamplingMode::Flat);
     group.sample_size(10);
     group.throughput(Throughput::Elements(corpus.docs.len() as u64));
-    group.bench_function("all_docs", |b| {
+    group.bench_function(BenchmarkId::new("all_docs", &corpus.tag), |b| {
         b.iter(|| {
             for d in &corpus.docs {
                 black_box(index.query(black_box(&d.text), &opts));
@@ -309,10 +328,10 @@ fn bench_build(c: &mut Criterion, corpus: &Corpus) {
     group.sampling_mode(SamplingMode::Flat);
     group.sample_size(10);
     group.throughput(Throughput::Elements(corpus.docs.len() as u64));
-    group.bench_function("sequential", |b| {
+    group.bench_function(BenchmarkId::new("sequential", &corpus.tag), |b| {
         b.iter(|| black_box(build_sequential(&corpus.docs)))
     });
-    group.bench_function("parallel", |b| {
+    group.bench_function(BenchmarkId::new("parallel", &corpus.tag), |b| {
         b.iter(|| black_box(build_parallel(&corpus.docs)))
     });
     group.finish();
@@ -357,13 +376,24 @@ impl Zipf {
     }
 
     /// Synthetic document `i` (50–1000 words) into `out`; the same `i` gives the same text.
+    ///
+    /// Every word is drawn by Zipf's law; half of them over the vocabulary's own ranks (the
+    /// language), half over the ranks rotated by a per-document offset (its topic), so that
+    /// documents differ in their word distributions as real ones do: with one shared
+    /// distribution, all documents would look alike to the fingerprints and share their codes.
     fn document(&self, i: u64, out: &mut String) {
         let mut rng = SplitMix64(i.wrapping_mul(0xD1B5_4A32_D192_ED03) ^ 0x5EED);
         let len = 50 + rng.next_u64() % 951;
+        let vocabulary = self.words.len();
+        let topic = rng.next_u64() as usize % vocabulary;
         out.clear();
         for _ in 0..len {
-            let r = self.table[(rng.next_u64() >> (64 - Self::TABLE_BITS)) as usize];
-            out.push_str(&self.words[r as usize]);
+            let x = rng.next_u64();
+            let mut r = self.table[(x >> (64 - Self::TABLE_BITS)) as usize] as usize;
+            if x & 1 == 1 {
+                r = (r + topic) % vocabulary;
+            }
+            out.push_str(&self.words[r]);
             out.push(' ');
         }
     }

@@ -19,6 +19,7 @@ use crate::reference::Classes;
 use crate::sketch::{self, Idf, TermHash};
 use crate::text::{self, Analyzer};
 use std::collections::HashMap;
+use unicode_segmentation::UnicodeSegmentation;
 
 /// How deviations from the reference are measured.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -215,8 +216,8 @@ pub struct Fingerprinter {
 
 /// Term statistics of one document.
 struct TermStats {
-    /// Occurrences per distinct term, in first-seen order.
-    counts: Vec<(String, u32)>,
+    /// Per distinct term, in first-seen order: its 128-bit hash, occurrences, and prefix class.
+    counts: Vec<(u128, u32, u16)>,
     total: u32,
 }
 
@@ -283,31 +284,49 @@ impl Fingerprinter {
         &self.analyzer
     }
 
-    fn stats(&self, text: &str) -> TermStats {
-        let mut index: HashMap<String, usize> = HashMap::new();
-        let mut counts: Vec<(String, u32)> = Vec::new();
+    /// Counts the content terms of a text (`content_only`) or all its words, hashing each
+    /// distinct term once. No allocation per word unless it needs case folding.
+    fn count(&self, text: &str, content_only: bool) -> TermStats {
+        let mut index: HashMap<u128, usize> = HashMap::new();
+        let mut counts: Vec<(u128, u32, u16)> = Vec::new();
         let mut total = 0u32;
-        let mut add = |t: String, counts: &mut Vec<(String, u32)>| {
+        let mut folded = String::new();
+        for word in text.unicode_words() {
+            let term: &str = if word
+                .bytes()
+                .any(|b| !b.is_ascii() || b.is_ascii_uppercase())
+            {
+                folded.clear();
+                folded.extend(word.chars().flat_map(char::to_lowercase));
+                &folded
+            } else {
+                word
+            };
+            if content_only && (!text::is_content_word(term) || self.analyzer.is_stopword(term)) {
+                continue;
+            }
             total += 1;
-            match index.get(&t) {
+            let h = sketch::term_hash(term);
+            match index.get(&h) {
                 Some(&i) => counts[i].1 += 1,
                 None => {
-                    index.insert(t.clone(), counts.len());
-                    counts.push((t, 1));
+                    index.insert(h, counts.len());
+                    counts.push((h, 1, self.classes.class_of(term) as u16));
                 }
             }
-        };
-        for t in self.analyzer.terms(text) {
-            add(t, &mut counts);
         }
         TermStats { counts, total }
+    }
+
+    fn stats(&self, text: &str) -> TermStats {
+        self.count(text, true)
     }
 
     /// The prefix-class vector: term occurrences per class.
     pub fn class_vector(&self, text: &str) -> Vec<u32> {
         let mut v = vec![0u32; self.classes.k()];
-        for (t, c) in &self.stats(text).counts {
-            v[self.classes.class_of(t)] += c;
+        for &(_, c, class) in &self.stats(text).counts {
+            v[class as usize] += c;
         }
         v
     }
@@ -360,7 +379,7 @@ impl Fingerprinter {
             &stats
         } else {
             // No content terms: stopwords and numbers are all there is to compare.
-            words_only = TermStats::from_words(text);
+            words_only = self.count(text, false);
             &words_only
         };
         if set_source.total > 0 && (stats.total < short_to || stats.total == 0) {
@@ -377,11 +396,7 @@ impl Fingerprinter {
             });
         }
         let term_hashes: Vec<TermHash> = if set_source.total > 0 {
-            set_source
-                .counts
-                .iter()
-                .map(|(t, c)| (sketch::term_hash(t), *c))
-                .collect()
+            set_source.counts.iter().map(|&(h, c, _)| (h, c)).collect()
         } else {
             // No words: the whitespace-normalised text is the one "term", so identical texts
             // get identical sketches.
@@ -403,8 +418,8 @@ impl Fingerprinter {
 
     fn fuzzy_codes(&self, stats: &TermStats, probes: u8, out: &mut Vec<Code>) {
         let mut vector = vec![0u32; self.classes.k()];
-        for (t, c) in &stats.counts {
-            vector[self.classes.class_of(t)] += c;
+        for &(_, c, class) in &stats.counts {
+            vector[class as usize] += c;
         }
         let dev = self.deviations(&vector);
         let mut digits = Vec::with_capacity(self.classes.k());
@@ -460,8 +475,9 @@ impl Fingerprinter {
         let rows = self.params.minhash_rows as u32;
         let n = self.params.minhash_bands as u32 * rows;
         let mut mins = vec![u64::MAX; n as usize];
-        for (t, _) in &stats.counts {
-            let h = hash::h64(t.as_bytes(), hash::MINHASH_SEED);
+        for &(h128, _, _) in &stats.counts {
+            // The term's 64-bit MinHash base: the two halves of its 128-bit hash folded.
+            let h = h128 as u64 ^ (h128 >> 64) as u64;
             for (j, m) in mins.iter_mut().enumerate() {
                 *m = (*m).min(hash::derived(h, j as u32));
             }
@@ -477,25 +493,6 @@ impl Fingerprinter {
                 group: band as u16,
             });
         }
-    }
-}
-
-impl TermStats {
-    fn from_words(text: &str) -> TermStats {
-        let mut counts: Vec<(String, u32)> = Vec::new();
-        let mut index: HashMap<String, usize> = HashMap::new();
-        let mut total = 0;
-        for w in text::words(text) {
-            total += 1;
-            match index.get(&w) {
-                Some(&i) => counts[i].1 += 1,
-                None => {
-                    index.insert(w.clone(), counts.len());
-                    counts.push((w, 1));
-                }
-            }
-        }
-        TermStats { counts, total }
     }
 }
 

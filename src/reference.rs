@@ -248,15 +248,23 @@ impl Classes {
     /// The class of a term: its prefix's class; for a prefix the reference does not know, the
     /// class of its first character, else `xxh3_64(prefix, PREFIX_SEED) mod k`.
     pub fn class_of(&self, term: &str) -> usize {
-        let key = prefix_key(term);
-        if let Some(&c) = self.map.get(&key) {
+        // The prefix key built on the stack: this runs once per distinct term of every document.
+        let mut buf = [0u8; 4 * PREFIX_CHARS];
+        let mut len = 0;
+        let mut first_len = 0;
+        for c in term.chars().take(PREFIX_CHARS) {
+            let c = if c.is_ascii_digit() { '0' } else { c };
+            len += c.encode_utf8(&mut buf[len..]).len();
+            if first_len == 0 {
+                first_len = len;
+            }
+        }
+        let key = std::str::from_utf8(&buf[..len]).expect("encoded chars");
+        if let Some(&c) = self.map.get(key) {
             return c as usize;
         }
-        if let Some(first) = key.chars().next() {
-            let mut buf = [0u8; 4];
-            if let Some(&c) = self.map.get(&*first.encode_utf8(&mut buf)) {
-                return c as usize;
-            }
+        if let Some(&c) = self.map.get(&key[..first_len]) {
+            return c as usize;
         }
         (hash::h64(key.as_bytes(), hash::PREFIX_SEED) % self.k() as u64) as usize
     }
