@@ -1,11 +1,363 @@
-//! `pocketdex eval`: Measure retrieval quality against exact similarities.
+//! `pocketdex eval`: measure retrieval quality against exact similarities.
 
+use super::util;
+use anyhow::Context;
+use pocketdex::corpus::{self, Item, Source};
+use pocketdex::eval::{self, DocMap, Report, Settings, TermDocs};
+use pocketdex::fingerprint::Fingerprint;
+use pocketdex::{Analyzer, Index, IndexBuilder, Lang, Params};
+use serde_json::json;
+use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Instant;
 
-/// Measure retrieval quality against exact similarities.
+/// Measure recall and precision against exact similarities.
+///
+/// Computes the ground truth of INPUT (same forms as `build`): every pair of documents whose
+/// tf-idf cosine of content words (markup and stopwords removed) is at least --min, with the
+/// Jaccard of their word 3-shingles. Then queries the index (--index, or one built on the fly
+/// with the default parameters) with every document, and reports recall and precision per
+/// similarity bucket of 0.05, as in Figure 1 of "Wikipedia in the Pocket".
+///
+/// Writes to --out: eval.tsv (one row per bucket: lo hi pairs found recall found_both
+/// recall_both long_pairs long_recall short_pairs short_recall mean_jaccard3 hits mean_score
+/// bias rmse score_ge_lo correct precision; see the `pocketdex::eval` documentation), eval.json
+/// (everything: settings, index parameters, buckets, summary, timings), eval.svg (recall and
+/// precision curves) and truth.tsv (the pairs, in the format of scripts/oracle/truth.py).
+///
+/// Recall of a bucket: its truth pairs (a, b) where a's hits contain b or b's contain a.
+/// precision(s): of the hits (other than the query itself) with score ≥ s, the share whose true
+/// cosine is ≥ s. "long": both documents have at least the index's fuzzy-path number of terms.
 #[derive(clap::Args, Debug)]
-pub struct Args {}
+pub struct Args {
+    /// Directories, files, .jsonl files, or - (JSON Lines on stdin).
+    #[arg(required = true, value_name = "INPUT")]
+    inputs: Vec<String>,
+    /// The index to measure; its documents are matched to INPUT by id. Default: build one from
+    /// INPUT with the default parameters (in memory).
+    #[arg(long, value_name = "FILE.pdx")]
+    index: Option<PathBuf>,
+    /// Language of the documents when building the index (default: en). With --index, the
+    /// index's own stopwords are used.
+    #[arg(long, value_enum)]
+    lang: Option<Lang>,
+    /// Directory for eval.tsv, eval.json, eval.svg and truth.tsv (created if missing).
+    #[arg(long, default_value = "eval-out", value_name = "DIR")]
+    out: PathBuf,
+    /// Lowest cosine of a truth pair.
+    #[arg(long, default_value_t = 0.5, value_name = "COS")]
+    min: f32,
+    /// Query threshold on the estimated similarity (0: every candidate counts as a hit).
+    #[arg(long, default_value_t = 0.0, value_name = "T")]
+    threshold: f32,
+    /// Keep at most N hits per query (default: all).
+    #[arg(long, value_name = "N")]
+    top: Option<usize>,
+    /// Deviations flipped per code at query time; default: the index's setting.
+    #[arg(long, value_name = "M")]
+    probes: Option<u8>,
+    /// Print the report as one JSON object on stdout (the summary still goes to stderr).
+    #[arg(long)]
+    json: bool,
+    /// No progress bars and no summary.
+    #[arg(short, long)]
+    quiet: bool,
+}
 
-pub fn run(_args: Args) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("`pocketdex eval` is not available yet")
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    for (name, v) in [("--min", args.min), ("--threshold", args.threshold)] {
+        if !(0.0..=1.0).contains(&v) {
+            anyhow::bail!("{name} must be between 0 and 1, not {v}");
+        }
+    }
+    let sources = args
+        .inputs
+        .iter()
+        .map(|a| Source::from_arg(a))
+        .collect::<Result<Vec<_>, _>>()?;
+    match &args.index {
+        Some(path) => {
+            let index = util::open_index(path)?;
+            if let Some(lang) = args.lang {
+                if lang.code() != index.meta().lang {
+                    eprintln!(
+                        "warning: --lang {} ignored: the index is in '{}' and its stopwords are used",
+                        lang.code(),
+                        index.meta().lang
+                    );
+                }
+            }
+            let analyzer = index.fingerprinter().analyzer().clone();
+            let start = Instant::now();
+            let corpus = read(&sources, &analyzer, None, &args)?;
+            let read_s = start.elapsed().as_secs_f64();
+            let map = DocMap::by_name(&index, &corpus.ids);
+            if map.corpus_docs_not_in_index > 0 {
+                eprintln!(
+                    "warning: {} of {} documents are not in the index (by id); pairs with them are left out of recall",
+                    map.corpus_docs_not_in_index,
+                    corpus.ids.len()
+                );
+            }
+            if map.index_docs_not_in_corpus > 0 {
+                eprintln!(
+                    "warning: {} of {} index documents are not in INPUT (by id); hits on them are left out",
+                    map.index_docs_not_in_corpus,
+                    index.doc_count()
+                );
+            }
+            measure(&index, corpus, map, read_s, 0.0, &args)
+        }
+        None => {
+            let lang = args.lang.unwrap_or(Lang::En);
+            let builder = IndexBuilder::for_lang(lang, Params::default())?;
+            let analyzer = builder.fingerprinter().analyzer().clone();
+            let start = Instant::now();
+            let mut builder = Some(builder);
+            let corpus = read(&sources, &analyzer, builder.as_mut(), &args)?;
+            let read_s = start.elapsed().as_secs_f64();
+            let start = Instant::now();
+            let mut bytes = Vec::new();
+            builder
+                .expect("set above")
+                .finish(&mut bytes)
+                .context("building the index")?;
+            let index = Index::open(bytes)?;
+            let build_s = start.elapsed().as_secs_f64();
+            let map = DocMap::identity(corpus.ids.len());
+            measure(&index, corpus, map, read_s, build_s, &args)
+        }
+    }
+}
+
+/// The documents read: ids, texts and content terms, in input order.
+struct Corpus {
+    ids: Vec<String>,
+    texts: Vec<String>,
+    terms: TermDocs,
+    skipped: usize,
+}
+
+/// Reads every source; with a builder, also fingerprints and adds every document to it.
+fn read(
+    sources: &[Source],
+    analyzer: &Analyzer,
+    mut builder: Option<&mut IndexBuilder>,
+    args: &Args,
+) -> anyhow::Result<Corpus> {
+    let fingerprinter = builder.as_ref().map(|b| b.fingerprinter().clone());
+    let bar = if args.quiet {
+        indicatif::ProgressBar::hidden()
+    } else {
+        let all_known = sources
+            .iter()
+            .all(|s| matches!(s, Source::Dir(_) | Source::File(_)));
+        util::progress(
+            all_known.then_some(0),
+            if fingerprinter.is_some() {
+                "reading and indexing"
+            } else {
+                "reading"
+            },
+        )
+    };
+    let mut corpus = Corpus {
+        ids: Vec::new(),
+        texts: Vec::new(),
+        terms: TermDocs::new(),
+        skipped: 0,
+    };
+    let mut shown = 0;
+    type Read = Result<(corpus::Document, Vec<String>, Option<Fingerprint>), corpus::Skipped>;
+    corpus::for_each_batch(
+        sources,
+        512,
+        |item| match item {
+            Item::Doc(d) => {
+                let terms = analyzer.terms(&d.text);
+                let fp = fingerprinter.as_ref().map(|f| f.fingerprint(&d.text));
+                Ok((d, terms, fp))
+            }
+            Item::Skipped(s) => Err(s),
+        },
+        |n| {
+            if bar.length().is_some() {
+                bar.inc_length(n)
+            }
+        },
+        |batch: Vec<Read>| {
+            for item in batch {
+                bar.inc(1);
+                match item {
+                    Ok((d, terms, fp)) => {
+                        if let (Some(b), Some(fp)) = (builder.as_deref_mut(), fp) {
+                            b.add_fingerprint(&d.id, d.title.as_deref(), &fp);
+                        }
+                        corpus.terms.push(&terms);
+                        corpus.ids.push(d.id);
+                        corpus.texts.push(d.text);
+                    }
+                    Err(s) => {
+                        corpus.skipped += 1;
+                        if !args.quiet && shown < 10 {
+                            bar.suspend(|| eprintln!("skipped {}: {}", s.id, s.reason));
+                            shown += 1;
+                        }
+                    }
+                }
+            }
+            Ok(())
+        },
+    )?;
+    bar.finish_and_clear();
+    if corpus.ids.is_empty() {
+        anyhow::bail!(
+            "no documents to evaluate ({} inputs skipped)",
+            corpus.skipped
+        );
+    }
+    Ok(corpus)
+}
+
+fn measure<D: AsRef<[u8]> + Sync>(
+    index: &Index<D>,
+    corpus: Corpus,
+    map: DocMap,
+    read_s: f64,
+    build_s: f64,
+    args: &Args,
+) -> anyhow::Result<ExitCode> {
+    let n = corpus.ids.len() as u64;
+    let settings = Settings {
+        min: args.min,
+        threshold: args.threshold,
+        top: args.top,
+        probes: args.probes,
+        long_min_terms: index.meta().params.min_terms,
+    };
+    let bar = |what: &str| {
+        if args.quiet {
+            indicatif::ProgressBar::hidden()
+        } else {
+            util::progress(Some(n), what)
+        }
+    };
+
+    let start = Instant::now();
+    let b = bar("ground truth");
+    let pairs = eval::truth_with_progress(&corpus.terms, args.min, &|k| b.inc(k));
+    b.finish_and_clear();
+    let truth_s = start.elapsed().as_secs_f64();
+
+    let start = Instant::now();
+    let b = bar("querying");
+    let answers = eval::query_all(
+        index,
+        &corpus.texts,
+        &map,
+        &settings.query_options(),
+        &|k| b.inc(k),
+    );
+    b.finish_and_clear();
+    let query_s = start.elapsed().as_secs_f64();
+
+    let start = Instant::now();
+    let report = Report::compute(
+        &corpus.ids,
+        &corpus.terms,
+        &pairs,
+        &answers,
+        &map,
+        &settings,
+    );
+    drop(answers);
+    let metrics_s = start.elapsed().as_secs_f64();
+
+    std::fs::create_dir_all(&args.out)
+        .with_context(|| format!("cannot create {}", args.out.display()))?;
+    let path = |name: &str| args.out.join(name);
+    let write = |name: &str, bytes: &[u8]| -> anyhow::Result<()> {
+        std::fs::write(path(name), bytes)
+            .with_context(|| format!("cannot write {}", path(name).display()))
+    };
+    {
+        let file = std::fs::File::create(path("truth.tsv"))
+            .with_context(|| format!("cannot write {}", path("truth.tsv").display()))?;
+        let mut w = std::io::BufWriter::new(file);
+        eval::write_truth_tsv(&mut w, &corpus.ids, &pairs)?;
+        std::io::Write::flush(&mut w)?;
+    }
+    write("eval.tsv", report.tsv().as_bytes())?;
+    let name = args.inputs.join(" ");
+    let title = format!(
+        "pocketdex: {} ({} docs, {} pairs with cosine ≥ {:.2})",
+        name, report.documents, report.truth_pairs, args.min
+    );
+    write("eval.svg", report.svg(&title)?.as_bytes())?;
+
+    let m = index.meta();
+    let p = &m.params;
+    let mut out = json!({
+        "inputs": args.inputs,
+        "documents": corpus.ids.len(),
+        "skipped": corpus.skipped,
+        "vocabulary": corpus.terms.vocab_len(),
+        "index": {
+            "file": args.index.as_ref().map(|f| f.display().to_string()),
+            "built": args.index.is_none(),
+            "documents": m.doc_count,
+            "codes": m.slot_count,
+            "references": m.ref_count,
+            "bytes": index.len_bytes(),
+            "language": m.lang,
+            "params": {
+                "classes": p.classes, "bands": p.bands, "schemes": p.schemes,
+                "deviation": format!("{:?}", p.deviation), "probes": p.probes,
+                "min_terms": p.min_terms, "short_below": p.short_below,
+                "minhash_bands": p.minhash_bands, "minhash_rows": p.minhash_rows,
+                "sketch_bits": p.sketch_bits(),
+            },
+            "index_docs_not_in_input": map.index_docs_not_in_corpus,
+            "input_docs_not_in_index": map.corpus_docs_not_in_index,
+        },
+        "timings_s": {
+            "read": read_s,
+            "build": build_s,
+            "truth": truth_s,
+            "queries": query_s,
+            "metrics": metrics_s,
+        },
+        "files": {
+            "tsv": path("eval.tsv").display().to_string(),
+            "json": path("eval.json").display().to_string(),
+            "svg": path("eval.svg").display().to_string(),
+            "truth": path("truth.tsv").display().to_string(),
+        },
+    });
+    if let (serde_json::Value::Object(o), serde_json::Value::Object(r)) =
+        (&mut out, serde_json::to_value(&report)?)
+    {
+        o.extend(r);
+    }
+    write("eval.json", serde_json::to_string_pretty(&out)?.as_bytes())?;
+    if args.json {
+        println!("{out}");
+    }
+    if !args.quiet {
+        eprint!("{}", report.text());
+        eprintln!(
+            "time: read{} {read_s:.2} s, {}truth {truth_s:.2} s, queries {query_s:.2} s ({:.0} µs/query), metrics {metrics_s:.2} s",
+            if args.index.is_none() { " + fingerprint" } else { "" },
+            if args.index.is_none() { format!("build {build_s:.2} s, ") } else { String::new() },
+            query_s * 1e6 / n.max(1) as f64,
+        );
+        eprintln!(
+            "wrote {}, {}, {}, {}",
+            path("eval.tsv").display(),
+            path("eval.json").display(),
+            path("eval.svg").display(),
+            path("truth.tsv").display()
+        );
+    }
+    Ok(ExitCode::SUCCESS)
 }
