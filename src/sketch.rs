@@ -49,9 +49,10 @@ impl Idf {
     }
 
     /// An idf table from document frequencies over `docs` documents. It keeps the
-    /// `docs / 2 + 500` terms of highest df among those with df ≥ 2 (ties by key); other terms
-    /// get the idf of half the smallest kept df (at most `ln(docs)`). Every idf is at least
-    /// 1/16 (one quantum).
+    /// `docs / 2 + 500` terms of highest df among those with df ≥ 2 (ties by key). Every other
+    /// term gets one default: the mean idf of the left-out terms' occurrences, Σ df·ln(N/df) /
+    /// Σ df over them, which is what a left-out term in a document weighs on average (most are
+    /// unique to one document, some are not). Every idf is at least 1/16 (one quantum).
     pub fn from_df(df: &HashMap<u32, u32>, docs: u32) -> Idf {
         let n = docs.max(1) as f64;
         let mut common: Vec<(u32, u32)> = df
@@ -61,10 +62,27 @@ impl Idf {
             .collect();
         common.sort_unstable_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
         common.truncate(docs as usize / 2 + 500);
-        let cut = common.last().map_or(1, |e| e.1);
+        // Left-out terms by df, summed in df order so that the result does not depend on the
+        // hash map's iteration order (builds are reproducible).
+        let kept: std::collections::HashSet<u32> = common.iter().map(|e| e.0).collect();
+        let mut left_out: std::collections::BTreeMap<u32, u64> = Default::default();
+        for (k, &d) in df {
+            if !kept.contains(k) {
+                *left_out.entry(d).or_default() += 1;
+            }
+        }
+        let (mut weighted, mut occurrences) = (0f64, 0f64);
+        for (&d, &terms) in &left_out {
+            weighted += terms as f64 * d as f64 * (n / d as f64).ln();
+            occurrences += terms as f64 * d as f64;
+        }
         // Every weight is at least one quantum: a term in every document (or every term of a
         // one-document index) still counts a little, so sketches are never all zero.
-        let default = (n / (cut as f64 / 2.0).max(1.0)).ln() as f32;
+        let default = if occurrences > 0.0 {
+            weighted / occurrences
+        } else {
+            n.ln()
+        } as f32;
         let quant = |d: u32| {
             ((n / d as f64).ln() as f32 * IDF_SCALE)
                 .round()
@@ -147,30 +165,71 @@ pub fn term_hash(term: &str) -> u128 {
     hash::h128(term.as_bytes(), hash::TERM_SEED)
 }
 
-/// The `word`-th 64 bits of a term's hyperplane signs: the two halves of its 128-bit hash, then
-/// `derived(low half, word)`.
+/// Standard normal quantiles at (i + 0.5) / 256, i = 0..255: one byte of a term's hash picks
+/// its coordinate on one random hyperplane normal. Literal values, so that sketches do not
+/// depend on a platform's `ln`/`sqrt`.
+#[rustfmt::skip]
+const GAUSS: [f32; 256] = [
+    -2.88563, -2.5205, -2.33523, -2.20658, -2.10655, -2.02401, -1.95332, -1.89123,
+    -1.83567, -1.78526, -1.73902, -1.69622, -1.65632, -1.6189, -1.58362, -1.5502,
+    -1.51843, -1.48812, -1.45912, -1.4313, -1.40455, -1.37876, -1.35386, -1.32977,
+    -1.30643, -1.28378, -1.26177, -1.24036, -1.2195, -1.19915, -1.17929, -1.15989,
+    -1.14091, -1.12234, -1.10414, -1.08631, -1.06881, -1.05163, -1.03476, -1.01818,
+    -1.00187, -0.985826, -0.970031, -0.954474, -0.939145, -0.924034, -0.90913, -0.894426,
+    -0.879913, -0.865583, -0.851429, -0.837443, -0.823619, -0.80995, -0.796432, -0.783057,
+    -0.769821, -0.756718, -0.743744, -0.730894, -0.718164, -0.705549, -0.693045, -0.680649,
+    -0.668356, -0.656164, -0.644068, -0.632066, -0.620154, -0.60833, -0.59659, -0.584932,
+    -0.573352, -0.561849, -0.55042, -0.539062, -0.527774, -0.516552, -0.505395, -0.494301,
+    -0.483267, -0.472291, -0.461373, -0.450509, -0.439697, -0.428937, -0.418227, -0.407564,
+    -0.396947, -0.386375, -0.375846, -0.365359, -0.354911, -0.344502, -0.33413, -0.323794,
+    -0.313493, -0.303225, -0.292988, -0.282782, -0.272606, -0.262457, -0.252336, -0.242241,
+    -0.23217, -0.222122, -0.212097, -0.202093, -0.19211, -0.182145, -0.172199, -0.162269,
+    -0.152356, -0.142457, -0.132573, -0.122701, -0.112841, -0.102993, -0.093154, -0.0833242,
+    -0.0735025, -0.0636879, -0.0538794, -0.0440761, -0.034277, -0.0244812, -0.0146878, -0.00489578,
+    0.00489578, 0.0146878, 0.0244812, 0.034277, 0.0440761, 0.0538794, 0.0636879, 0.0735025,
+    0.0833242, 0.093154, 0.102993, 0.112841, 0.122701, 0.132573, 0.142457, 0.152356,
+    0.162269, 0.172199, 0.182145, 0.19211, 0.202093, 0.212097, 0.222122, 0.23217,
+    0.242241, 0.252336, 0.262457, 0.272606, 0.282782, 0.292988, 0.303225, 0.313493,
+    0.323794, 0.33413, 0.344502, 0.354911, 0.365359, 0.375846, 0.386375, 0.396947,
+    0.407564, 0.418227, 0.428937, 0.439697, 0.450509, 0.461373, 0.472291, 0.483267,
+    0.494301, 0.505395, 0.516552, 0.527774, 0.539062, 0.55042, 0.561849, 0.573352,
+    0.584932, 0.59659, 0.60833, 0.620154, 0.632066, 0.644068, 0.656164, 0.668356,
+    0.680649, 0.693045, 0.705549, 0.718164, 0.730894, 0.743744, 0.756718, 0.769821,
+    0.783057, 0.796432, 0.80995, 0.823619, 0.837443, 0.851429, 0.865583, 0.879913,
+    0.894426, 0.90913, 0.924034, 0.939145, 0.954474, 0.970031, 0.985826, 1.00187,
+    1.01818, 1.03476, 1.05163, 1.06881, 1.08631, 1.10414, 1.12234, 1.14091,
+    1.15989, 1.17929, 1.19915, 1.2195, 1.24036, 1.26177, 1.28378, 1.30643,
+    1.32977, 1.35386, 1.37876, 1.40455, 1.4313, 1.45912, 1.48812, 1.51843,
+    1.5502, 1.58362, 1.6189, 1.65632, 1.69622, 1.73902, 1.78526, 1.83567,
+    1.89123, 1.95332, 2.02401, 2.10655, 2.20658, 2.33523, 2.5205, 2.88563,
+];
+
+/// The hyperplane coordinates of a term for sketch word `word`: 64 Gaussian values, one byte of
+/// `derived(low ^ high half of the term hash, 8·word + j)` each (j = 0..7, bytes little-endian).
 #[inline]
-fn signs(h: u128, word: usize) -> u64 {
-    match word {
-        0 => h as u64,
-        1 => (h >> 64) as u64,
-        w => hash::derived(h as u64, w as u32),
+fn coordinates(h: u128, word: usize) -> [f32; 64] {
+    let base = h as u64 ^ (h >> 64) as u64;
+    let mut out = [0f32; 64];
+    for j in 0..8 {
+        let r = hash::derived(base, (8 * word + j) as u32).to_le_bytes();
+        for (k, b) in r.iter().enumerate() {
+            out[8 * j + k] = GAUSS[*b as usize];
+        }
     }
+    out
 }
 
-/// Simhash of `terms` weighted tf · idf: bit i is set when the weighted vote of the terms'
-/// sign bits i is positive.
+/// Simhash of `terms` weighted tf · idf with Gaussian random hyperplanes (Charikar 2002): bit i
+/// is set when the document's projection on hyperplane normal i is positive. Gaussian normals,
+/// not ±1 signs, make P(bit differs) = angle / π exactly, so the estimate is unbiased even
+/// when a few heavy terms dominate a vector.
 pub fn simhash(terms: &[TermHash], idf: &Idf, words: usize) -> Vec<u64> {
     let mut votes = vec![0f32; words * 64];
     for &(h, tf) in terms {
         let w = tf as f32 * idf.get(h);
-        if w == 0.0 {
-            continue;
-        }
         for (word, chunk) in votes.chunks_exact_mut(64).enumerate() {
-            let bits = signs(h, word);
-            for (i, v) in chunk.iter_mut().enumerate() {
-                *v += if bits >> i & 1 == 1 { w } else { -w };
+            for (v, g) in chunk.iter_mut().zip(coordinates(h, word)) {
+                *v += w * g;
             }
         }
     }
@@ -213,16 +272,19 @@ mod tests {
         df.insert(1u32, 900u32); // in 90% of documents
         df.insert(2, 10);
         df.insert(3, 1); // unique terms are not stored
+        df.insert(4, 1);
         let idf = Idf::from_df(&df, 1000);
         assert_eq!(idf.len(), 2);
         let h = |k: u32| (k as u128) << 96;
         assert!((idf.get(h(1)) - (1000f32 / 900.0).ln()).abs() < 0.04);
         assert!((idf.get(h(2)) - 100f32.ln()).abs() < 0.04);
+        // Left out: two terms of df 1, so the default is ln(1000 / 1).
         assert!(
-            (idf.get(h(3)) - 200f32.ln()).abs() < 0.04,
+            (idf.get(h(3)) - 1000f32.ln()).abs() < 0.04,
             "{}",
             idf.get(h(3))
         );
+        assert_eq!(idf.get(h(3)), idf.get(h(99)));
         let mut w = Writer::default();
         idf.encode(&mut w);
         assert_eq!(Idf::decode(&w.buf).unwrap(), idf);
