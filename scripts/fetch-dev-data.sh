@@ -51,3 +51,7 @@ echo "$DEV/crates: $(ls "$DEV/crates" | wc -l) files"
 cargo build --release --quiet
 target/release/pocketdex synth "$DEV/wiki-en.jsonl" --limit 4000 -o "$DEV/wiki-synth.jsonl"
 target/release/pocketdex synth "$DEV/manpages-de.jsonl" -o "$DEV/manpages-de-synth.jsonl"
+# Held-out sets (never used to choose defaults): other Wikipedia articles, other seeds and rates.
+tail -n +4001 "$DEV/wiki-en.jsonl" > "$DEV/wiki-rest.jsonl"
+target/release/pocketdex synth "$DEV/wiki-rest.jsonl" --seed 7 --max-rate 0.4 -o "$DEV/holdout-wiki.jsonl"
+target/release/pocketdex synth "$DEV/manpages-de.jsonl" --seed 11 --max-rate 0.4 -o "$DEV/holdout-de.jsonl"

@@ -36,7 +36,7 @@ pub enum Deviation {
 /// Defaults (chosen by measurement; see the README's "Choosing the defaults"):
 /// - `classes` = 24 prefix classes
 /// - `bands` = 3: class i belongs to band i mod 3 (8 classes per band)
-/// - `schemes` = one fuzzification scheme of 3 intervals, boundaries `[-0.3, 0.3]`; more
+/// - `schemes` = one fuzzification scheme of 3 intervals, boundaries `[-0.45, 0.45]`; more
 ///   (staggered) schemes are supported, but multi-probe queries already look across the
 ///   boundaries, so extra schemes cost index bytes without adding recall
 /// - `deviation` = [`Deviation::Relative`]
@@ -74,7 +74,7 @@ impl Default for Params {
         Params {
             classes: 24,
             bands: 3,
-            schemes: vec![vec![-0.3, 0.3]],
+            schemes: vec![vec![-0.45, 0.45]],
             deviation: Deviation::Relative,
             probes: 4,
             min_terms: 30,

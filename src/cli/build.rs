@@ -37,7 +37,7 @@ pub struct Args {
     #[arg(long, default_value_t = Params::default().bands, help_heading = "Fingerprint parameters")]
     bands: u8,
     /// A fuzzification scheme's interval boundaries, comma-separated (repeat for several schemes;
-    /// default: one scheme, -0.3,0.3).
+    /// default: one scheme, -0.45,0.45).
     #[arg(
         long = "scheme",
         value_name = "B1,B2,...",
