@@ -29,22 +29,24 @@
 //! ```
 #![deny(missing_docs)]
 
-pub mod builder;
-pub mod corpus;
+// In pipeline order: documents → tokens → prefix classes → fuzzy codes and sketch → MPHF table
+// file → reader → query; then the classical methods and the evaluation around them.
 pub mod error;
+pub mod hash;
+pub mod corpus;
+pub mod text;
+pub mod reference;
+pub mod fingerprint;
+pub mod sketch;
+pub mod mphf;
+pub mod format;
+pub mod meta;
+pub mod builder;
+pub mod index;
+pub mod query;
+pub mod methods;
 pub mod eval;
 pub mod synth;
-pub mod fingerprint;
-pub mod format;
-pub mod hash;
-pub mod index;
-pub mod meta;
-pub mod methods;
-pub mod mphf;
-pub mod query;
-pub mod reference;
-pub mod sketch;
-pub mod text;
 
 pub use builder::{BuildStats, IndexBuilder};
 pub use error::{Error, Result};
