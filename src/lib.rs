@@ -3,8 +3,8 @@
 //! The data flow, one module per stage:
 //!
 //! documents ([`corpus`]) → tokens ([`text`]) → prefix-class vector and deviations from the
-//! reference ([`reference`], [`fingerprint`]) → fuzzy codes ([`fingerprint`]) → MPHF table file
-//! ([`mphf`], [`format`], [`meta`], [`builder`]) → reader over any bytes ([`index`]) → query
+//! reference ([`mod@reference`], [`fingerprint`]) → fuzzy codes ([`fingerprint`]) → MPHF table file
+//! ([`mphf`], [`mod@format`], [`meta`], [`builder`]) → reader over any bytes ([`index`]) → query
 //! ([`query`]).
 //!
 //! Beside it: the classical near-duplicate methods ([`methods`]) on the same text pipeline, and

@@ -1,5 +1,5 @@
 //! The minimal perfect hash function over all distinct codes: `ph`'s FMPHGO with the pinned
-//! [`MphfHasher`](crate::hash::MphfHasher).
+//! [`crate::hash::MphfHasher`].
 //!
 //! Why FMPHGO and not PHast: PHast's `get` reaches `unreachable!()` for some keys outside its
 //! build set, and every query probes codes that were never indexed; FMPHGO's `get` returns
