@@ -1,11 +1,293 @@
-//! `pocketdex compare`: Compare two documents by every measure.
+//! `pocketdex compare`: two documents, every measure of every method side by side.
 
+use super::dups::ParamArgs;
+use anyhow::Context;
+use pocketdex::corpus::{self, Item};
+use pocketdex::methods::compare::{compare, Comparison, Input};
+use pocketdex::methods::{Method, Options};
+use pocketdex::text;
+use serde_json::json;
+use std::io::Write;
+use std::path::Path;
 use std::process::ExitCode;
 
-/// Compare two documents by every measure.
+/// Compare two documents by every measure of every method
+///
+/// Shows, for A and B: exact equality at each of the six canonicalization levels (1 on the raw
+/// files, markup included); the Jaccard of word shingles and its MinHash estimate; the
+/// multi-trial signature (agreeing trials, and the chance that a pair this similar is
+/// detected); the S3 score of spex chunks; the SpotSigs Jaccard; the simhash Hamming distance
+/// with its estimated and exact cosine; the cosine of term frequencies; and the fuzzy-code
+/// collisions (what `pocketdex query` would find in each direction). The last column says
+/// whether each method's score reaches its default threshold, as `pocketdex dups` would use it.
+///
+/// A and B are files (HTML is recognised and its markup removed, as `pocketdex build` does);
+/// either may be - to read it from stdin.
+///
+/// With --json, one JSON object: {"a", "b", "comparison": {...}, "verdicts": [{"method",
+/// "score", "threshold", "near_duplicate"}]}.
 #[derive(clap::Args, Debug)]
-pub struct Args {}
+#[command(verbatim_doc_comment)]
+pub struct Args {
+    /// The first document (a file, or - for stdin).
+    #[arg(value_name = "A")]
+    a: String,
+    /// The second document (a file, or - for stdin).
+    #[arg(value_name = "B")]
+    b: String,
+    #[command(flatten)]
+    params: ParamArgs,
+    /// JSON output.
+    #[arg(long)]
+    json: bool,
+}
 
-pub fn run(_args: Args) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("`pocketdex compare` is not available yet")
+/// The raw text and the plain text of one input.
+fn read(arg: &str) -> anyhow::Result<(String, String)> {
+    let (bytes, item) = if arg == "-" {
+        let mut bytes = Vec::new();
+        std::io::Read::read_to_end(&mut std::io::stdin(), &mut bytes)?;
+        let item = corpus::from_bytes("-".into(), None, &bytes, None);
+        (bytes, item)
+    } else {
+        let path = Path::new(arg);
+        let bytes = std::fs::read(path).with_context(|| format!("cannot read {arg}"))?;
+        (bytes, corpus::read_file(path, arg.to_string()))
+    };
+    match item {
+        Item::Doc(d) => Ok((text::decode(&bytes).text, d.text)),
+        Item::Skipped(s) => anyhow::bail!("{arg}: {}", s.reason),
+    }
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    if args.a == "-" && args.b == "-" {
+        anyhow::bail!("only one of A and B can be - (stdin)");
+    }
+    let (raw_a, plain_a) = read(&args.a)?;
+    let (raw_b, plain_b) = read(&args.b)?;
+    let options = args.params.options();
+    let c = compare(
+        Input {
+            raw: &raw_a,
+            plain: &plain_a,
+        },
+        Input {
+            raw: &raw_b,
+            plain: &plain_b,
+        },
+        &options,
+    )?;
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    if args.json {
+        let verdicts: Vec<_> = c
+            .verdicts()
+            .iter()
+            .map(|&(m, score, pass)| {
+                json!({"method": m, "score": score, "threshold": m.default_threshold(), "near_duplicate": pass})
+            })
+            .collect();
+        writeln!(
+            out,
+            "{}",
+            json!({"a": args.a, "b": args.b, "comparison": c, "verdicts": verdicts})
+        )?;
+    } else {
+        print_text(&mut out, &args, &options, &c)?;
+    }
+    out.flush()?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// One line: label, value, detail, and the verdict column.
+fn row(
+    out: &mut dyn Write,
+    label: &str,
+    value: &str,
+    detail: &str,
+    verdict: &str,
+) -> std::io::Result<()> {
+    let line = format!("  {label:<23} {value:<8} {detail:<37} {verdict}");
+    writeln!(out, "{}", line.trim_end())
+}
+
+fn print_text(
+    out: &mut dyn Write,
+    args: &Args,
+    o: &Options,
+    c: &Comparison,
+) -> std::io::Result<()> {
+    let n = &c.counts;
+    for (i, (name, path)) in [("A", &args.a), ("B", &args.b)].iter().enumerate() {
+        writeln!(
+            out,
+            "{name}  {path}: {} words, {} content words",
+            n.words[i], n.content_words[i]
+        )?;
+    }
+    let verdicts = c.verdicts();
+    let verdict = |m: Method| {
+        let pass = verdicts.iter().any(|v| v.0 == m && v.2);
+        let t = if m == Method::Exact {
+            format!("at level {}", o.level.number())
+        } else {
+            format!("≥ {}", m.default_threshold())
+        };
+        let yes = if m == Method::Exact {
+            "retrieval-equivalent"
+        } else {
+            "near-duplicate"
+        };
+        format!("{t}: {}", if pass { yes } else { "no" })
+    };
+    let set = |s: &pocketdex::methods::compare::SetScore| {
+        format!("{} shared of {}/{}", s.shared, s.sizes[0], s.sizes[1])
+    };
+    writeln!(out)?;
+    writeln!(out, "exact (identical canonical text)")?;
+    for l in &c.exact {
+        let v = if l.level == o.level {
+            verdict(Method::Exact)
+        } else {
+            String::new()
+        };
+        row(
+            out,
+            &format!("{} {}", l.number, l.level.describe()),
+            if l.equal { "same" } else { "differ" },
+            "",
+            &v,
+        )?;
+    }
+    let m = &c.minhash;
+    writeln!(
+        out,
+        "minhash ({}-word shingles of content words)",
+        o.shingle
+    )?;
+    row(
+        out,
+        "Jaccard",
+        &format!("{:.4}", m.jaccard.score),
+        &set(&m.jaccard),
+        &verdict(Method::Minhash),
+    )?;
+    row(
+        out,
+        "MinHash estimate",
+        &format!("{:.4}", m.estimate),
+        &format!("{} of {} sketch values agree", m.agree, m.permutations),
+        "",
+    )?;
+    let t = &c.trials;
+    writeln!(
+        out,
+        "trials ({}-word n-grams, {} hashes × {} trials)",
+        o.ngram, o.hashes, o.trials
+    )?;
+    row(
+        out,
+        "Jaccard",
+        &format!("{:.4}", t.jaccard.score),
+        &set(&t.jaccard),
+        &verdict(Method::Trials),
+    )?;
+    row(
+        out,
+        "agreeing trials",
+        &format!("{} of {}", t.agree, t.trials),
+        &format!(
+            "duplicate: {} (needs {})",
+            if t.duplicate { "yes" } else { "no" },
+            o.agree
+        ),
+        "",
+    )?;
+    row(
+        out,
+        "detection probability",
+        &format!("{:.3}", t.probability),
+        "for a pair with this Jaccard",
+        "",
+    )?;
+    writeln!(out, "spex ({}-word chunks)", o.chunk)?;
+    row(
+        out,
+        "S3",
+        &format!("{:.4}", c.spex.score),
+        &set(&c.spex),
+        &verdict(Method::Spex),
+    )?;
+    let g = &c.spotsigs;
+    writeln!(out, "spotsigs (antecedent + {} words)", o.chain)?;
+    row(
+        out,
+        "Jaccard",
+        &format!("{:.4}", g.jaccard.score),
+        &set(&g.jaccard),
+        &verdict(Method::Spotsigs),
+    )?;
+    for (i, name) in ["A", "B"].iter().enumerate() {
+        if g.set_aside[i] {
+            writeln!(
+                out,
+                "  {name} would be set aside: {} spot signatures, at least {} needed",
+                g.found[i],
+                o.min_signatures.max(1)
+            )?;
+        }
+    }
+    let h = &c.simhash;
+    writeln!(out, "simhash (64 bits, term frequencies)")?;
+    row(
+        out,
+        "Hamming distance",
+        &h.hamming.to_string(),
+        &format!(
+            "within {}: {}",
+            o.max_hamming,
+            if h.within { "yes" } else { "no" }
+        ),
+        "",
+    )?;
+    row(
+        out,
+        "estimated cosine",
+        &format!("{:.4}", h.estimate),
+        "",
+        "",
+    )?;
+    row(
+        out,
+        "exact cosine",
+        &format!("{:.4}", h.cosine),
+        "",
+        &verdict(Method::Simhash),
+    )?;
+    writeln!(out, "cosine (term frequencies of content words)")?;
+    row(
+        out,
+        "exact",
+        &format!("{:.4}", c.cosine),
+        "dups --method fuzzy weighs by tf-idf",
+        &verdict(Method::Fuzzy),
+    )?;
+    let f = &c.fuzzy;
+    writeln!(out, "fuzzy fingerprints")?;
+    row(
+        out,
+        "equal code groups",
+        &f.colliding_groups.to_string(),
+        &format!("of {}/{} codes", f.codes[0], f.codes[1]),
+        "",
+    )?;
+    row(
+        out,
+        "query collisions",
+        &format!("{}/{}", f.query_hits[0], f.query_hits[1]),
+        "groups A's codes hit in B / B's in A",
+        "",
+    )?;
+    Ok(())
 }

@@ -1,11 +1,206 @@
-//! `pocketdex dedup-run`: Collapse content-equivalent documents in ranked result lists.
+//! `pocketdex dedup-run`: collapse content-equivalent documents in ranked result lists (TREC
+//! run files), keeping the best-ranked document of each equivalence group.
 
+use anyhow::Context;
+use pocketdex::methods::groups::UnionFind;
+use std::collections::HashMap;
+use std::io::{BufRead, Write};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
-/// Collapse content-equivalent documents in ranked result lists.
+/// Collapse content-equivalent documents in ranked result lists
+///
+/// RUN is a TREC run file: one line per retrieved document, `qid Q0 docid rank score tag`,
+/// whitespace-separated. For each query, documents are taken best first (highest score; equal
+/// scores by rank, then by line order), and a document is dropped when a better-ranked document
+/// of the same query is in its equivalence group: what a search engine aware of content
+/// equivalence would show (the content-equivalence paper's runs with redundant documents
+/// removed). Ranks are renumbered 1, 2, …; scores and tags are kept as written.
+///
+/// FILE holds the groups: the JSON Lines of `pocketdex dups --json` or `groups.jsonl` of
+/// `pocketdex report` (lines with a "members" list; other lines are ignored), or plain text
+/// with one group per line, ids separated by white space. Groups that share a document are
+/// merged.
+///
+/// The collapsed run goes to stdout (or --output); counts go to stderr.
 #[derive(clap::Args, Debug)]
-pub struct Args {}
+#[command(verbatim_doc_comment)]
+pub struct Args {
+    /// The TREC run file (- for stdin).
+    #[arg(value_name = "RUN")]
+    run: String,
+    /// The equivalence groups.
+    #[arg(short, long, value_name = "FILE")]
+    groups: PathBuf,
+    /// Write the collapsed run here instead of stdout.
+    #[arg(short, long, value_name = "FILE")]
+    output: Option<PathBuf>,
+    /// List every dropped entry on stderr, with the document that replaced it.
+    #[arg(short, long)]
+    verbose: bool,
+}
 
-pub fn run(_args: Args) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("`pocketdex dedup-run` is not available yet")
+/// One line of a run.
+#[derive(Clone, Debug)]
+struct Entry {
+    qid: String,
+    docid: String,
+    rank: i64,
+    score: f64,
+    score_text: String,
+    tag: String,
+    line: usize,
+}
+
+/// Document id → group number, from a groups file.
+fn read_groups(path: &PathBuf) -> anyhow::Result<(HashMap<String, u32>, usize)> {
+    let file = std::fs::File::open(path)
+        .with_context(|| format!("cannot open groups file {}", path.display()))?;
+    let mut ids: HashMap<String, u32> = HashMap::new();
+    let mut lists: Vec<Vec<u32>> = Vec::new();
+    for (no, line) in std::io::BufReader::new(file).lines().enumerate() {
+        let line = line.with_context(|| format!("reading {}", path.display()))?;
+        let t = line.trim();
+        if t.is_empty() {
+            continue;
+        }
+        let members: Vec<String> = if t.starts_with('{') {
+            let v: serde_json::Value = serde_json::from_str(t)
+                .with_context(|| format!("{}:{}: invalid JSON", path.display(), no + 1))?;
+            match v.get("members").and_then(|m| m.as_array()) {
+                Some(m) => m
+                    .iter()
+                    .map(|x| match x {
+                        serde_json::Value::String(s) => s.clone(),
+                        other => other.to_string(),
+                    })
+                    .collect(),
+                None => continue,
+            }
+        } else {
+            t.split_whitespace().map(str::to_owned).collect()
+        };
+        let mut list = Vec::with_capacity(members.len());
+        for m in members {
+            let next = ids.len() as u32;
+            list.push(*ids.entry(m).or_insert(next));
+        }
+        lists.push(list);
+    }
+    let mut uf = UnionFind::new(ids.len());
+    for l in &lists {
+        for w in l.windows(2) {
+            uf.union(w[0], w[1]);
+        }
+    }
+    let groups = lists.len();
+    let by_id = ids.into_iter().map(|(id, n)| (id, uf.find(n))).collect();
+    Ok((by_id, groups))
+}
+
+fn read_run(arg: &str) -> anyhow::Result<Vec<Entry>> {
+    let reader: Box<dyn BufRead> = if arg == "-" {
+        Box::new(std::io::BufReader::new(std::io::stdin()))
+    } else {
+        Box::new(std::io::BufReader::new(
+            std::fs::File::open(arg).with_context(|| format!("cannot open run {arg}"))?,
+        ))
+    };
+    let mut entries = Vec::new();
+    for (no, line) in reader.lines().enumerate() {
+        let line = line.with_context(|| format!("reading {arg}"))?;
+        let f: Vec<&str> = line.split_whitespace().collect();
+        if f.is_empty() {
+            continue;
+        }
+        if f.len() != 6 {
+            anyhow::bail!(
+                "{arg}:{}: expected 6 fields `qid Q0 docid rank score tag`, found {}",
+                no + 1,
+                f.len()
+            );
+        }
+        let rank = f[3]
+            .parse::<i64>()
+            .with_context(|| format!("{arg}:{}: rank {:?} is not an integer", no + 1, f[3]))?;
+        let score = f[4]
+            .parse::<f64>()
+            .with_context(|| format!("{arg}:{}: score {:?} is not a number", no + 1, f[4]))?;
+        entries.push(Entry {
+            qid: f[0].to_owned(),
+            docid: f[2].to_owned(),
+            rank,
+            score,
+            score_text: f[4].to_owned(),
+            tag: f[5].to_owned(),
+            line: no,
+        });
+    }
+    Ok(entries)
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let (group_of, group_count) = read_groups(&args.groups)?;
+    let entries = read_run(&args.run)?;
+    // Queries in order of first appearance.
+    let mut order: Vec<String> = Vec::new();
+    let mut by_query: HashMap<String, Vec<Entry>> = HashMap::new();
+    for e in entries {
+        if !by_query.contains_key(&e.qid) {
+            order.push(e.qid.clone());
+        }
+        by_query.entry(e.qid.clone()).or_default().push(e);
+    }
+    let mut out: Box<dyn Write> = match &args.output {
+        Some(p) => Box::new(std::io::BufWriter::new(
+            std::fs::File::create(p).with_context(|| format!("cannot write {}", p.display()))?,
+        )),
+        None => Box::new(std::io::BufWriter::new(std::io::stdout().lock())),
+    };
+    let (mut total, mut dropped, mut affected) = (0usize, 0usize, 0usize);
+    for qid in &order {
+        let mut list = by_query.remove(qid).unwrap_or_default();
+        list.sort_by(|a, b| {
+            b.score
+                .total_cmp(&a.score)
+                .then(a.rank.cmp(&b.rank))
+                .then(a.line.cmp(&b.line))
+        });
+        // Group → the document kept for it.
+        let mut kept: HashMap<u32, String> = HashMap::new();
+        let mut rank = 0;
+        let before = dropped;
+        for e in &list {
+            total += 1;
+            if let Some(&g) = group_of.get(&e.docid) {
+                if let Some(k) = kept.get(&g) {
+                    dropped += 1;
+                    if args.verbose {
+                        eprintln!(
+                            "{qid}: dropped {} (rank {}), equivalent to {k}",
+                            e.docid, e.rank
+                        );
+                    }
+                    continue;
+                }
+                kept.insert(g, e.docid.clone());
+            }
+            rank += 1;
+            writeln!(
+                out,
+                "{} Q0 {} {rank} {} {}",
+                e.qid, e.docid, e.score_text, e.tag
+            )?;
+        }
+        affected += (dropped > before) as usize;
+    }
+    out.flush()?;
+    eprintln!(
+        "dedup-run: {} queries, {total} entries → {} ({dropped} dropped as equivalent to a \
+         better-ranked document, in {affected} queries); {group_count} groups covering {} documents",
+        order.len(),
+        total - dropped,
+        group_of.len()
+    );
+    Ok(ExitCode::SUCCESS)
 }

@@ -1,11 +1,453 @@
-//! `pocketdex dups`: Find groups of near-duplicate documents with a classical method.
+//! `pocketdex dups`: groups of near-duplicate documents found with one of the classical methods;
+//! also the reading and detection that `pocketdex report` shares.
 
+use super::util;
+use pocketdex::corpus::{self, Item, Skipped, Source};
+use pocketdex::methods::groups::{group_pairs, Group};
+use pocketdex::methods::{Detector, Evidence, Features, Level, Method, Options, Outcome, Pair};
+use pocketdex::Lang;
+use serde_json::json;
+use std::collections::HashSet;
+use std::io::Write;
 use std::process::ExitCode;
+use std::time::Instant;
 
-/// Find groups of near-duplicate documents with a classical method.
+/// Find groups of near-duplicate documents with a classical method
+///
+/// Every pair of documents whose score reaches the threshold is found (never by comparing all
+/// pairs); the groups are the connected components of those pairs, largest first, each listed
+/// with its members and the scores of the pairs inside it.
+///
+/// Methods (score and default threshold):
+///   exact     identical canonical text after --level (all six levels by default)
+///   fuzzy     tf-idf cosine of content words ≥ 0.8 (candidates: the fuzzy-fingerprint index)
+///   minhash   Jaccard of 3-word shingles of content words ≥ 0.8 (candidates: 128 MinHash values)
+///   trials    Jaccard of 2-word n-grams ≥ 0.9 (candidates: 2 of 6 trials of 14 hashes agree)
+///   spex      S3 of 8-word chunks ≥ 0.58 (chunks repeated in the collection; exact)
+///   spotsigs  Jaccard of stopword-anchored spot signatures ≥ 0.6 (exact)
+///   simhash   cosine of term frequencies ≥ 0.8, among 64-bit simhashes within 3 bits
+///
+/// The estimating methods (fuzzy, minhash, trials, simhash) verify every candidate with the
+/// exact measure and report it, so no pair is reported below the threshold; --no-verify
+/// reports their own estimates instead. Documents with identical features are compared once:
+/// each later copy is reported as one pair with the first, score 1. Documents a method cannot
+/// describe (no content words; for SpotSigs, too few antecedents, as error pages have) are set
+/// aside and reported.
+///
+/// INPUT is read as by `pocketdex build`: a directory, a file, a .jsonl file or - (JSON Lines
+/// on stdin); markup is removed.
+///
+/// Exit status: 0 when some group was found, 1 when none, 2 on error.
+///
+/// With --json, JSON Lines: one {"type": "group", "group", "size", "members": [ids], "pairs":
+/// [{"a", "b", "score", "estimate"?, "evidence"}]} per group; {"type": "set_aside", "id",
+/// "reason"} and {"type": "skipped", "id", "reason"} per document left out; and a final
+/// {"type": "summary", ...} with the counts.
 #[derive(clap::Args, Debug)]
-pub struct Args {}
+#[command(verbatim_doc_comment)]
+pub struct Args {
+    /// Directories, files, .jsonl files, or - (JSON Lines on stdin).
+    #[arg(required = true, value_name = "INPUT")]
+    inputs: Vec<String>,
+    #[command(flatten)]
+    method: MethodArgs,
+    /// JSON Lines output.
+    #[arg(long)]
+    json: bool,
+    /// List every skipped and set-aside document on stderr, not only the first ten.
+    #[arg(short, long)]
+    verbose: bool,
+    /// No progress bar and no summary.
+    #[arg(short, long)]
+    quiet: bool,
+}
 
-pub fn run(_args: Args) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("`pocketdex dups` is not available yet")
+/// The method and its parameters (shared with `pocketdex report`).
+#[derive(clap::Args, Debug, Clone)]
+pub struct MethodArgs {
+    /// The method (see above).
+    #[arg(short, long, value_enum, default_value = "minhash")]
+    method: Method,
+    /// Keep pairs whose score is at least T (0 < T ≤ 1); default: the method's.
+    #[arg(short, long, value_name = "T")]
+    threshold: Option<f64>,
+    /// Report the estimating methods' own estimates (sketch agreement, agreeing trials, Hamming
+    /// distance, fuzzy sketch) instead of the exact measure.
+    #[arg(long)]
+    no_verify: bool,
+    #[command(flatten)]
+    params: ParamArgs,
+}
+
+/// The language and every method's parameters (shared with `pocketdex compare`).
+#[derive(clap::Args, Debug, Clone)]
+pub struct ParamArgs {
+    /// Language of the documents: stopwords, stemmer and SpotSigs antecedents.
+    #[arg(long, value_enum, default_value = "en")]
+    lang: Lang,
+    /// exact: canonicalization level; each includes the ones before it.
+    #[arg(long, value_enum, default_value = "stem", help_heading = "exact")]
+    level: Level,
+    /// minhash: words per shingle.
+    #[arg(long, default_value_t = Options::default().shingle, value_name = "Q", help_heading = "minhash")]
+    shingle: usize,
+    /// minhash: hash permutations (sketch values per document).
+    #[arg(long, default_value_t = Options::default().permutations, value_name = "P", help_heading = "minhash")]
+    permutations: usize,
+    /// trials: words per n-gram.
+    #[arg(long, default_value_t = Options::default().ngram, value_name = "N", help_heading = "trials")]
+    ngram: usize,
+    /// trials: hash functions per trial (more = stricter).
+    #[arg(long, default_value_t = Options::default().hashes, value_name = "H", help_heading = "trials")]
+    hashes: usize,
+    /// trials: number of trials.
+    #[arg(long, default_value_t = Options::default().trials, value_name = "R", help_heading = "trials")]
+    trials: usize,
+    /// trials: trials that must agree for a duplicate.
+    #[arg(long, default_value_t = Options::default().agree, value_name = "A", help_heading = "trials")]
+    agree: usize,
+    /// spex: words per chunk.
+    #[arg(long, default_value_t = Options::default().chunk, value_name = "L", help_heading = "spex")]
+    chunk: usize,
+    /// spotsigs: non-stopwords after each antecedent.
+    #[arg(long, default_value_t = Options::default().chain, value_name = "C", help_heading = "spotsigs")]
+    chain: usize,
+    /// spotsigs: antecedents, comma-separated (default: the, is, was, has, … for en).
+    #[arg(
+        long,
+        value_name = "W1,W2,...",
+        value_delimiter = ',',
+        help_heading = "spotsigs"
+    )]
+    antecedents: Vec<String>,
+    /// spotsigs: documents with fewer spot signatures are set aside.
+    #[arg(long, default_value_t = Options::default().min_signatures, value_name = "M", help_heading = "spotsigs")]
+    min_signatures: usize,
+    /// simhash: largest Hamming distance (bits of 64) searched.
+    #[arg(long, default_value_t = Options::default().max_hamming, value_name = "K", help_heading = "simhash")]
+    max_hamming: u32,
+}
+
+impl ParamArgs {
+    /// The options these parameters give (threshold and verification at their defaults).
+    pub fn options(&self) -> Options {
+        Options {
+            lang: self.lang,
+            threshold: None,
+            verify: true,
+            level: self.level,
+            shingle: self.shingle,
+            permutations: self.permutations,
+            ngram: self.ngram,
+            hashes: self.hashes,
+            trials: self.trials,
+            agree: self.agree,
+            chunk: self.chunk,
+            chain: self.chain,
+            antecedents: (!self.antecedents.is_empty()).then(|| self.antecedents.clone()),
+            min_signatures: self.min_signatures,
+            max_hamming: self.max_hamming,
+        }
+    }
+}
+
+impl MethodArgs {
+    fn options(&self) -> Options {
+        Options {
+            threshold: self.threshold,
+            verify: !self.no_verify,
+            ..self.params.options()
+        }
+    }
+}
+
+/// Everything one run of a method found.
+pub struct Found {
+    /// Document ids in input order.
+    pub ids: Vec<String>,
+    /// The detector that ran.
+    pub detector: Detector,
+    /// Its pairs, set-aside documents and counts.
+    pub outcome: Outcome,
+    /// The equivalence groups.
+    pub groups: Vec<Group>,
+    /// Inputs the reader skipped (empty, binary, unreadable).
+    pub skipped: Vec<Skipped>,
+    /// Bytes of plain text read.
+    pub bytes: u64,
+    /// Seconds for reading and finding.
+    pub seconds: f64,
+}
+
+/// Reads the inputs, prepares every document (in parallel, while reading) and finds the pairs.
+pub fn detect(inputs: &[String], m: &MethodArgs, quiet: bool) -> anyhow::Result<Found> {
+    let start = Instant::now();
+    let detector = Detector::new(m.method, m.options())?;
+    let sources = inputs
+        .iter()
+        .map(|a| Source::from_arg(a))
+        .collect::<Result<Vec<_>, _>>()?;
+    if m.method == Method::Exact && m.params.level == Level::Whitespace && !quiet {
+        eprintln!(
+            "note: documents are read with markup removed, so --level whitespace equals --level \
+             markup here; `pocketdex compare` shows the levels of raw files"
+        );
+    }
+    let bar = if quiet {
+        indicatif::ProgressBar::hidden()
+    } else {
+        let all_known = sources
+            .iter()
+            .all(|s| matches!(s, Source::Dir(_) | Source::File(_)));
+        util::progress(all_known.then_some(0), "reading")
+    };
+    let mut ids = Vec::new();
+    let mut features: Vec<Features> = Vec::new();
+    let mut skipped = Vec::new();
+    let mut bytes = 0u64;
+    let non_regular = corpus::for_each_batch(
+        &sources,
+        512,
+        |item| match item {
+            Item::Doc(d) => {
+                let f = detector.prepare(&d.text);
+                Ok((d.id, d.text.len(), f))
+            }
+            Item::Skipped(s) => Err(s),
+        },
+        |n| {
+            if bar.length().is_some() {
+                bar.inc_length(n)
+            }
+        },
+        |batch| {
+            for item in batch {
+                bar.inc(1);
+                match item {
+                    Ok((id, len, f)) => {
+                        ids.push(id);
+                        bytes += len as u64;
+                        features.push(f);
+                    }
+                    Err(s) => skipped.push(s),
+                }
+            }
+            Ok(())
+        },
+    )?;
+    bar.finish_and_clear();
+    if !quiet && non_regular > 0 {
+        eprintln!("note: {non_regular} symlinks or special files were not followed");
+    }
+    if !quiet {
+        let mut seen = HashSet::new();
+        let dup: Vec<&String> = ids.iter().filter(|id| !seen.insert(*id)).collect();
+        if let Some(first) = dup.first() {
+            eprintln!(
+                "warning: {} documents share an id with an earlier one (first: {first}); each is \
+                 treated as its own document",
+                dup.len()
+            );
+        }
+    }
+    let outcome = detector.find(&features)?;
+    drop(features);
+    let groups = group_pairs(ids.len(), &outcome.pairs);
+    Ok(Found {
+        ids,
+        detector,
+        outcome,
+        groups,
+        skipped,
+        bytes,
+        seconds: start.elapsed().as_secs_f64(),
+    })
+}
+
+impl Found {
+    /// Documents that are in some group.
+    pub fn in_groups(&self) -> usize {
+        self.groups.iter().map(|g| g.members.len()).sum()
+    }
+
+    /// A pair as JSON, with ids.
+    pub fn pair_json(&self, p: &Pair) -> serde_json::Value {
+        let mut o = json!({
+            "a": self.ids[p.a as usize],
+            "b": self.ids[p.b as usize],
+            "score": p.score,
+            "evidence": p.evidence,
+        });
+        if let Some(e) = p.estimate {
+            o["estimate"] = json!(e);
+        }
+        o
+    }
+
+    /// A group as its JSON line.
+    pub fn group_json(&self, number: usize, g: &Group) -> serde_json::Value {
+        json!({
+            "type": "group",
+            "group": number,
+            "size": g.members.len(),
+            "members": g.members.iter().map(|&d| &self.ids[d as usize]).collect::<Vec<_>>(),
+            "pairs": g.pairs.iter().map(|p| self.pair_json(p)).collect::<Vec<_>>(),
+        })
+    }
+
+    /// The counts as the JSON summary object.
+    pub fn summary_json(&self) -> serde_json::Value {
+        let d = &self.detector;
+        json!({
+            "type": "summary",
+            "method": d.method(),
+            "threshold": d.threshold(),
+            "measure": d.measure(),
+            "verified": d.options().verify || !d.method().estimates(),
+            "documents": self.ids.len(),
+            "groups": self.groups.len(),
+            "in_groups": self.in_groups(),
+            "pairs": self.outcome.pairs.len(),
+            "set_aside": self.outcome.set_aside.len(),
+            "skipped": self.skipped.len(),
+            "distinct": self.outcome.stats.distinct,
+            "copies": self.outcome.stats.copies,
+            "candidates": self.outcome.stats.candidates,
+            "bytes": self.bytes,
+            "seconds": (self.seconds * 1000.0).round() / 1000.0,
+        })
+    }
+
+    /// Skipped and set-aside documents on stderr (the first ten unless `verbose`).
+    pub fn report_left_out(&self, verbose: bool) {
+        let lines: Vec<String> = self
+            .skipped
+            .iter()
+            .map(|s| format!("skipped {}: {}", s.id, s.reason))
+            .chain(
+                self.outcome
+                    .set_aside
+                    .iter()
+                    .map(|s| format!("set aside {}: {}", self.ids[s.doc as usize], s.reason)),
+            )
+            .collect();
+        let shown = if verbose {
+            lines.len()
+        } else {
+            lines.len().min(10)
+        };
+        for l in &lines[..shown] {
+            eprintln!("{l}");
+        }
+        if shown < lines.len() {
+            eprintln!("… and {} more (--verbose lists all)", lines.len() - shown);
+        }
+    }
+
+    /// The one-paragraph summary on stderr.
+    pub fn print_summary(&self) {
+        let d = &self.detector;
+        let n = self.ids.len();
+        let in_groups = self.in_groups();
+        eprintln!(
+            "{}: {n} documents ({}) in {:.2} s ({:.0} docs/s): {} group{} holding {in_groups} \
+             documents ({:.1}%), {} pair{} with {}",
+            d.method().name(),
+            util::size(self.bytes),
+            self.seconds,
+            n as f64 / self.seconds.max(1e-9),
+            self.groups.len(),
+            if self.groups.len() == 1 { "" } else { "s" },
+            100.0 * in_groups as f64 / n.max(1) as f64,
+            self.outcome.pairs.len(),
+            if self.outcome.pairs.len() == 1 {
+                ""
+            } else {
+                "s"
+            },
+            d.criterion(),
+        );
+        let s = &self.outcome.stats;
+        eprintln!(
+            "{} distinct ({} later copies compared once), {} candidate pairs, {} set aside, {} skipped",
+            s.distinct,
+            s.copies,
+            s.candidates,
+            self.outcome.set_aside.len(),
+            self.skipped.len()
+        );
+        for note in &self.outcome.notes {
+            eprintln!("{note}");
+        }
+    }
+}
+
+/// Evidence in words.
+pub fn evidence_text(e: &Evidence) -> String {
+    match *e {
+        Evidence::Identical => "identical".into(),
+        Evidence::Sketch { agree, of } => format!("{agree}/{of} sketch values"),
+        Evidence::Trials { agree, of } => format!("{agree}/{of} trials"),
+        Evidence::Shared { shared, a, b } => format!("{shared} shared of {a}/{b}"),
+        Evidence::Hamming { distance } => format!("{distance} bits apart"),
+        Evidence::Codes { groups } => {
+            format!("{groups} code group{}", if groups == 1 { "" } else { "s" })
+        }
+        Evidence::Computed => String::new(),
+    }
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let found = detect(&args.inputs, &args.method, args.quiet)?;
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    if args.json {
+        for (i, g) in found.groups.iter().enumerate() {
+            writeln!(out, "{}", found.group_json(i + 1, g))?;
+        }
+        for s in &found.outcome.set_aside {
+            let line =
+                json!({"type": "set_aside", "id": found.ids[s.doc as usize], "reason": s.reason});
+            writeln!(out, "{line}")?;
+        }
+        for s in &found.skipped {
+            writeln!(
+                out,
+                "{}",
+                json!({"type": "skipped", "id": s.id, "reason": s.reason})
+            )?;
+        }
+        writeln!(out, "{}", found.summary_json())?;
+    } else {
+        for (i, g) in found.groups.iter().enumerate() {
+            writeln!(out, "group {}: {} documents", i + 1, g.members.len())?;
+            for &m in &g.members {
+                writeln!(out, "  {}", found.ids[m as usize])?;
+            }
+            for p in &g.pairs {
+                let est = match p.estimate {
+                    Some(e) if found.detector.options().verify => format!(", estimate {e:.3}"),
+                    _ => String::new(),
+                };
+                writeln!(
+                    out,
+                    "    {:.4}  {}  {}  ({}{est})",
+                    p.score,
+                    found.ids[p.a as usize],
+                    found.ids[p.b as usize],
+                    evidence_text(&p.evidence)
+                )?;
+            }
+        }
+    }
+    out.flush()?;
+    if !args.quiet {
+        found.report_left_out(args.verbose);
+        found.print_summary();
+    }
+    Ok(if found.groups.is_empty() {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
 }

@@ -1,0 +1,349 @@
+//! Every measure of every method for one pair of documents, side by side: what `pocketdex
+//! compare` prints. Each number comes from the same functions the methods use on whole
+//! collections, so a pair compared here scores exactly as `pocketdex dups` scores it (except
+//! tf-idf, which needs a collection: here the cosine of plain term frequencies is shown).
+
+use super::canon::{Canonicalizer, Level};
+use super::cosine::TermVector;
+use super::shingles::{self, dice_of, jaccard_of, overlap, word_hashes};
+use super::{minhash, simhash, spotsigs, trials, Method, Options};
+use crate::error::Result;
+use crate::text;
+use crate::IndexBuilder;
+use serde::Serialize;
+use std::collections::HashSet;
+
+/// One document as `compare` reads it.
+#[derive(Clone, Copy, Debug)]
+pub struct Input<'a> {
+    /// The text as stored (markup and all), for canonicalization level 1.
+    pub raw: &'a str,
+    /// The plain text (markup removed), for everything else.
+    pub plain: &'a str,
+}
+
+/// Canonical equality at one level.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct LevelMatch {
+    /// The level.
+    pub level: Level,
+    /// Its number, 1–6.
+    pub number: u8,
+    /// True when both canonical texts are identical (same 128-bit hash).
+    pub equal: bool,
+}
+
+/// Sizes of the two documents.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Counts {
+    /// Words (UAX #29).
+    pub words: [usize; 2],
+    /// Content words (stopwords and tokens without a letter removed).
+    pub content_words: [usize; 2],
+}
+
+/// A set-overlap measure.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct SetScore {
+    /// The score (Jaccard or S3).
+    pub score: f64,
+    /// Elements in both.
+    pub shared: usize,
+    /// Elements of each document.
+    pub sizes: [usize; 2],
+}
+
+/// MinHash.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct MinhashScore {
+    /// Exact Jaccard of the shingle sets.
+    pub jaccard: SetScore,
+    /// The sketch estimate.
+    pub estimate: f64,
+    /// Agreeing sketch positions.
+    pub agree: usize,
+    /// Sketch size.
+    pub permutations: usize,
+}
+
+/// The multi-trial signature.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct TrialsScore {
+    /// Exact Jaccard of the n-gram sets.
+    pub jaccard: SetScore,
+    /// Trials that agree.
+    pub agree: usize,
+    /// Trials.
+    pub trials: usize,
+    /// True when at least the required number of trials agree.
+    pub duplicate: bool,
+    /// The probability that a pair with this Jaccard is detected.
+    pub probability: f64,
+}
+
+/// SpotSigs.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct SpotsigsScore {
+    /// Jaccard of the signature sets.
+    pub jaccard: SetScore,
+    /// Signatures found per document (with repeats).
+    pub found: [u32; 2],
+    /// Per document: would it be set aside (too few signatures)?
+    pub set_aside: [bool; 2],
+}
+
+/// simhash.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct SimhashScore {
+    /// Differing bits of the 64-bit fingerprints.
+    pub hamming: u32,
+    /// cos(π·h/64).
+    pub estimate: f64,
+    /// Exact cosine of the term-frequency vectors.
+    pub cosine: f64,
+    /// True when the distance is within the searched radius.
+    pub within: bool,
+}
+
+/// Fuzzy-fingerprint code collisions.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct FuzzyScore {
+    /// Codes per document (as indexed).
+    pub codes: [usize; 2],
+    /// Code groups in which the two documents' own codes are equal.
+    pub colliding_groups: usize,
+    /// Code groups of B that A's query codes (with multi-probe) hit, and the reverse: what
+    /// `pocketdex query` finds in each direction.
+    pub query_hits: [usize; 2],
+}
+
+/// Every measure for one pair.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Comparison {
+    /// Sizes.
+    pub counts: Counts,
+    /// exact: equality per canonicalization level.
+    pub exact: Vec<LevelMatch>,
+    /// minhash.
+    pub minhash: MinhashScore,
+    /// trials.
+    pub trials: TrialsScore,
+    /// spex: S3 of the chunk sets.
+    pub spex: SetScore,
+    /// SpotSigs.
+    pub spotsigs: SpotsigsScore,
+    /// simhash.
+    pub simhash: SimhashScore,
+    /// Cosine of the term-frequency vectors of content words.
+    pub cosine: f64,
+    /// fuzzy.
+    pub fuzzy: FuzzyScore,
+}
+
+impl Comparison {
+    /// The score each method gives the pair on the scale of its threshold, and whether that
+    /// reaches the method's default threshold.
+    pub fn verdicts(&self) -> Vec<(Method, f64, bool)> {
+        Method::ALL
+            .iter()
+            .map(|&m| {
+                let score = match m {
+                    Method::Exact => {
+                        if self.exact.last().is_some_and(|l| l.equal) {
+                            1.0
+                        } else {
+                            0.0
+                        }
+                    }
+                    Method::Fuzzy => self.cosine,
+                    Method::Minhash => self.minhash.jaccard.score,
+                    Method::Trials => self.trials.jaccard.score,
+                    Method::Spex => self.spex.score,
+                    Method::Spotsigs => self.spotsigs.jaccard.score,
+                    Method::Simhash => self.simhash.cosine,
+                };
+                let pass = match m {
+                    Method::Trials => {
+                        self.trials.duplicate && score + 1e-9 >= m.default_threshold()
+                    }
+                    Method::Simhash => self.simhash.within && score + 1e-9 >= m.default_threshold(),
+                    Method::Spotsigs => {
+                        !self.spotsigs.set_aside.iter().any(|&x| x)
+                            && score + 1e-9 >= m.default_threshold()
+                    }
+                    _ => score + 1e-9 >= m.default_threshold(),
+                };
+                (m, score, pass)
+            })
+            .collect()
+    }
+}
+
+fn set_score(a: &[u64], b: &[u64], dice: bool) -> SetScore {
+    let o = overlap(a, b);
+    SetScore {
+        score: if dice {
+            dice_of(o, a.len(), b.len())
+        } else {
+            jaccard_of(o, a.len(), b.len())
+        },
+        shared: o,
+        sizes: [a.len(), b.len()],
+    }
+}
+
+/// Compares two documents by every measure, with the parameters of `options` (its threshold and
+/// `verify` are not used).
+///
+/// # Example
+/// ```
+/// use pocketdex::methods::compare::{compare, Input};
+/// use pocketdex::methods::Options;
+/// let a = "The Moon is Earth's only natural satellite. It orbits at an average distance of 384,400 km.";
+/// let b = "The Moon is the only natural satellite of Earth. It orbits at an average distance of 384,400 km.";
+/// let c = compare(Input { raw: a, plain: a }, Input { raw: b, plain: b }, &Options::default())?;
+/// // 8-word chunks: "it orbits at an average distance of 384,400" and the next one are shared.
+/// assert_eq!((c.spex.shared, c.spex.sizes), (2, [9, 11]));
+/// assert!((c.spex.score - 0.2).abs() < 1e-12);
+/// assert!(!c.exact[0].equal);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn compare(a: Input<'_>, b: Input<'_>, options: &Options) -> Result<Comparison> {
+    options.validate()?;
+    let o = options;
+    let canon = Canonicalizer::new(o.lang);
+    let analyzer = canon.analyzer();
+    let exact = Level::ALL
+        .iter()
+        .map(|&level| {
+            let (x, y) = if level == Level::Whitespace {
+                (canon.canonical(a.raw, level), canon.canonical(b.raw, level))
+            } else {
+                (
+                    canon.canonical_plain(a.plain, level),
+                    canon.canonical_plain(b.plain, level),
+                )
+            };
+            LevelMatch {
+                level,
+                number: level.number(),
+                equal: Canonicalizer::hash(&x) == Canonicalizer::hash(&y),
+            }
+        })
+        .collect();
+    let words: [Vec<String>; 2] = [
+        text::words(a.plain).collect(),
+        text::words(b.plain).collect(),
+    ];
+    let terms = [analyzer.terms(a.plain), analyzer.terms(b.plain)];
+    let term_hashes = [word_hashes(&terms[0]), word_hashes(&terms[1])];
+    let word_h = [word_hashes(&words[0]), word_hashes(&words[1])];
+
+    let sh = [
+        shingles::shingles(&term_hashes[0], o.shingle),
+        shingles::shingles(&term_hashes[1], o.shingle),
+    ];
+    let sk = [
+        minhash::sketch(&sh[0], o.permutations),
+        minhash::sketch(&sh[1], o.permutations),
+    ];
+    let agree = minhash::agreeing(&sk[0], &sk[1]);
+
+    let tp = o.trial_params();
+    let ng = [
+        shingles::shingles(&term_hashes[0], o.ngram),
+        shingles::shingles(&term_hashes[1], o.ngram),
+    ];
+    let sig = [
+        trials::signature(&ng[0], &tp),
+        trials::signature(&ng[1], &tp),
+    ];
+    let trials_agree = sig[0].iter().zip(&sig[1]).filter(|(x, y)| x == y).count();
+    let ng_score = set_score(&ng[0], &ng[1], false);
+
+    let ch = [
+        super::spex::chunks(&word_h[0], o.chunk),
+        super::spex::chunks(&word_h[1], o.chunk),
+    ];
+
+    let ante: HashSet<String> = o
+        .antecedents
+        .clone()
+        .unwrap_or_else(|| spotsigs::default_antecedents(o.lang))
+        .iter()
+        .map(|w| text::fold(w))
+        .collect();
+    let (ss_a, found_a) = spotsigs::signatures(&words[0], &ante, analyzer, o.chain);
+    let (ss_b, found_b) = spotsigs::signatures(&words[1], &ante, analyzer, o.chain);
+    let min_sig = o.min_signatures.max(1);
+
+    let tf = [
+        TermVector::from_terms(&terms[0]),
+        TermVector::from_terms(&terms[1]),
+    ];
+    let fp = [simhash::fingerprint(&tf[0]), simhash::fingerprint(&tf[1])];
+    let hamming = simhash::hamming(fp[0], fp[1]);
+    let cosine = tf[0].cosine(&tf[1]);
+
+    let builder = IndexBuilder::for_lang(o.lang, crate::Params::default())?;
+    let f = builder.fingerprinter();
+    let docs = [f.fingerprint(a.plain), f.fingerprint(b.plain)];
+    let probes = [
+        f.query_probes(a.plain, f.params().probes),
+        f.query_probes(b.plain, f.params().probes),
+    ];
+    let groups_hit = |q: &crate::fingerprint::Fingerprint, d: &crate::fingerprint::Fingerprint| {
+        let keys: HashSet<u64> = d.codes.iter().map(|c| c.key).collect();
+        let mut groups: Vec<_> = q
+            .codes
+            .iter()
+            .filter(|c| keys.contains(&c.key))
+            .map(|c| (c.path, c.group))
+            .collect();
+        groups.sort_unstable();
+        groups.dedup();
+        groups.len()
+    };
+
+    Ok(Comparison {
+        counts: Counts {
+            words: [words[0].len(), words[1].len()],
+            content_words: [terms[0].len(), terms[1].len()],
+        },
+        exact,
+        minhash: MinhashScore {
+            jaccard: set_score(&sh[0], &sh[1], false),
+            estimate: minhash::estimate(&sk[0], &sk[1]),
+            agree,
+            permutations: o.permutations,
+        },
+        trials: TrialsScore {
+            probability: trials::probability(ng_score.score, &tp),
+            jaccard: ng_score,
+            agree: trials_agree,
+            trials: tp.trials,
+            duplicate: !sig[0].is_empty() && trials_agree >= tp.agree,
+        },
+        spex: set_score(&ch[0], &ch[1], true),
+        spotsigs: SpotsigsScore {
+            jaccard: set_score(&ss_a, &ss_b, false),
+            found: [found_a, found_b],
+            set_aside: [(found_a as usize) < min_sig, (found_b as usize) < min_sig],
+        },
+        simhash: SimhashScore {
+            hamming,
+            estimate: simhash::estimate(hamming),
+            cosine,
+            within: !tf[0].is_empty() && !tf[1].is_empty() && hamming <= o.max_hamming,
+        },
+        cosine,
+        fuzzy: FuzzyScore {
+            codes: [docs[0].codes.len(), docs[1].codes.len()],
+            colliding_groups: groups_hit(&docs[0], &docs[1]),
+            query_hits: [
+                groups_hit(&probes[0], &docs[1]),
+                groups_hit(&probes[1], &docs[0]),
+            ],
+        },
+    })
+}

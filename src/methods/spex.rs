@@ -1,0 +1,262 @@
+//! spex chunk selection and the S3 score (Bernstein & Zobel 2004; the content-equivalence paper).
+//!
+//! A chunk is a window of `chunk` consecutive words (default 8). A chunk that occurs only once in
+//! the collection cannot be shared, so it cannot change any pair's score: spex keeps only chunks
+//! that occur more than once, found by iterative hashing. Pass k hashes the k-word windows into
+//! a table of two bits per slot (seen, seen again); a (k+1)-word window can only repeat if
+//! both k-word windows inside it did, so pass k + 1 looks only at those. The table is lossy
+//! (two windows may share a slot), which only keeps a few extra chunks: never loses one. The
+//! kept chunks are then counted exactly, those in a single document dropped, and the S3 pairs
+//! found by the inverted-index join of [`join`](super::join).
+//!
+//! S3(u, v) = |C(u) ∩ C(v)| / mean(|C(u)|, |C(v)|), where C(d) is the set of distinct chunks of
+//! d (all of them, kept or not): the Dice coefficient of the chunk sets. Content equivalence at
+//! S3 ≥ 0.58 (the paper's threshold, where 95% of the pairs its assessors judged were equivalent
+//! at level 1 or above). A document with fewer than `chunk` words has one chunk: all its words.
+//! The score is exact (up to 64-bit chunk-hash collisions).
+
+use super::join::{index_sets, self_join, Measure};
+use super::shingles::{shingle_hash, shingles, step};
+use super::{Evidence, Pair, SHINGLE_SEED};
+use rayon::prelude::*;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// The distinct chunks of a document (sorted chunk hashes).
+pub fn chunks(words: &[u64], chunk: usize) -> Vec<u64> {
+    shingles(words, chunk)
+}
+
+/// The S3 score of two chunk sets.
+///
+/// # Example
+/// ```
+/// use pocketdex::methods::spex::{chunks, s3};
+/// use pocketdex::methods::shingles::word_hashes;
+/// let a = word_hashes(&"one two three four five six seven eight nine ten".split(' ').collect::<Vec<_>>());
+/// let mut b = a.clone();
+/// b[9] = 0; // the last word differs: chunks 1–2 of 3 are shared
+/// assert!((s3(&chunks(&a, 8), &chunks(&b, 8)) - 2.0 / 3.0).abs() < 1e-12);
+/// ```
+pub fn s3(a: &[u64], b: &[u64]) -> f64 {
+    super::shingles::dice_of(super::shingles::overlap(a, b), a.len(), b.len())
+}
+
+/// What one pass of iterative hashing did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Pass {
+    /// Window length in words.
+    pub words: u32,
+    /// Windows hashed (those whose two shorter windows repeated).
+    pub candidates: u64,
+    /// Windows the table saw more than once.
+    pub repeated: u64,
+}
+
+/// The chunks spex keeps, per document.
+#[derive(Clone, Debug, Default)]
+pub struct Selection {
+    /// Per document: the kept chunk hashes, sorted and deduplicated.
+    pub kept: Vec<Vec<u64>>,
+    /// Per document: the number of distinct chunks, kept or not.
+    pub sizes: Vec<u32>,
+    /// One entry per pass.
+    pub passes: Vec<Pass>,
+}
+
+/// A table of two bits per slot, seen and seen again, side by side in one word so that both
+/// live in one cache line.
+struct Table {
+    cells: Vec<AtomicU64>,
+    shift: u32,
+}
+
+impl Table {
+    /// A table with at least 8 slots per expected insertion (32 slots per word).
+    fn new(insertions: u64) -> Table {
+        let slots = (insertions.max(1) * 8).next_power_of_two().max(32);
+        Table {
+            cells: (0..slots / 32).map(|_| AtomicU64::new(0)).collect(),
+            shift: 64 - slots.trailing_zeros(),
+        }
+    }
+
+    /// The word and the "seen" bit of a hash's slot (its "again" bit is the next one up).
+    #[inline]
+    fn slot(&self, h: u64) -> (usize, u64) {
+        let s = h >> self.shift;
+        ((s / 32) as usize, 1u64 << (2 * (s % 32)))
+    }
+
+    #[inline]
+    fn insert(&self, h: u64) {
+        let (w, seen) = self.slot(h);
+        let cell = &self.cells[w];
+        if cell.load(Ordering::Relaxed) & (seen << 1) != 0 {
+            return;
+        }
+        if cell.fetch_or(seen, Ordering::Relaxed) & seen != 0 {
+            cell.fetch_or(seen << 1, Ordering::Relaxed);
+        }
+    }
+
+    #[inline]
+    fn repeated(&self, h: u64) -> bool {
+        let (w, seen) = self.slot(h);
+        self.cells[w].load(Ordering::Relaxed) & (seen << 1) != 0
+    }
+}
+
+/// Per-document state between passes: the hashes of the current windows and which of them are
+/// candidates.
+struct State<'a> {
+    words: &'a [u64],
+    windows: Vec<u64>,
+    candidate: Vec<bool>,
+}
+
+/// Selects the chunks of `chunk` words that occur more than once in the collection, by
+/// iterative hashing (see the module docs). `docs[d]` is document d's word hashes.
+pub fn select(docs: &[&[u64]], chunk: usize) -> Selection {
+    let chunk = chunk.max(1);
+    let mut states: Vec<State<'_>> = docs
+        .par_iter()
+        .map(|w| State {
+            words: w,
+            windows: w.iter().map(|&x| step(SHINGLE_SEED, x)).collect(),
+            candidate: vec![true; w.len()],
+        })
+        .collect();
+    let mut passes = Vec::with_capacity(chunk);
+    for k in 1..=chunk {
+        let candidates: u64 = states
+            .par_iter()
+            .map(|s| s.candidate.iter().filter(|&&c| c).count() as u64)
+            .sum();
+        let table = Table::new(candidates);
+        states.par_iter().for_each(|s| {
+            for (h, _) in s.windows.iter().zip(&s.candidate).filter(|(_, &c)| c) {
+                table.insert(*h);
+            }
+        });
+        let repeated: u64 = states
+            .par_iter_mut()
+            .map(|s| {
+                let mut n = 0;
+                for (h, c) in s.windows.iter().zip(s.candidate.iter_mut()) {
+                    *c = *c && table.repeated(*h);
+                    n += *c as u64;
+                }
+                n
+            })
+            .sum();
+        passes.push(Pass {
+            words: k as u32,
+            candidates,
+            repeated,
+        });
+        if k == chunk {
+            break;
+        }
+        // Windows of k + 1 words: extend each window by the next word; a candidate when both
+        // k-word windows inside it repeated.
+        states.par_iter_mut().for_each(|s| {
+            let m = s.windows.len().saturating_sub(1);
+            for i in 0..m {
+                s.windows[i] = step(s.windows[i], s.words[i + k]);
+                s.candidate[i] = s.candidate[i] && s.candidate[i + 1];
+            }
+            s.windows.truncate(m);
+            s.candidate.truncate(m);
+        });
+    }
+    let (kept, sizes): (Vec<Vec<u64>>, Vec<u32>) = states
+        .into_par_iter()
+        .map(|s| {
+            if s.words.len() < chunk {
+                // One chunk of all the words (none for an empty document).
+                let only: Vec<u64> = if s.words.is_empty() {
+                    Vec::new()
+                } else {
+                    vec![shingle_hash(s.words)]
+                };
+                let n = only.len() as u32;
+                return (only, n);
+            }
+            let mut all = s.windows.clone();
+            all.sort_unstable();
+            all.dedup();
+            let mut kept: Vec<u64> = s
+                .windows
+                .iter()
+                .zip(&s.candidate)
+                .filter(|(_, &c)| c)
+                .map(|(&h, _)| h)
+                .collect();
+            kept.sort_unstable();
+            kept.dedup();
+            (kept, all.len() as u32)
+        })
+        .unzip();
+    Selection {
+        kept,
+        sizes,
+        passes,
+    }
+}
+
+/// All pairs with S3 ≥ `t`, by spex selection and the inverted-index join; score = S3 (exact).
+/// Returns the pairs, the candidates verified, and the selection's passes.
+pub(crate) fn find(docs: &[&[u64]], chunk: usize, t: f64) -> (Vec<Pair>, u64, Vec<Pass>) {
+    let sel = select(docs, chunk);
+    let kept: Vec<&[u64]> = sel.kept.iter().map(|k| k.as_slice()).collect();
+    let set_docs = index_sets(&kept, &sel.sizes);
+    drop(sel.kept);
+    let (joined, candidates) = self_join(&set_docs, Measure::Dice, t);
+    let pairs = joined
+        .into_iter()
+        .map(|j| {
+            let (sa, sb) = (sel.sizes[j.a as usize], sel.sizes[j.b as usize]);
+            Pair {
+                a: j.a,
+                b: j.b,
+                score: Measure::Dice.score(j.overlap, sa, sb),
+                estimate: None,
+                evidence: Evidence::Shared {
+                    shared: j.overlap,
+                    a: sa,
+                    b: sb,
+                },
+            }
+        })
+        .collect();
+    (pairs, candidates, sel.passes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::methods::shingles::word_hashes;
+
+    fn words(s: &str) -> Vec<u64> {
+        word_hashes(&s.split_whitespace().collect::<Vec<_>>())
+    }
+
+    #[test]
+    fn keeps_exactly_the_repeated_chunks() {
+        let a = words("a b c d e f g h i j k l");
+        let b = words("x a b c d e f g h i y z");
+        let c = words("unique words only here in this one document for sure");
+        let sel = select(&[&a, &b, &c], 8);
+        // "a … h" and "b … i" occur in a and b; a table collision may keep a few more.
+        let shared = [shingle_hash(&a[0..8]), shingle_hash(&a[1..9])];
+        for s in shared {
+            assert!(sel.kept[0].contains(&s) && sel.kept[1].contains(&s));
+        }
+        assert_eq!(sel.sizes, [5, 5, 3]);
+        assert_eq!(sel.passes.len(), 8);
+        assert!(sel.passes[7].candidates < sel.passes[0].candidates);
+        let (pairs, _, _) = find(&[&a, &b, &c], 8, 0.3);
+        assert_eq!(pairs.len(), 1);
+        assert!((pairs[0].score - 2.0 * 2.0 / 10.0).abs() < 1e-12);
+    }
+}

@@ -1,0 +1,400 @@
+//! The classical methods from the command line, as a user runs them: `dups` with every method
+//! (text and --json, exit statuses, set-aside and skipped documents), `compare`, `report` (its
+//! table and SVG plot) and `dedup-run`, in temporary directories of real text with planted
+//! duplicates. Every score `dups --json` reports is checked against the pair's exact score
+//! from the library's `compare`.
+
+mod common;
+
+use common::root;
+use pocketdex::methods::compare::{compare, Input};
+use pocketdex::methods::{Method, Options};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn pocketdex(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_pocketdex"))
+        .args(args)
+        .current_dir(root())
+        .output()
+        .unwrap()
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn lines(o: &Output) -> Vec<Value> {
+    stdout(o)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect()
+}
+
+/// 40 sample articles, Jupiter and its edited copy (five words changed), Abacus with an
+/// identical copy and an HTML copy, an error page and an empty file.
+fn collection(dir: &Path) -> PathBuf {
+    let input = dir.join("in");
+    std::fs::create_dir_all(&input).unwrap();
+    let samples = root().join("samples/wiki-en");
+    let mut names: Vec<String> = std::fs::read_dir(&samples)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    for n in names
+        .iter()
+        .take(40)
+        .chain(["Jupiter.txt".to_string()].iter())
+    {
+        std::fs::copy(samples.join(n), input.join(n)).unwrap();
+    }
+    std::fs::copy(
+        root().join("samples/query/edited.txt"),
+        input.join("Jupiter-edited.txt"),
+    )
+    .unwrap();
+    let abacus = std::fs::read_to_string(samples.join("Abacus.txt")).unwrap();
+    std::fs::write(input.join("copy-Abacus.txt"), &abacus).unwrap();
+    std::fs::write(
+        input.join("Abacus.html"),
+        format!(
+            "<!DOCTYPE html><html><head><title>x</title></head><body><p>{abacus}</p></body></html>"
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        input.join("error.html"),
+        "<html><body><h1>404 Not Found</h1><hr><p>nginx/1.18.0</p></body></html>",
+    )
+    .unwrap();
+    std::fs::write(input.join("empty.txt"), "").unwrap();
+    input
+}
+
+fn text_of(input: &Path, id: &str) -> String {
+    let item = pocketdex::corpus::read_file(&input.join(id), id.to_string());
+    match item {
+        pocketdex::corpus::Item::Doc(d) => d.text,
+        other => panic!("{other:?}"),
+    }
+}
+
+/// The exact score `compare` gives a pair for a method (None for fuzzy: tf-idf needs the
+/// collection).
+fn exact_score(method: Method, a: &str, b: &str) -> Option<f64> {
+    let c = compare(
+        Input { raw: a, plain: a },
+        Input { raw: b, plain: b },
+        &Options::default(),
+    )
+    .unwrap();
+    Some(match method {
+        Method::Exact => 1.0,
+        Method::Minhash => c.minhash.jaccard.score,
+        Method::Trials => c.trials.jaccard.score,
+        Method::Spex => c.spex.score,
+        Method::Spotsigs => c.spotsigs.jaccard.score,
+        Method::Simhash => c.simhash.cosine,
+        Method::Fuzzy => return None,
+    })
+}
+
+fn group_with<'a>(groups: &'a [Value], id: &str) -> Option<&'a Value> {
+    groups
+        .iter()
+        .find(|g| g["members"].as_array().unwrap().iter().any(|m| m == id))
+}
+
+#[test]
+fn dups_every_method_json_agrees_with_exact_scores() {
+    let tmp = tempfile::tempdir().unwrap();
+    let input = collection(tmp.path());
+    let dir = input.to_str().unwrap();
+    // (method, is the edited Jupiter found at the default threshold?)
+    let expect = [
+        (Method::Exact, false),
+        (Method::Fuzzy, true),
+        (Method::Minhash, false),
+        (Method::Trials, false),
+        (Method::Spex, true),
+        (Method::Spotsigs, false),
+        (Method::Simhash, true),
+    ];
+    for (method, jupiter) in expect {
+        let o = pocketdex(&["dups", dir, "--method", method.name(), "--json"]);
+        assert_eq!(o.status.code(), Some(0), "{method:?}: {}", stderr(&o));
+        let all = lines(&o);
+        let summary = all.last().unwrap();
+        assert_eq!(summary["type"], "summary", "{method:?}");
+        assert_eq!(summary["method"], method.name());
+        assert_eq!(summary["skipped"], 1, "empty.txt is skipped");
+        let threshold = summary["threshold"].as_f64().unwrap();
+        let groups: Vec<Value> = all
+            .iter()
+            .filter(|v| v.get("members").is_some())
+            .cloned()
+            .collect();
+        assert_eq!(summary["groups"].as_u64().unwrap() as usize, groups.len());
+        // The three Abacus documents are one group for every method.
+        let abacus =
+            group_with(&groups, "Abacus.txt").unwrap_or_else(|| panic!("{method:?}: {groups:?}"));
+        let mut members: Vec<&str> = abacus["members"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m.as_str().unwrap())
+            .collect();
+        members.sort();
+        assert_eq!(
+            members,
+            ["Abacus.html", "Abacus.txt", "copy-Abacus.txt"],
+            "{method:?}"
+        );
+        let found_jupiter = group_with(&groups, "Jupiter-edited.txt").is_some_and(|g| {
+            g["members"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|m| m == "Jupiter.txt")
+        });
+        assert_eq!(found_jupiter, jupiter, "{method:?}");
+        for g in &groups {
+            assert_eq!(
+                g["size"].as_u64().unwrap() as usize,
+                g["members"].as_array().unwrap().len()
+            );
+            for p in g["pairs"].as_array().unwrap() {
+                let (a, b) = (p["a"].as_str().unwrap(), p["b"].as_str().unwrap());
+                let score = p["score"].as_f64().unwrap();
+                assert!(
+                    score + 1e-9 >= threshold,
+                    "{method:?}: {p} below {threshold}"
+                );
+                if let Some(want) = exact_score(method, &text_of(&input, a), &text_of(&input, b)) {
+                    assert!((score - want).abs() < 1e-9, "{method:?}: {p}: exact {want}");
+                }
+            }
+        }
+        let aside: Vec<&Value> = all.iter().filter(|v| v["type"] == "set_aside").collect();
+        if method == Method::Spotsigs {
+            assert!(aside.iter().any(|v| v["id"] == "error.html"), "{aside:?}");
+        }
+    }
+}
+
+#[test]
+fn dups_text_output_threshold_and_exit_statuses() {
+    let tmp = tempfile::tempdir().unwrap();
+    let input = collection(tmp.path());
+    let dir = input.to_str().unwrap();
+    let o = pocketdex(&["dups", dir, "--method", "minhash", "--threshold", "0.5"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(
+        out.starts_with("group 1: 3 documents\n  Abacus.html\n"),
+        "{out}"
+    );
+    // A lower threshold finds the edited copy (exact Jaccard 0.5758).
+    assert!(out.contains("group 2: 2 documents\n  Jupiter-edited.txt\n  Jupiter.txt\n    0.5758  Jupiter-edited.txt  Jupiter.txt  ("), "{out}");
+    assert!(stderr(&o).contains("minhash:"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("skipped empty.txt"), "{}", stderr(&o));
+
+    // Two unrelated documents: no group, exit 1.
+    let pair = tmp.path().join("pair");
+    std::fs::create_dir_all(&pair).unwrap();
+    for n in ["Abacus.txt", "Jupiter.txt"] {
+        std::fs::copy(root().join("samples/wiki-en").join(n), pair.join(n)).unwrap();
+    }
+    let o = pocketdex(&["dups", pair.to_str().unwrap(), "--method", "spex", "--json"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(lines(&o).last().unwrap()["groups"], 0);
+
+    let o = pocketdex(&["dups", dir, "--threshold", "1.5"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("threshold"), "{}", stderr(&o));
+    let o = pocketdex(&["dups", "no/such/dir"]);
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn no_verify_reports_estimates() {
+    let tmp = tempfile::tempdir().unwrap();
+    let input = collection(tmp.path());
+    let o = pocketdex(&[
+        "dups",
+        input.to_str().unwrap(),
+        "--method",
+        "simhash",
+        "--no-verify",
+        "--json",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let all = lines(&o);
+    assert_eq!(all.last().unwrap()["verified"], false);
+    let mut n = 0;
+    for g in all.iter().filter(|v| v["type"] == "group") {
+        for p in g["pairs"].as_array().unwrap() {
+            if let Some(d) = p["evidence"]["hamming"]["distance"].as_f64() {
+                let est = (std::f64::consts::PI * d / 64.0).cos();
+                assert!((p["score"].as_f64().unwrap() - est).abs() < 1e-9, "{p}");
+                n += 1;
+            }
+        }
+    }
+    assert!(n > 0);
+}
+
+#[test]
+fn compare_shows_every_measure() {
+    let a = "samples/wiki-en/Jupiter.txt";
+    let b = "samples/query/edited.txt";
+    let o = pocketdex(&["compare", a, b, "--json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let c = &v["comparison"];
+    assert_eq!(c["exact"].as_array().unwrap().len(), 6);
+    let ta = std::fs::read_to_string(root().join(a)).unwrap();
+    let tb = std::fs::read_to_string(root().join(b)).unwrap();
+    let want = exact_score(Method::Spex, &ta, &tb).unwrap();
+    assert!((c["spex"]["score"].as_f64().unwrap() - want).abs() < 1e-12);
+    assert!(c["minhash"]["estimate"].as_f64().unwrap() > 0.3);
+    assert!(c["simhash"]["hamming"].as_u64().unwrap() <= 64);
+    assert!(c["fuzzy"]["colliding_groups"].as_u64().is_some());
+    let verdicts = v["verdicts"].as_array().unwrap();
+    assert_eq!(verdicts.len(), 7);
+    let spex = verdicts.iter().find(|x| x["method"] == "spex").unwrap();
+    assert_eq!(spex["near_duplicate"], true);
+
+    // A file against itself: equal at every level, every score 1.
+    let o = pocketdex(&["compare", a, a]);
+    assert_eq!(o.status.code(), Some(0));
+    let out = stdout(&o);
+    assert_eq!(out.matches(" same").count(), 6, "{out}");
+    assert!(out.contains("1.0000"), "{out}");
+
+    let o = pocketdex(&["compare", a, "no/such/file"]);
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn report_writes_table_plot_and_groups() {
+    let tmp = tempfile::tempdir().unwrap();
+    let input = collection(tmp.path());
+    let out_dir = tmp.path().join("report");
+    let o = pocketdex(&[
+        "report",
+        input.to_str().unwrap(),
+        "--method",
+        "exact",
+        "--out",
+        out_dir.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(text.contains("in equivalence groups: 3 "), "{text}");
+    assert!(
+        text.contains("redundant (all but one document per group): 2"),
+        "{text}"
+    );
+    let tsv = std::fs::read_to_string(out_dir.join("group-sizes.tsv")).unwrap();
+    let rows: Vec<&str> = tsv.lines().collect();
+    assert_eq!(rows[0], "size\tgroups\tdocuments\tshare");
+    assert!(rows[1].starts_with("3\t1\t3\t"), "{tsv}");
+    let svg = std::fs::read_to_string(out_dir.join("group-sizes.svg")).unwrap();
+    assert!(
+        svg.starts_with("<svg") && svg.contains("<circle"),
+        "{}",
+        &svg[..200.min(svg.len())]
+    );
+    assert!(svg.contains("group size"));
+    let groups = std::fs::read_to_string(out_dir.join("groups.jsonl")).unwrap();
+    let g: Value = serde_json::from_str(groups.lines().next().unwrap()).unwrap();
+    assert_eq!(g["members"].as_array().unwrap().len(), 3);
+    assert_eq!(
+        std::fs::read_to_string(out_dir.join("report.txt")).unwrap(),
+        text.lines()
+            .filter(|l| !l.starts_with("wrote "))
+            .map(|l| format!("{l}\n"))
+            .collect::<String>()
+    );
+
+    let o = pocketdex(&[
+        "report",
+        input.to_str().unwrap(),
+        "--method",
+        "spex",
+        "--out",
+        out_dir.to_str().unwrap(),
+        "--json",
+        "-q",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["type"], "report");
+    let sizes = v["sizes"].as_array().unwrap();
+    let docs: u64 = sizes.iter().map(|s| s["documents"].as_u64().unwrap()).sum();
+    assert_eq!(docs, v["in_groups"].as_u64().unwrap());
+    assert_eq!(
+        v["redundant"].as_u64().unwrap(),
+        docs - v["groups"].as_u64().unwrap()
+    );
+}
+
+#[test]
+fn dedup_run_keeps_the_best_ranked_of_each_group() {
+    let tmp = tempfile::tempdir().unwrap();
+    let input = collection(tmp.path());
+    let groups = tmp.path().join("groups.jsonl");
+    let o = pocketdex(&[
+        "dups",
+        input.to_str().unwrap(),
+        "--method",
+        "spex",
+        "--json",
+    ]);
+    assert_eq!(o.status.code(), Some(0));
+    std::fs::write(&groups, &o.stdout).unwrap();
+    let run = tmp.path().join("run.txt");
+    std::fs::write(
+        &run,
+        "301 Q0 Jupiter-edited.txt 1 12.5 bm25\n\
+         301 Q0 Abacus.txt 2 11.0 bm25\n\
+         301 Q0 Jupiter.txt 3 10.0 bm25\n\
+         301 Q0 copy-Abacus.txt 4 9.5 bm25\n\
+         301 Q0 1.txt 5 9.0 bm25\n\
+         302 Q0 Abacus.html 1 3.25 bm25\n\
+         302 Q0 Abacus.txt 2 3.0 bm25\n",
+    )
+    .unwrap();
+    let o = pocketdex(&[
+        "dedup-run",
+        run.to_str().unwrap(),
+        "--groups",
+        groups.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(
+        stdout(&o),
+        "301 Q0 Jupiter-edited.txt 1 12.5 bm25\n\
+         301 Q0 Abacus.txt 2 11.0 bm25\n\
+         301 Q0 1.txt 3 9.0 bm25\n\
+         302 Q0 Abacus.html 1 3.25 bm25\n"
+    );
+    assert!(stderr(&o).contains("3 dropped"), "{}", stderr(&o));
+
+    std::fs::write(&run, "301 Q0 Abacus.txt 1\n").unwrap();
+    let o = pocketdex(&[
+        "dedup-run",
+        run.to_str().unwrap(),
+        "--groups",
+        groups.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("expected 6 fields"), "{}", stderr(&o));
+}
