@@ -280,7 +280,7 @@ pub fn truth_with_progress(
             a,
             b,
             cosine,
-            jaccard3: jaccard(&sh[a as usize], &sh[b as usize]),
+            jaccard3: crate::methods::shingles::jaccard(&sh[a as usize], &sh[b as usize]) as f32,
         })
         .collect();
     out.par_sort_unstable_by_key(|p| (p.a, p.b));
@@ -348,26 +348,6 @@ fn shingles(seq: &[u32], vocab: usize) -> Vec<u64> {
     v.sort_unstable();
     v.dedup();
     v
-}
-
-/// Jaccard similarity of two sorted sets (0 when both are empty).
-fn jaccard(a: &[u64], b: &[u64]) -> f32 {
-    if a.is_empty() && b.is_empty() {
-        return 0.0;
-    }
-    let (mut i, mut j, mut common) = (0, 0, 0usize);
-    while i < a.len() && j < b.len() {
-        match a[i].cmp(&b[j]) {
-            std::cmp::Ordering::Less => i += 1,
-            std::cmp::Ordering::Greater => j += 1,
-            std::cmp::Ordering::Equal => {
-                common += 1;
-                i += 1;
-                j += 1;
-            }
-        }
-    }
-    (common as f64 / (a.len() + b.len() - common) as f64) as f32
 }
 
 /// Writes truth pairs as TSV in the format of `scripts/oracle/truth.py`: a header

@@ -3,25 +3,9 @@
 
 mod common;
 
-use common::root;
+use common::{pocketdex, root, stderr, stdout};
 use std::path::Path;
-use std::process::{Command, Output};
-
-fn pocketdex(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_pocketdex"))
-        .args(args)
-        .current_dir(root())
-        .output()
-        .unwrap()
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
+use std::process::Command;
 
 fn build_sample(dir: &Path) -> String {
     let out = dir.join("wiki.pdx").display().to_string();

@@ -6,28 +6,12 @@
 
 mod common;
 
-use common::root;
+use common::{pocketdex, root, stderr, stdout};
 use pocketdex::methods::compare::{compare, Input};
 use pocketdex::methods::{Method, Options};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn pocketdex(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_pocketdex"))
-        .args(args)
-        .current_dir(root())
-        .output()
-        .unwrap()
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
+use std::process::Output;
 
 fn lines(o: &Output) -> Vec<Value> {
     stdout(o)

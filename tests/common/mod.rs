@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
 
 /// The repository root.
 pub fn root() -> PathBuf {
@@ -53,4 +54,23 @@ pub fn edit_words(text: &str, donor: &str, n: usize, rng: &mut Rng) -> String {
 /// Reads a file the tests depend on.
 pub fn read(path: impl AsRef<Path>) -> Vec<u8> {
     std::fs::read(root().join(path)).unwrap()
+}
+
+/// Runs the `pocketdex` binary in the repository root.
+pub fn pocketdex(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_pocketdex"))
+        .args(args)
+        .current_dir(root())
+        .output()
+        .unwrap()
+}
+
+/// A command's standard output as text.
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// A command's standard error as text.
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
 }
