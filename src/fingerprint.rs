@@ -22,7 +22,8 @@ use std::collections::HashMap;
 use unicode_segmentation::UnicodeSegmentation;
 
 /// How deviations from the reference are measured.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Deviation {
     /// `(f_i − p_i) / p_i`: relative to the expected share.
     Relative = 0,
@@ -45,7 +46,7 @@ pub enum Deviation {
 /// - `short_below` = 60: documents with fewer terms get MinHash band codes
 /// - `minhash_bands` = 6 bands of `minhash_rows` = 2 rows
 /// - `sketch_words` = 3: a 192-bit simhash per document
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct Params {
     /// Number of prefix classes, k.
     pub classes: u16,

@@ -4,9 +4,9 @@
 
 mod common;
 
-use common::{edit_words, samples, Rng};
+use common::{build, edit_words, samples, Rng};
 use pocketdex::eval::{self, evaluate, Settings, TermDocs, TruthPair};
-use pocketdex::{Analyzer, Index, IndexBuilder, Lang, Params};
+use pocketdex::{Analyzer, Index, Lang, Params};
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
 use std::process::Command;
@@ -217,16 +217,6 @@ fn a_term_in_every_document_weighs_nothing() {
     ]);
     // Here it is in all three: weight 0, no pairs, and the last document has no vector at all.
     assert!(eval::truth(&td, 0.0).is_empty());
-}
-
-fn build(docs: &[(String, String)]) -> Vec<u8> {
-    let mut b = IndexBuilder::for_lang(Lang::En, Params::default()).unwrap();
-    for (name, text) in docs {
-        b.add(name, None, text);
-    }
-    let mut out = Vec::new();
-    b.finish(&mut out).unwrap();
-    out
 }
 
 #[test]

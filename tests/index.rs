@@ -3,19 +3,9 @@
 
 mod common;
 
-use common::{edit_words, samples, Rng};
-use pocketdex::{Index, IndexBuilder, Lang, Params, QueryOptions};
+use common::{build, edit_words, samples, Rng};
+use pocketdex::{Index, QueryOptions};
 use std::collections::{BTreeSet, HashMap};
-
-fn build(docs: &[(String, String)]) -> Vec<u8> {
-    let mut b = IndexBuilder::for_lang(Lang::En, Params::default()).unwrap();
-    for (name, text) in docs {
-        b.add(name, None, text);
-    }
-    let mut out = Vec::new();
-    b.finish(&mut out).unwrap();
-    out
-}
 
 #[test]
 fn every_document_finds_itself_first() {

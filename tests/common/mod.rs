@@ -74,3 +74,16 @@ pub fn stdout(o: &Output) -> String {
 pub fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
+
+/// An index of `(name, text)` documents with the default parameters, as bytes.
+pub fn build(docs: &[(String, String)]) -> Vec<u8> {
+    let mut b =
+        pocketdex::IndexBuilder::for_lang(pocketdex::Lang::En, pocketdex::Params::default())
+            .unwrap();
+    for (name, text) in docs {
+        b.add(name, None, text);
+    }
+    let mut out = Vec::new();
+    b.finish(&mut out).unwrap();
+    out
+}
