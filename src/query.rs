@@ -9,7 +9,7 @@ use std::collections::HashMap;
 /// How to query.
 #[derive(Clone, Debug)]
 pub struct QueryOptions {
-    /// Keep at most this many hits (default 10).
+    /// Keep at most this many hits (default 100: every near copy in all but huge clusters).
     pub top: usize,
     /// Keep hits whose estimated similarity is at least this (default 0.5).
     pub threshold: f32,
@@ -20,7 +20,7 @@ pub struct QueryOptions {
 impl Default for QueryOptions {
     fn default() -> Self {
         QueryOptions {
-            top: 10,
+            top: 100,
             threshold: 0.5,
             probes: None,
         }

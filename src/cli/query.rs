@@ -31,7 +31,7 @@ pub struct Args {
     #[arg(required = true, value_name = "DOC")]
     docs: Vec<String>,
     /// Show at most N hits per DOC.
-    #[arg(long, default_value_t = 10, value_name = "N")]
+    #[arg(long, default_value_t = 100, value_name = "N")]
     top: usize,
     /// Keep hits whose estimated similarity is at least T (0 to 1).
     #[arg(long, default_value_t = 0.5, value_name = "T")]
