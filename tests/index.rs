@@ -229,3 +229,58 @@ fn a_one_document_index_still_ranks() {
     );
     assert!(r.hits.iter().all(|h| h.score < 0.9), "{:?}", r.hits);
 }
+
+mod random_corpora {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Words of real text to draw random documents from.
+    fn vocabulary() -> Vec<String> {
+        let text = samples()
+            .into_iter()
+            .take(20)
+            .map(|d| d.1)
+            .collect::<Vec<_>>()
+            .join(" ");
+        let mut v: Vec<String> = text.split_whitespace().map(str::to_string).collect();
+        v.sort();
+        v.dedup();
+        v.truncate(400);
+        v
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(24))]
+
+        /// Random corpora of short and long documents, empty-ish ones included: the index holds
+        /// exactly the codes a brute-force map of every document's codes holds, and every
+        /// document is found by its own query.
+        #[test]
+        fn index_matches_brute_force(docs in proptest::collection::vec(
+            proptest::collection::vec(0usize..400, 1..150), 1..30)) {
+            let vocab = vocabulary();
+            let docs: Vec<(String, String)> = docs.iter().enumerate()
+                .map(|(i, ws)| (format!("d{i}"), ws.iter().map(|&w| vocab[w % vocab.len()].as_str()).collect::<Vec<_>>().join(" ")))
+                .collect();
+            let bytes = build(&docs);
+            let index = Index::open(&bytes[..]).unwrap();
+            index.verify().unwrap();
+            let f = index.fingerprinter().clone();
+            let mut oracle: HashMap<u64, BTreeSet<u32>> = HashMap::new();
+            for (i, (_, text)) in docs.iter().enumerate() {
+                for c in f.fingerprint(text).codes {
+                    oracle.entry(c.key).or_default().insert(i as u32);
+                }
+            }
+            prop_assert_eq!(index.meta().slot_count as usize, oracle.len());
+            for (key, want) in &oracle {
+                let got: BTreeSet<u32> = index.lookup(*key).expect("indexed code").collect();
+                prop_assert_eq!(&got, want);
+            }
+            for (i, (_, text)) in docs.iter().enumerate() {
+                let r = index.query(text, &QueryOptions { top: usize::MAX, threshold: 0.0, probes: None });
+                prop_assert!(r.hits.iter().any(|h| h.doc == i as u32 && h.score == 1.0), "doc {} not found by itself", i);
+            }
+        }
+    }
+}
