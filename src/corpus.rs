@@ -71,6 +71,20 @@ impl Source {
     }
 }
 
+/// The sources of several INPUT arguments (see [`Source::from_arg`]); the first that cannot
+/// be read is the error.
+pub fn sources<S: AsRef<str>>(args: &[S]) -> Result<Vec<Source>> {
+    args.iter().map(|a| Source::from_arg(a.as_ref())).collect()
+}
+
+/// True when the number of documents is known once the sources are listed (directories and
+/// files), so a progress bar can show a total; JSON Lines are counted as they stream.
+pub fn counts_known(sources: &[Source]) -> bool {
+    sources
+        .iter()
+        .all(|s| matches!(s, Source::Dir(_) | Source::File(_)))
+}
+
 /// The files below a directory, sorted by relative path, with their ids; symlinks and other
 /// non-regular entries are left out (their number is returned).
 pub fn walk(dir: &Path) -> Result<(Vec<(PathBuf, String)>, usize)> {

@@ -2,7 +2,7 @@
 
 use super::util;
 use anyhow::Context;
-use pocketdex::corpus::{self, Item, Source};
+use pocketdex::corpus::{self, Item};
 use pocketdex::fingerprint::Fingerprint;
 use pocketdex::{IndexBuilder, Lang, Params};
 use std::collections::HashSet;
@@ -110,20 +110,9 @@ impl Args {
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let start = Instant::now();
     let params = args.params()?;
-    let sources = args
-        .inputs
-        .iter()
-        .map(|a| Source::from_arg(a))
-        .collect::<Result<Vec<_>, _>>()?;
+    let sources = corpus::sources(&args.inputs)?;
     let mut builder = IndexBuilder::for_lang(args.lang, params)?;
-    let bar = if args.quiet {
-        indicatif::ProgressBar::hidden()
-    } else {
-        let all_known = sources
-            .iter()
-            .all(|s| matches!(s, Source::Dir(_) | Source::File(_)));
-        util::progress(all_known.then_some(0), "indexing")
-    };
+    let bar = util::input_progress(&sources, args.quiet, "indexing");
     let mut skipped = Vec::new();
     let (mut invalid_docs, mut invalid_seqs) = (0u64, 0u64);
     let mut seen = HashSet::new();

@@ -2,7 +2,7 @@
 //! also the reading and detection that `pocketdex report` shares.
 
 use super::util;
-use pocketdex::corpus::{self, Item, Skipped, Source};
+use pocketdex::corpus::{self, Item, Skipped};
 use pocketdex::methods::groups::{group_pairs, Group};
 use pocketdex::methods::{Detector, Evidence, Features, Level, Method, Options, Outcome, Pair};
 use pocketdex::Lang;
@@ -183,24 +183,14 @@ pub struct Found {
 pub fn detect(inputs: &[String], m: &MethodArgs, quiet: bool) -> anyhow::Result<Found> {
     let start = Instant::now();
     let detector = Detector::new(m.method, m.options())?;
-    let sources = inputs
-        .iter()
-        .map(|a| Source::from_arg(a))
-        .collect::<Result<Vec<_>, _>>()?;
+    let sources = corpus::sources(inputs)?;
     if m.method == Method::Exact && m.params.level == Level::Whitespace && !quiet {
         eprintln!(
             "note: documents are read with markup removed, so --level whitespace equals --level \
              markup here; `pocketdex compare` shows the levels of raw files"
         );
     }
-    let bar = if quiet {
-        indicatif::ProgressBar::hidden()
-    } else {
-        let all_known = sources
-            .iter()
-            .all(|s| matches!(s, Source::Dir(_) | Source::File(_)));
-        util::progress(all_known.then_some(0), "reading")
-    };
+    let bar = util::input_progress(&sources, quiet, "reading");
     let mut ids = Vec::new();
     let mut features: Vec<Features> = Vec::new();
     let mut skipped = Vec::new();

@@ -70,11 +70,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             anyhow::bail!("{name} must be between 0 and 1, not {v}");
         }
     }
-    let sources = args
-        .inputs
-        .iter()
-        .map(|a| Source::from_arg(a))
-        .collect::<Result<Vec<_>, _>>()?;
+    let sources = corpus::sources(&args.inputs)?;
     match &args.index {
         Some(path) => {
             let index = util::open_index(path)?;
@@ -146,21 +142,12 @@ fn read(
     args: &Args,
 ) -> anyhow::Result<Corpus> {
     let fingerprinter = builder.as_ref().map(|b| b.fingerprinter().clone());
-    let bar = if args.quiet {
-        indicatif::ProgressBar::hidden()
+    let what = if fingerprinter.is_some() {
+        "reading and indexing"
     } else {
-        let all_known = sources
-            .iter()
-            .all(|s| matches!(s, Source::Dir(_) | Source::File(_)));
-        util::progress(
-            all_known.then_some(0),
-            if fingerprinter.is_some() {
-                "reading and indexing"
-            } else {
-                "reading"
-            },
-        )
+        "reading"
     };
+    let bar = util::input_progress(sources, args.quiet, what);
     let mut corpus = Corpus {
         ids: Vec::new(),
         texts: Vec::new(),

@@ -1,7 +1,7 @@
 //! `pocketdex synth`: development data with graded similarity (edited copies of real documents).
 
 use anyhow::Context;
-use pocketdex::corpus::{self, Item, Source};
+use pocketdex::corpus::{self, Item};
 use pocketdex::synth::{self, Rng};
 use serde_json::json;
 use std::io::Write;
@@ -48,11 +48,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if !(0.0..=1.0).contains(&args.share) || !(0.0..=1.0).contains(&args.max_rate) {
         anyhow::bail!("--share and --max-rate must be between 0 and 1");
     }
-    let sources = args
-        .inputs
-        .iter()
-        .map(|a| Source::from_arg(a))
-        .collect::<Result<Vec<_>, _>>()?;
+    let sources = corpus::sources(&args.inputs)?;
     let mut docs = Vec::new();
     corpus::for_each_batch(
         &sources,

@@ -39,6 +39,20 @@ pub fn progress(len: Option<u64>, what: &str) -> ProgressBar {
     bar
 }
 
+/// The progress bar of a command that reads INPUT sources: a bar with a total when the number
+/// of documents is known up front, a counting spinner otherwise, nothing with `quiet`.
+pub fn input_progress(
+    sources: &[pocketdex::corpus::Source],
+    quiet: bool,
+    what: &str,
+) -> ProgressBar {
+    if quiet {
+        ProgressBar::hidden()
+    } else {
+        progress(pocketdex::corpus::counts_known(sources).then_some(0), what)
+    }
+}
+
 /// Bytes as a human-readable size.
 pub fn size(bytes: u64) -> String {
     const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
