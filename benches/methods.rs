@@ -32,6 +32,7 @@ use pocketdex::corpus::{self, Item, Source};
 use pocketdex::methods::groups::group_pairs;
 use pocketdex::methods::trials::{probability, signature, TrialParams};
 use pocketdex::methods::{find_pairs, Method, Options};
+use pocketdex::synth::Rng;
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -74,23 +75,10 @@ fn load_corpus() -> (String, Vec<String>) {
     (label, texts)
 }
 
-/// SplitMix64, for the random n-gram sets.
-struct SplitMix64(u64);
-
-impl SplitMix64 {
-    fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-}
-
 /// Detection rate of the multi-trial signature on pairs of known overlap, against the formula.
 fn check_trials() {
     let params = TrialParams::default();
-    let mut rng = SplitMix64(2024);
+    let mut rng = Rng::new(2024);
     let (union, pairs) = (200usize, 1000usize);
     eprintln!(
         "pocketdex bench: trials ({} hashes × {} trials, ≥ {} agree), {pairs} pairs per overlap:",
@@ -140,7 +128,7 @@ fn check_trials() {
 
 /// The worst-case collection (see the module docs), deterministic for a given corpus.
 fn worst_case(texts: &[String]) -> Vec<String> {
-    let mut rng = SplitMix64(7);
+    let mut rng = Rng::new(7);
     let mut pick = |n: usize| (rng.next_u64() % n as u64) as usize;
     let mut docs: Vec<String> = Vec::with_capacity(10_000);
     for _ in 0..7_700 {

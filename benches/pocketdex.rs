@@ -31,6 +31,7 @@
 //! ```
 
 use criterion::{BenchmarkId, Criterion, SamplingMode, Throughput};
+use pocketdex::synth::Rng;
 use pocketdex::{BuildStats, Index, IndexBuilder, Lang, Params, QueryOptions};
 use rayon::prelude::*;
 use std::collections::{HashMap, HashSet};
@@ -224,19 +225,6 @@ fn bench_fingerprint(c: &mut Criterion, corpus: &Corpus) {
     group.finish();
 }
 
-/// SplitMix64: a small deterministic generator for the synthetic corpus.
-struct SplitMix64(u64);
-
-impl SplitMix64 {
-    fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-}
-
 /// `n` keys that are not in `present`: xxh3 of a counter.
 fn absent_keys(present: &HashSet<u64>, n: usize) -> Vec<u64> {
     (0u64..)
@@ -382,7 +370,7 @@ impl Zipf {
     /// documents differ in their word distributions as real ones do: with one shared
     /// distribution, all documents would look alike to the fingerprints and share their codes.
     fn document(&self, i: u64, out: &mut String) {
-        let mut rng = SplitMix64(i.wrapping_mul(0xD1B5_4A32_D192_ED03) ^ 0x5EED);
+        let mut rng = Rng::new(i.wrapping_mul(0xD1B5_4A32_D192_ED03) ^ 0x5EED);
         let len = 50 + rng.next_u64() % 951;
         let vocabulary = self.words.len();
         let topic = rng.next_u64() as usize % vocabulary;

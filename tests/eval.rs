@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 /// their words, so that pairs fall into every similarity bucket.
 fn corpus() -> Vec<(String, String)> {
     let docs = samples();
-    let mut rng = Rng(2024);
+    let mut rng = Rng::new(2024);
     let rates = [0.01, 0.03, 0.06, 0.1, 0.15, 0.2, 0.3, 0.4];
     let mut out = docs.clone();
     for (i, (name, text)) in docs.iter().take(100).enumerate() {

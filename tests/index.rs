@@ -30,7 +30,7 @@ fn every_document_finds_itself_first() {
 fn edited_copies_are_found() {
     let docs = samples();
     let index = Index::open(build(&docs)).unwrap();
-    let mut rng = Rng(7);
+    let mut rng = Rng::new(7);
     let (mut found, mut total) = (0, 0);
     for (i, (name, text)) in docs.iter().enumerate() {
         let words = text.split_whitespace().count();

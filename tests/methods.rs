@@ -25,7 +25,7 @@ use std::collections::{HashMap, HashSet};
 fn corpus() -> Vec<(String, String)> {
     let base = samples();
     let mut docs = base.clone();
-    let mut rng = Rng(4);
+    let mut rng = Rng::new(4);
     for (i, edits) in [1usize, 1, 2, 2, 3, 4, 6, 8, 12]
         .iter()
         .cycle()

@@ -24,21 +24,9 @@ pub fn samples() -> Vec<(String, String)> {
     v
 }
 
-/// A tiny deterministic generator (SplitMix64), so edits are the same on every run.
-pub struct Rng(pub u64);
-
-impl Rng {
-    pub fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    pub fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
+/// The deterministic generator of `pocketdex synth` (SplitMix64), so edits are the same on
+/// every run.
+pub use pocketdex::synth::Rng;
 
 /// `text` with `n` words replaced by words taken from `donor` (a different real text).
 pub fn edit_words(text: &str, donor: &str, n: usize, rng: &mut Rng) -> String {
