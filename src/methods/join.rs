@@ -121,6 +121,24 @@ pub struct Joined {
     pub overlap: u32,
 }
 
+impl Joined {
+    /// The reported pair: its `measure` score from the overlap and the set sizes, as evidence.
+    pub fn into_pair(self, measure: Measure, sizes: &[u32]) -> super::Pair {
+        let (sa, sb) = (sizes[self.a as usize], sizes[self.b as usize]);
+        super::Pair {
+            a: self.a,
+            b: self.b,
+            score: measure.score(self.overlap, sa, sb),
+            estimate: None,
+            evidence: super::Evidence::Shared {
+                shared: self.overlap,
+                a: sa,
+                b: sb,
+            },
+        }
+    }
+}
+
 /// Every pair with `measure ≥ t` (and at least one shared element), sorted by (a, b), and the
 /// number of candidate pairs verified.
 pub fn self_join(docs: &[SetDoc], measure: Measure, t: f64) -> (Vec<Joined>, u64) {

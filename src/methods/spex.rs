@@ -17,7 +17,7 @@
 
 use super::join::{index_sets, self_join, Measure};
 use super::shingles::{shingle_hash, shingles, step};
-use super::{Evidence, Pair, SHINGLE_SEED};
+use super::{Pair, SHINGLE_SEED};
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -214,20 +214,7 @@ pub(crate) fn find(docs: &[&[u64]], chunk: usize, t: f64) -> (Vec<Pair>, u64, Ve
     let (joined, candidates) = self_join(&set_docs, Measure::Dice, t);
     let pairs = joined
         .into_iter()
-        .map(|j| {
-            let (sa, sb) = (sel.sizes[j.a as usize], sel.sizes[j.b as usize]);
-            Pair {
-                a: j.a,
-                b: j.b,
-                score: Measure::Dice.score(j.overlap, sa, sb),
-                estimate: None,
-                evidence: Evidence::Shared {
-                    shared: j.overlap,
-                    a: sa,
-                    b: sb,
-                },
-            }
-        })
+        .map(|j| j.into_pair(Measure::Dice, &sel.sizes))
         .collect();
     (pairs, candidates, sel.passes)
 }

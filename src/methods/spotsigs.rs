@@ -16,7 +16,7 @@
 
 use super::join::{index_sets, self_join, Measure};
 use super::shingles::{shingle_hash, word_hash};
-use super::{Evidence, Pair};
+use super::Pair;
 use crate::text::{Analyzer, Lang};
 use std::collections::HashSet;
 
@@ -96,20 +96,7 @@ pub(crate) fn find(sets: &[&[u64]], t: f64) -> (Vec<Pair>, u64) {
     let (joined, candidates) = self_join(&docs, Measure::Jaccard, t);
     let pairs = joined
         .into_iter()
-        .map(|j| {
-            let (sa, sb) = (sizes[j.a as usize], sizes[j.b as usize]);
-            Pair {
-                a: j.a,
-                b: j.b,
-                score: Measure::Jaccard.score(j.overlap, sa, sb),
-                estimate: None,
-                evidence: Evidence::Shared {
-                    shared: j.overlap,
-                    a: sa,
-                    b: sb,
-                },
-            }
-        })
+        .map(|j| j.into_pair(Measure::Jaccard, &sizes))
         .collect();
     (pairs, candidates)
 }
