@@ -14,7 +14,7 @@ use std::process::ExitCode;
 /// DOC is a file, a directory (every regular file below it is a query), a JSON Lines file
 /// ending in .jsonl (each line's "text" is a query, labelled by its "id"), or - (one document
 /// read from stdin). Hits are ranked best first by their estimated similarity (cosine of the
-/// term vectors, from the 128-bit simhash sketches) and, on ties, by the number of code groups
+/// tf-idf vectors, from the index's simhash sketches, 192 bits by default) and, on ties, by the number of code groups
 /// that collided.
 ///
 /// Exit status: 0 when any DOC had a hit, 1 when none had, 2 on error.
