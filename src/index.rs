@@ -359,14 +359,19 @@ impl<D: AsRef<[u8]>> Index<D> {
 
     /// The sketch of document `doc`.
     pub fn sketch(&self, doc: u32) -> Option<Vec<u64>> {
+        Some(self.sketch_words(doc)?.collect())
+    }
+
+    /// The words of document `doc`'s sketch, read in place (no allocation: this runs once per
+    /// candidate of every query).
+    pub fn sketch_words(&self, doc: u32) -> Option<impl Iterator<Item = u64> + '_> {
         let w = self.meta.params.sketch_words as usize;
         let s = self.section(SectionId::Sketches);
         let at = (doc as usize).checked_mul(w * 8)?;
-        let b = s.get(at..at + w * 8)?;
+        let b = s.get(at..at.checked_add(w * 8)?)?;
         Some(
-            b.chunks(8)
-                .map(|c| u64::from_le_bytes(c.try_into().expect("8")))
-                .collect(),
+            b.chunks_exact(8)
+                .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes"))),
         )
     }
 

@@ -75,7 +75,7 @@ impl<D: AsRef<[u8]>> Index<D> {
         let mut hits: Vec<Hit> = found
             .into_iter()
             .filter_map(|(doc, groups)| {
-                let score = estimate_similarity(&fp.sketch, &self.sketch(doc)?);
+                let score = estimate_similarity(&fp.sketch, self.sketch_words(doc)?);
                 let path = groups.iter().map(|g| g.0).min()?;
                 Some(Hit {
                     doc,
