@@ -178,7 +178,7 @@ fn build_parallel(docs: &[Doc]) -> (Vec<u8>, BuildStats) {
         docs.par_iter().map(|d| f.fingerprint(&d.text)).collect()
     };
     for (d, fp) in docs.iter().zip(&fingerprints) {
-        builder.add_fingerprint(&d.id, d.title.as_deref(), fp);
+        builder.add_fingerprint(&d.id, d.title.as_deref(), fp.clone());
     }
     let mut file = Vec::new();
     let stats = builder.finish(&mut file).expect("build into a Vec");
@@ -208,17 +208,45 @@ fn print_size(what: &str, stats: &BuildStats) {
     );
 }
 
-fn bench_fingerprint(c: &mut Criterion, corpus: &Corpus) {
+fn bench_fingerprint(c: &mut Criterion, corpus: &Corpus, index: &Index<Vec<u8>>) {
     let builder = new_builder();
-    let f = builder.fingerprinter();
+    let analyse = builder.fingerprinter();
+    let full = index.fingerprinter();
+    let resolution = index.resolution();
     let mut group = c.benchmark_group("fingerprint");
     group.sampling_mode(SamplingMode::Flat);
     group.sample_size(20);
     group.throughput(Throughput::Bytes(corpus.bytes()));
-    group.bench_function(BenchmarkId::new("all_docs", &corpus.tag), |b| {
+    // Terms and class counts only (what a build does before it has its idf table).
+    group.bench_function(BenchmarkId::new("terms", &corpus.tag), |b| {
         b.iter(|| {
             for d in &corpus.docs {
-                black_box(f.fingerprint(black_box(&d.text)));
+                black_box(analyse.fingerprint(black_box(&d.text)));
+            }
+        })
+    });
+    // Terms, classes, samples and codes: what a document's index entry needs but its sketch.
+    let codes_only = {
+        let mut p = full.params().clone();
+        p.sketch_words = 1;
+        pocketdex::Fingerprinter::new(p, full.classes().clone(), full.analyzer().clone())
+            .expect("valid")
+            .with_idf(full.idf().expect("an index has idf").clone())
+    };
+    group.bench_function(BenchmarkId::new("codes", &corpus.tag), |b| {
+        b.iter(|| {
+            for d in &corpus.docs {
+                let fp = codes_only.fingerprint(black_box(&d.text));
+                black_box(codes_only.codes(&fp, resolution));
+            }
+        })
+    });
+    // Everything a build does per document: codes and the 192-bit sketch.
+    group.bench_function(BenchmarkId::new("codes_and_sketch", &corpus.tag), |b| {
+        b.iter(|| {
+            for d in &corpus.docs {
+                let fp = full.fingerprint(black_box(&d.text));
+                black_box(full.codes(&fp, resolution));
             }
         })
     });
@@ -235,12 +263,11 @@ fn absent_keys(present: &HashSet<u64>, n: usize) -> Vec<u64> {
 }
 
 fn bench_lookup(c: &mut Criterion, corpus: &Corpus, index: &Index<Vec<u8>>) {
-    let builder = new_builder();
-    let f = builder.fingerprinter();
+    let f = index.fingerprinter();
     let present: Vec<u64> = corpus
         .docs
         .iter()
-        .flat_map(|d| f.fingerprint(&d.text).codes)
+        .flat_map(|d| f.codes(&f.fingerprint(&d.text), index.resolution()))
         .map(|code| code.key)
         .collect();
     let missing = present
@@ -464,7 +491,7 @@ fn main() {
         .warm_up_time(Duration::from_secs(1))
         .measurement_time(Duration::from_secs(4))
         .configure_from_args();
-    bench_fingerprint(&mut c, &corpus);
+    bench_fingerprint(&mut c, &corpus, &index);
     bench_lookup(&mut c, &corpus, &index);
     bench_query(&mut c, &corpus, &index);
     bench_build(&mut c, &corpus);

@@ -5,13 +5,13 @@
 //! codes are kept, never its text.
 
 use crate::error::{Error, Result};
-use crate::fingerprint::{Fingerprint, Fingerprinter, Params, Path as CodePath};
+use crate::fingerprint::{Fingerprint, Fingerprinter, Params, Resolution};
 use crate::format::{self, SectionId, Writer};
 use crate::hash;
 use crate::meta::{self, Meta};
 use crate::mphf;
 use crate::reference::{Classes, Reference};
-use crate::sketch::{self, Idf, TermHash};
+use crate::sketch::{self, Idf};
 use crate::text::{Analyzer, Lang};
 use rayon::prelude::*;
 use std::collections::HashMap;
@@ -37,17 +37,58 @@ use std::path::Path;
 pub struct IndexBuilder {
     fingerprinter: Fingerprinter,
     lang: String,
-    names: Vec<String>,
-    titles: Vec<String>,
+    names: StringList,
+    titles: StringList,
     has_titles: bool,
     sketches: Vec<u64>,
-    refs: Vec<(u64, u32)>,
+    store: Store,
     paths: PathCounts,
     /// Document frequencies by idf key, counted over the first `IDF_SAMPLE` documents.
     df: HashMap<u32, u32>,
-    /// Documents whose sketch waits for the idf table: (number, terms).
-    pending: Vec<(u32, Vec<TermHash>)>,
-    idf: Option<Idf>,
+    /// Documents waiting for the idf table: (number, fingerprint).
+    pending: Vec<(u32, Fingerprint)>,
+    /// The fingerprinter with the learned idf table, once learned.
+    weighing: Option<Fingerprinter>,
+}
+
+/// Strings in one buffer (a `String` per document would cost more than the document's index
+/// entry at millions of documents).
+#[derive(Default)]
+struct StringList {
+    blob: String,
+    ends: Vec<u64>,
+}
+
+impl StringList {
+    fn push(&mut self, s: &str) {
+        self.blob.push_str(s);
+        self.ends.push(self.blob.len() as u64);
+    }
+    fn len(&self) -> usize {
+        self.ends.len()
+    }
+    fn iter(&self) -> impl ExactSizeIterator<Item = &str> {
+        (0..self.ends.len()).map(|i| {
+            let a = if i == 0 { 0 } else { self.ends[i - 1] as usize };
+            &self.blob[a..self.ends[i] as usize]
+        })
+    }
+}
+
+/// Every document's code material in flat arrays, until [`IndexBuilder::finish`] knows the
+/// collection's size and with it the resolution.
+#[derive(Default)]
+struct Store {
+    /// Documents with fuzzy digits, in order; their digits (`schemes × k` each) and samples
+    /// (`caps.bands × caps.samples` each).
+    fuzzy_docs: Vec<u32>,
+    digits: Vec<u8>,
+    samples: Vec<u32>,
+    /// Documents on the short path, in order; their fragments (`bands × caps.short_rows` each).
+    short_docs: Vec<u32>,
+    short: Vec<u32>,
+    /// Documents without words and their exact codes.
+    exact: Vec<(u32, u64)>,
 }
 
 /// How many documents were indexed on each path.
@@ -55,7 +96,7 @@ pub struct IndexBuilder {
 pub struct PathCounts {
     /// Documents with fuzzy codes.
     pub fuzzy: u64,
-    /// Documents with MinHash band codes (short documents).
+    /// Documents with short-path (weighted MinHash) codes.
     pub short: u64,
     /// Documents with both.
     pub both: u64,
@@ -80,6 +121,8 @@ pub struct BuildStats {
     pub sections: Vec<(String, u64)>,
     /// Documents per path.
     pub paths: PathCounts,
+    /// The resolution of the codes.
+    pub resolution: Resolution,
 }
 
 impl IndexBuilder {
@@ -101,21 +144,45 @@ impl IndexBuilder {
         Ok(IndexBuilder {
             fingerprinter: Fingerprinter::new(params, classes, analyzer)?,
             lang: reference.lang.clone(),
-            names: Vec::new(),
-            titles: Vec::new(),
+            names: StringList::default(),
+            titles: StringList::default(),
             has_titles: false,
             sketches: Vec::new(),
-            refs: Vec::new(),
+            store: Store::default(),
             paths: PathCounts::default(),
             df: HashMap::new(),
             pending: Vec::new(),
-            idf: None,
+            weighing: None,
         })
     }
 
-    /// The fingerprinter documents go through (shareable across threads).
+    /// The fingerprinter documents go through (shareable across threads). Until the builder
+    /// has learned its idf table (from the first [`sketch::IDF_SAMPLE`] documents) it has none,
+    /// and the builder weighs what it is given; afterwards [`IndexBuilder::weighing_fingerprinter`]
+    /// weighs on the caller's threads.
     pub fn fingerprinter(&self) -> &Fingerprinter {
         &self.fingerprinter
+    }
+
+    /// Once the idf table is learned: a fingerprinter that weighs with it, so that callers
+    /// fingerprinting on other threads hand in finished fingerprints.
+    pub fn weighing_fingerprinter(&self) -> Option<&Fingerprinter> {
+        self.weighing.as_ref()
+    }
+
+    /// Tells the builder it will hold at most `docs` documents, so that it draws only the
+    /// samples the resolutions up to that size need (a build of 200,000 documents draws about
+    /// half of what one of unknown size does). Call it before adding documents; a build that
+    /// ends up larger gets the most specific codes its samples allow.
+    ///
+    /// # Panics
+    /// When documents were added already.
+    pub fn size_hint(&mut self, docs: u64) {
+        assert!(self.is_empty(), "size_hint before the first document");
+        self.fingerprinter = self
+            .fingerprinter
+            .clone()
+            .with_caps(Resolution::caps_up_to(docs));
     }
 
     /// Number of documents added so far.
@@ -125,68 +192,101 @@ impl IndexBuilder {
 
     /// True when no document was added.
     pub fn is_empty(&self) -> bool {
-        self.names.is_empty()
+        self.names.len() == 0
     }
 
     /// Fingerprints and adds a document; returns its number.
     pub fn add(&mut self, name: &str, title: Option<&str>, text: &str) -> u32 {
-        let fp = self.fingerprinter.fingerprint(text);
-        self.add_fingerprint(name, title, &fp)
+        let fp = self
+            .weighing
+            .as_ref()
+            .unwrap_or(&self.fingerprinter)
+            .fingerprint(text);
+        self.add_fingerprint(name, title, fp)
     }
 
-    /// Adds a document fingerprinted by [`IndexBuilder::fingerprinter`] (e.g. on another thread).
-    pub fn add_fingerprint(&mut self, name: &str, title: Option<&str>, fp: &Fingerprint) -> u32 {
+    /// Adds a document fingerprinted by [`IndexBuilder::fingerprinter`] or
+    /// [`IndexBuilder::weighing_fingerprinter`] (e.g. on another thread). A fingerprint weighed
+    /// with another idf table is weighed again.
+    pub fn add_fingerprint(&mut self, name: &str, title: Option<&str>, mut fp: Fingerprint) -> u32 {
         let doc = self.names.len() as u32;
-        self.names.push(name.to_owned());
-        self.titles.push(title.unwrap_or("").to_owned());
+        self.names.push(name);
+        self.titles.push(title.unwrap_or(""));
         self.has_titles |= title.is_some_and(|t| !t.is_empty());
         let words = self.fingerprinter.params().sketch_words as usize;
-        match &self.idf {
-            Some(idf) => self
-                .sketches
-                .extend(sketch::simhash(&fp.term_hashes, idf, words)),
+        match &self.weighing {
+            Some(f) => {
+                let id = f.idf().map(Idf::id);
+                if fp.weighed.as_ref().map(|w| w.idf) != id {
+                    f.weigh(&mut fp);
+                }
+                self.keep(doc, &fp);
+            }
             None => {
                 self.sketches.extend(std::iter::repeat_n(0, words));
                 for &(h, _) in &fp.term_hashes {
                     *self.df.entry(sketch::idf_key(h)).or_default() += 1;
                 }
-                self.pending.push((doc, fp.term_hashes.clone()));
+                fp.weighed = None;
+                self.pending.push((doc, fp));
                 if self.pending.len() >= sketch::IDF_SAMPLE {
                     self.learn_idf();
                 }
             }
         }
-        let fuzzy = fp.codes.iter().any(|c| c.path == CodePath::Fuzzy);
-        let short = fp.codes.iter().any(|c| c.path == CodePath::Short);
-        match (fuzzy, short) {
-            (true, true) => self.paths.both += 1,
-            (true, false) => self.paths.fuzzy += 1,
-            (false, true) => self.paths.short += 1,
-            (false, false) => self.paths.exact += 1,
-        }
-        self.refs.extend(fp.codes.iter().map(|c| (c.key, doc)));
         doc
     }
 
-    /// Freezes the idf table from the documents seen so far and sketches them (in parallel).
+    /// Keeps a weighed fingerprint's sketch and code material (documents come in order, but
+    /// those waiting for the idf table are kept when it is learned).
+    fn keep(&mut self, doc: u32, fp: &Fingerprint) {
+        let w = fp.weighed.as_ref().expect("weighed");
+        let words = self.fingerprinter.params().sketch_words as usize;
+        let at = doc as usize * words;
+        if self.sketches.len() == at {
+            self.sketches.extend_from_slice(&w.sketch);
+        } else {
+            self.sketches[at..at + words].copy_from_slice(&w.sketch);
+        }
+        let m = &w.material;
+        let fuzzy = !m.digits.is_empty() && fp.terms >= self.fingerprinter.params().min_terms;
+        let short = !m.short.is_empty();
+        if fuzzy {
+            self.store.fuzzy_docs.push(doc);
+            self.store.digits.extend_from_slice(&m.digits);
+            self.store.samples.extend_from_slice(&m.samples);
+        }
+        if short {
+            self.store.short_docs.push(doc);
+            self.store.short.extend_from_slice(&m.short);
+        }
+        if let Some(e) = m.exact {
+            self.store.exact.push((doc, e));
+        }
+        match (fuzzy, short, m.exact.is_some()) {
+            (true, true, _) => self.paths.both += 1,
+            (true, false, _) => self.paths.fuzzy += 1,
+            (false, true, _) => self.paths.short += 1,
+            (false, false, _) => self.paths.exact += 1,
+        }
+    }
+
+    /// Freezes the idf table from the documents seen so far and weighs them (in parallel).
     fn learn_idf(&mut self) {
         let idf = Idf::from_df(&self.df, self.pending.len() as u32);
-        let words = self.fingerprinter.params().sketch_words as usize;
-        let sketches: Vec<(u32, Vec<u64>)> = std::mem::take(&mut self.pending)
-            .into_par_iter()
-            .map(|(doc, terms)| (doc, sketch::simhash(&terms, &idf, words)))
-            .collect();
-        for (doc, s) in sketches {
-            let at = doc as usize * words;
-            self.sketches[at..at + words].copy_from_slice(&s);
+        let f = self.fingerprinter.clone().with_idf(idf);
+        let mut pending = std::mem::take(&mut self.pending);
+        pending.par_iter_mut().for_each(|(_, fp)| f.weigh(fp));
+        for (doc, fp) in &pending {
+            self.keep(*doc, fp);
         }
         self.df = HashMap::new();
-        self.idf = Some(idf);
+        self.weighing = Some(f);
     }
 
     /// Writes the index to `out` and returns what was written.
     pub fn finish<W: Write>(mut self, out: W) -> Result<BuildStats> {
-        if self.idf.is_none() {
+        if self.weighing.is_none() {
             self.learn_idf();
         }
         if self.names.len() >= u32::MAX as usize {
@@ -194,6 +294,12 @@ impl IndexBuilder {
                 "at most 2^32 − 1 documents per index".into(),
             ));
         }
+        let caps = self.fingerprinter.caps();
+        let resolution = self
+            .fingerprinter
+            .params()
+            .resolution
+            .unwrap_or_else(|| Resolution::for_docs_within(self.names.len() as u64, caps));
         let IndexBuilder {
             fingerprinter,
             lang,
@@ -201,12 +307,16 @@ impl IndexBuilder {
             titles,
             has_titles,
             sketches,
-            mut refs,
+            store,
             paths,
-            idf,
+            weighing,
             ..
         } = self;
-        let idf = idf.expect("learned above");
+        let idf = weighing
+            .and_then(|f| f.idf().cloned())
+            .expect("learned above");
+        let mut refs = references(&store, &fingerprinter, caps, resolution);
+        drop(store);
         refs.par_sort_unstable();
         refs.dedup();
         let mut keys: Vec<u64> = refs.iter().map(|r| r.0).collect();
@@ -236,13 +346,15 @@ impl IndexBuilder {
 
         let doc_count = names.len() as u32;
         let posting_bits = format::bits_for(doc_count as u64);
+        let mut params = fingerprinter.params().clone();
+        params.resolution = Some(resolution);
         let meta = Meta {
             doc_count,
             slot_count: keys.len() as u32,
             ref_count: refs.len() as u64,
             posting_bits: posting_bits as u8,
             lang,
-            params: fingerprinter.params().clone(),
+            params,
         };
         let mut sections: Vec<(SectionId, Vec<u8>)> = Vec::new();
         let mut w = Writer::default();
@@ -292,14 +404,14 @@ impl IndexBuilder {
             w.u64(*s);
         }
         sections.push((SectionId::Sketches, std::mem::take(&mut w.buf)));
-        format::write_strings(names.iter().map(String::as_str), &mut w);
+        format::write_strings(names.iter(), &mut w);
         let name_bytes = names
             .iter()
             .map(|n| n.len() as u64 + leb_len(n.len()))
             .sum();
         sections.push((SectionId::Names, std::mem::take(&mut w.buf)));
         if has_titles {
-            format::write_strings(titles.iter().map(String::as_str), &mut w);
+            format::write_strings(titles.iter(), &mut w);
             sections.push((SectionId::Titles, std::mem::take(&mut w.buf)));
         }
         let bytes = write_file(out, &sections)?;
@@ -314,6 +426,7 @@ impl IndexBuilder {
                 .map(|(id, b)| (id.name().to_string(), b.len() as u64))
                 .collect(),
             paths,
+            resolution,
         })
     }
 
@@ -343,6 +456,55 @@ impl IndexBuilder {
         }
         Ok(stats)
     }
+}
+
+/// Every (code, document) pair of the collection at `resolution`, made in parallel.
+fn references(
+    store: &Store,
+    f: &Fingerprinter,
+    caps: Resolution,
+    resolution: Resolution,
+) -> Vec<(u64, u32)> {
+    let params = f.params();
+    let k = f.classes().k();
+    let digits = params.schemes.len() * k;
+    let samples = caps.bands as usize * caps.samples as usize;
+    let rows = params.minhash_bands as usize * caps.short_rows as usize;
+    let fuzzy = store
+        .fuzzy_docs
+        .par_iter()
+        .enumerate()
+        .flat_map_iter(|(i, &doc)| {
+            let mut codes = Vec::with_capacity(resolution.bands as usize);
+            crate::fingerprint::fuzzy_codes(
+                &store.digits[i * digits..(i + 1) * digits],
+                &store.samples[i * samples..(i + 1) * samples],
+                caps,
+                params,
+                k,
+                resolution,
+                &mut codes,
+            );
+            codes.into_iter().map(move |c| (c.key, doc))
+        });
+    let short = store
+        .short_docs
+        .par_iter()
+        .enumerate()
+        .flat_map_iter(|(i, &doc)| {
+            let mut codes = Vec::with_capacity(params.minhash_bands as usize);
+            crate::fingerprint::short_codes(
+                &store.short[i * rows..(i + 1) * rows],
+                caps,
+                params,
+                resolution,
+                &mut codes,
+            );
+            codes.into_iter().map(move |c| (c.key, doc))
+        });
+    let mut refs: Vec<(u64, u32)> = fuzzy.chain(short).collect();
+    refs.extend(store.exact.iter().map(|&(doc, key)| (key, doc)));
+    refs
 }
 
 fn leb_len(n: usize) -> u64 {

@@ -5,7 +5,6 @@
 use crate::error::{Error, Result};
 use crate::text;
 use rayon::prelude::*;
-use std::io::BufRead;
 use std::path::{Path, PathBuf};
 
 /// One document ready for fingerprinting.
@@ -75,6 +74,37 @@ impl Source {
 /// be read is the error.
 pub fn sources<S: AsRef<str>>(args: &[S]) -> Result<Vec<Source>> {
     args.iter().map(|a| Source::from_arg(a.as_ref())).collect()
+}
+
+/// At most how many documents the sources hold, when that can be known without parsing them:
+/// files of directories, lines of JSON Lines files (read once more, at memory speed); `None`
+/// for standard input.
+pub fn count_at_most(sources: &[Source]) -> Result<Option<u64>> {
+    let mut total = 0u64;
+    for source in sources {
+        total += match source {
+            Source::Dir(dir) => walk(dir)?.0.len() as u64,
+            Source::File(_) => 1,
+            Source::Jsonl(path) => {
+                let mut file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+                let mut buf = vec![0u8; 1 << 20];
+                let (mut lines, mut last) = (0u64, b'\n');
+                loop {
+                    let n = match std::io::Read::read(&mut file, &mut buf) {
+                        Ok(0) => break,
+                        Ok(n) => n,
+                        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                        Err(e) => return Err(Error::io(path, e)),
+                    };
+                    lines += buf[..n].iter().filter(|&&b| b == b'\n').count() as u64;
+                    last = buf[n - 1];
+                }
+                lines + (last != b'\n') as u64
+            }
+            Source::Stdin => return Ok(None),
+        };
+    }
+    Ok(Some(total))
 }
 
 /// True when the number of documents is known once the sources are listed (directories and
@@ -212,9 +242,12 @@ pub fn from_json_line(line: &str, fallback_id: String) -> Item {
     }
 }
 
-/// Reads every source and hands the items to `sink` in input order, in batches of about `batch`
-/// items processed in parallel by `map` (e.g. fingerprinting). `on_count` learns how many
-/// items are known to be coming, when a directory has been listed.
+/// Reads every source and hands the items to `sink` in input order, in batches processed in
+/// parallel by `map` (e.g. fingerprinting): about `batch` files of a directory, or about 4 MiB
+/// of JSON Lines, at a time. Reading, mapping and the sink overlap: a reader thread reads JSON
+/// Lines ahead, the rayon pool maps batch i (splitting lines, decoding and parsing JSON
+/// included) while the calling thread sinks batch i − 1, so that every core stays busy.
+/// `on_count` learns how many items are known to be coming, when a directory has been listed.
 pub fn for_each_batch<T: Send>(
     sources: &[Source],
     batch: usize,
@@ -223,18 +256,23 @@ pub fn for_each_batch<T: Send>(
     mut sink: impl FnMut(Vec<T>) -> Result<()>,
 ) -> Result<usize> {
     let mut non_regular = 0;
+    let mut overlap = Overlap { pending: None };
     for source in sources {
         match source {
             Source::Dir(dir) => {
                 let (files, others) = walk(dir)?;
                 non_regular += others;
                 on_count(files.len() as u64);
-                for chunk in files.chunks(batch) {
-                    let items: Vec<T> = chunk
-                        .par_iter()
-                        .map(|(path, id)| map(read_file(path, id.clone())))
-                        .collect();
-                    sink(items)?;
+                for chunk in files.chunks(batch.max(1)) {
+                    overlap.step(
+                        || {
+                            chunk
+                                .par_iter()
+                                .map(|(path, id)| map(read_file(path, id.clone())))
+                                .collect()
+                        },
+                        &mut sink,
+                    )?;
                 }
             }
             Source::File(path) => {
@@ -243,57 +281,165 @@ pub fn for_each_batch<T: Send>(
                     .file_name()
                     .map(|n| n.to_string_lossy().into_owned())
                     .unwrap_or_else(|| path.display().to_string());
-                sink(vec![map(read_file(path, id))])?;
+                overlap.step(|| vec![map(read_file(path, id))], &mut sink)?;
             }
             Source::Jsonl(path) => {
                 let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
                 jsonl(
-                    std::io::BufReader::new(file),
+                    file,
                     &path.display().to_string(),
-                    batch,
                     &map,
+                    &mut overlap,
                     &mut sink,
                 )?;
             }
             Source::Stdin => {
-                jsonl(std::io::stdin().lock(), "stdin", batch, &map, &mut sink)?;
+                jsonl(std::io::stdin(), "stdin", &map, &mut overlap, &mut sink)?;
             }
         }
     }
+    overlap.finish(&mut sink)?;
     Ok(non_regular)
 }
 
+/// Runs the map of one batch on the rayon pool while the calling thread sinks the previous
+/// batch's results.
+struct Overlap<T> {
+    pending: Option<Vec<T>>,
+}
+
+impl<T: Send> Overlap<T> {
+    fn step(
+        &mut self,
+        work: impl FnOnce() -> Vec<T> + Send,
+        sink: &mut impl FnMut(Vec<T>) -> Result<()>,
+    ) -> Result<()> {
+        let previous = self.pending.take();
+        let (mapped, sunk) = std::thread::scope(|s| {
+            let worker = s.spawn(work);
+            let sunk = previous.map_or(Ok(()), &mut *sink);
+            let mapped = worker
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            (mapped, sunk)
+        });
+        self.pending = Some(mapped);
+        sunk
+    }
+
+    fn finish(&mut self, sink: &mut impl FnMut(Vec<T>) -> Result<()>) -> Result<()> {
+        self.pending.take().map_or(Ok(()), sink)
+    }
+}
+
+/// Bytes of JSON Lines read ahead per batch (whole lines: a longer line makes a longer batch).
+const JSONL_CHUNK: usize = 4 << 20;
+
+/// One batch of JSON Lines: whole lines, and the number of the first.
+struct Chunk {
+    bytes: Vec<u8>,
+    first_line: usize,
+}
+
 fn jsonl<T: Send>(
-    mut reader: impl BufRead,
+    reader: impl std::io::Read + Send,
     name: &str,
-    batch: usize,
     map: &(impl Fn(Item) -> T + Sync),
+    overlap: &mut Overlap<T>,
     sink: &mut impl FnMut(Vec<T>) -> Result<()>,
 ) -> Result<()> {
-    let mut lines: Vec<(usize, String)> = Vec::with_capacity(batch);
-    let mut buf = Vec::new();
-    let mut no = 0;
+    std::thread::scope(|s| {
+        let (tx, rx) = std::sync::mpsc::sync_channel::<std::io::Result<Chunk>>(2);
+        s.spawn(move || read_chunks(reader, tx));
+        for chunk in rx {
+            let chunk = chunk.map_err(|e| Error::io(name, e))?;
+            overlap.step(
+                || {
+                    let lines: Vec<(usize, &[u8])> = chunk
+                        .bytes
+                        .split(|&b| b == b'\n')
+                        .enumerate()
+                        .map(|(i, l)| (chunk.first_line + i, l))
+                        .filter(|(_, l)| !l.iter().all(u8::is_ascii_whitespace))
+                        .collect();
+                    lines
+                        .into_par_iter()
+                        .map(|(no, line)| {
+                            let id = || format!("{name}:{no}");
+                            let line = line.strip_prefix(b"\xef\xbb\xbf").unwrap_or(line);
+                            match std::str::from_utf8(line) {
+                                Ok(line) => map(from_json_line(line, id())),
+                                Err(_) => map(from_json_line(&text::decode(line).text, id())),
+                            }
+                        })
+                        .collect()
+                },
+                sink,
+            )?;
+        }
+        Ok(())
+    })
+}
+
+/// Reads `reader` in chunks of whole lines (the last one may lack its newline) and sends them,
+/// numbered, until the end or an error. Stops when the receiver is gone.
+fn read_chunks(
+    mut reader: impl std::io::Read,
+    tx: std::sync::mpsc::SyncSender<std::io::Result<Chunk>>,
+) {
+    let mut carry: Vec<u8> = Vec::new();
+    let mut line = 1;
     loop {
-        buf.clear();
-        let n = reader
-            .read_until(b'\n', &mut buf)
-            .map_err(|e| Error::io(name, e))?;
-        if n > 0 {
-            no += 1;
-            let line = text::decode(&buf).text;
-            if !line.trim().is_empty() {
-                lines.push((no, line));
+        let mut buf = std::mem::take(&mut carry);
+        let start = buf.len();
+        buf.resize(start + JSONL_CHUNK, 0);
+        let mut filled = start;
+        // Fill the chunk (reads of a pipe or terminal may be short).
+        let eof = loop {
+            match reader.read(&mut buf[filled..]) {
+                Ok(0) => break true,
+                Ok(n) => {
+                    filled += n;
+                    if filled == buf.len() {
+                        break false;
+                    }
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    let _ = tx.send(Err(e));
+                    return;
+                }
             }
+        };
+        buf.truncate(filled);
+        let cut = if eof {
+            buf.len()
+        } else {
+            match buf.iter().rposition(|&b| b == b'\n') {
+                Some(i) => i + 1,
+                // One line longer than the chunk: keep reading it.
+                None => {
+                    carry = buf;
+                    continue;
+                }
+            }
+        };
+        carry = buf[cut..].to_vec();
+        buf.truncate(cut);
+        let lines = buf.iter().filter(|&&b| b == b'\n').count();
+        if !buf.is_empty()
+            && tx
+                .send(Ok(Chunk {
+                    bytes: buf,
+                    first_line: line,
+                }))
+                .is_err()
+        {
+            return;
         }
-        if lines.len() >= batch || (n == 0 && !lines.is_empty()) {
-            let items: Vec<T> = std::mem::take(&mut lines)
-                .into_par_iter()
-                .map(|(no, line)| map(from_json_line(&line, format!("{name}:{no}"))))
-                .collect();
-            sink(items)?;
-        }
-        if n == 0 {
-            return Ok(());
+        line += lines;
+        if eof {
+            return;
         }
     }
 }

@@ -4,11 +4,22 @@
 //! A document's codes (the MPHF keys) come from one of three paths:
 //! - **fuzzy** (documents with at least [`Params::min_terms`] terms): for every fuzzification
 //!   scheme and every band (an interleaved subset of the classes), the interval of each class's
-//!   deviation, hashed. Queries also probe the codes obtained by moving the [`Params::probes`]
-//!   deviations nearest a boundary across it (multi-probe).
-//! - **short** (documents with fewer than [`Params::short_below`] terms): MinHash bands over the
-//!   set of terms, as in LSH (Broder 1997; Indyk & Motwani 1998).
+//!   deviation, followed by the band's [`Resolution::samples`] weighted MinHash samples (the
+//!   document's terms drawn in proportion to tf·idf, P-MinHash of Moulton & Jiang 2018), hashed.
+//!   The samples give the code the entropy that a large collection needs: the class vector alone
+//!   has a few bits per band, so its posting lists grow with the collection.
+//! - **short** (documents with fewer than [`Params::short_below`] terms): bands of weighted
+//!   MinHash samples over the terms, as in LSH (Broder 1997; Indyk & Motwani 1998).
 //! - **exact** (documents with no words at all): a hash of the whitespace-normalised text.
+//!
+//! How specific the codes are ([`Resolution`]: bands, samples per band, rows per short band) is
+//! chosen from the size of the collection ([`Resolution::for_docs`]), so that a query's
+//! candidates stay bounded as the collection grows, and stored in the index.
+//!
+//! A query looks up its own codes and their most likely neighbours: per band, the
+//! [`Params::probes`] cheapest sets of changes (a deviation moved across its nearest boundary,
+//! a sample replaced by the runner-up), cheapest first (query-directed multi-probe, Lv et al.
+//! 2007).
 //!
 //! Every document also gets a simhash sketch (Charikar 2002) of its tf-idf vector (see
 //! [`crate::sketch`]), which turns a candidate into an estimated cosine similarity.
@@ -18,8 +29,8 @@ use crate::hash;
 use crate::reference::Classes;
 use crate::sketch::{self, Idf, TermHash};
 use crate::text::{self, Analyzer};
-use std::collections::HashMap;
-use unicode_segmentation::UnicodeSegmentation;
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
 
 /// How deviations from the reference are measured.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
@@ -31,58 +42,170 @@ pub enum Deviation {
     ZScore = 1,
 }
 
+/// How specific the codes are: more bands give a near copy more chances to collide; samples
+/// and rows make each code rarer among unrelated documents. Stored in the index.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Resolution {
+    /// Number of bands; class i belongs to band i mod `bands`.
+    pub bands: u8,
+    /// Weighted MinHash samples appended to each fuzzy band code.
+    pub samples: u8,
+    /// Weighted MinHash samples (rows) per band of the short path.
+    pub short_rows: u8,
+}
+
+/// The resolutions [`Resolution::for_docs`] chooses from, with the largest collection each is
+/// for. Measured with `scripts/codes.sh` on a generated collection (README, "Posting lists
+/// that stay short"): each step divides a query's candidates by 6 to 20, at some recall of the
+/// farthest pairs (cosine 0.8–0.9); each bound keeps the mean under about 64 candidates. The
+/// first step, for collections of at most 2,000 documents, has no samples: its candidates are
+/// a fifth of the collection at most (≤ 440), and it finds the most pairs.
+pub const LADDER: [(u64, Resolution); 7] = [
+    (2_000, Resolution::new(4, 0, 2)),
+    (50_000, Resolution::new(4, 1, 2)),
+    (350_000, Resolution::new(3, 1, 2)),
+    (5_000_000, Resolution::new(4, 2, 3)),
+    (20_000_000, Resolution::new(3, 2, 3)),
+    (300_000_000, Resolution::new(4, 3, 3)),
+    (u64::MAX, Resolution::new(3, 3, 3)),
+];
+
+/// At most this many samples per fuzzy band and rows per short band.
+pub const MAX_SAMPLES: u8 = 4;
+
+/// What a builder that chooses the resolution from the collection's size draws for every
+/// document: enough for every step of [`LADDER`] up to 20 million documents. Larger collections
+/// state their size ([`Params::resolution`]); each sample costs a pass over a document's terms.
+pub const AUTO_CAPS: Resolution = Resolution::new(4, 2, 3);
+
+impl Resolution {
+    /// A resolution.
+    pub const fn new(bands: u8, samples: u8, short_rows: u8) -> Resolution {
+        Resolution {
+            bands,
+            samples,
+            short_rows,
+        }
+    }
+
+    /// The resolution for a collection of `docs` documents: the first step of [`LADDER`] whose
+    /// bound is at least `docs`.
+    pub fn for_docs(docs: u64) -> Resolution {
+        LADDER
+            .iter()
+            .find(|(max, _)| docs <= *max)
+            .map(|e| e.1)
+            .unwrap_or(LADDER[LADDER.len() - 1].1)
+    }
+
+    /// The smallest caps that hold every step of [`LADDER`] up to the one for `docs`: what a
+    /// builder that will hold at most `docs` documents draws.
+    pub fn caps_up_to(docs: u64) -> Resolution {
+        let last = Resolution::for_docs(docs);
+        let mut caps = Resolution::new(0, 0, 0);
+        for (_, r) in LADDER {
+            caps = Resolution::new(
+                caps.bands.max(r.bands),
+                caps.samples.max(r.samples),
+                caps.short_rows.max(r.short_rows),
+            );
+            if r == last {
+                break;
+            }
+        }
+        caps
+    }
+
+    /// [`Resolution::for_docs`], or the last step of [`LADDER`] before it that fits `caps`.
+    pub fn for_docs_within(docs: u64, caps: Resolution) -> Resolution {
+        let fits = |r: &Resolution| {
+            r.bands <= caps.bands && r.samples <= caps.samples && r.short_rows <= caps.short_rows
+        };
+        let mut chosen = LADDER[0].1;
+        for (max, r) in LADDER {
+            if !fits(&r) {
+                break;
+            }
+            chosen = r;
+            if docs <= max {
+                break;
+            }
+        }
+        chosen
+    }
+
+    fn validate(&self, classes: u16) -> Result<()> {
+        if self.bands == 0 || self.bands as u16 > classes || self.bands > 64 {
+            return Err(Error::Invalid(format!(
+                "bands must be between 1 and min(64, classes = {classes}), not {}",
+                self.bands
+            )));
+        }
+        if (classes as usize).div_ceil(self.bands as usize) > 64 {
+            return Err(Error::Invalid(format!(
+                "at most 64 classes per band: {classes} classes need at least {} bands",
+                (classes as usize).div_ceil(64)
+            )));
+        }
+        if self.samples > MAX_SAMPLES || !(1..=MAX_SAMPLES).contains(&self.short_rows) {
+            return Err(Error::Invalid(format!(
+                "samples per band must be at most {MAX_SAMPLES} and short rows between 1 and {MAX_SAMPLES}"
+            )));
+        }
+        Ok(())
+    }
+}
+
 /// Every parameter of fingerprinting. The values in force are stored in the index, so a query
 /// always uses the parameters its index was built with.
 ///
 /// Defaults (chosen by measurement; see the README's "Choosing the defaults"):
 /// - `classes` = 24 prefix classes
-/// - `bands` = 3: class i belongs to band i mod 3 (8 classes per band)
 /// - `schemes` = one fuzzification scheme of 3 intervals, boundaries `[-0.45, 0.45]`; more
 ///   (staggered) schemes are supported, but multi-probe queries already look across the
 ///   boundaries, so extra schemes cost index bytes without adding recall
 /// - `deviation` = [`Deviation::Relative`]
-/// - `probes` = 4 boundary-nearest deviations flipped per query code (2⁴ = 16 lookups per code)
+/// - `probes` = 24 lookups per fuzzy band code at query time (the code and its 23 most likely
+///   neighbours)
 /// - `min_terms` = 30: documents with fewer terms get no fuzzy codes
-/// - `short_below` = 60: documents with fewer terms get MinHash band codes
-/// - `minhash_bands` = 6 bands of `minhash_rows` = 2 rows
+/// - `short_below` = 60: documents with fewer terms get short-path codes
+/// - `minhash_bands` = 6 bands on the short path
 /// - `sketch_words` = 3: a 192-bit simhash per document
+/// - `resolution` = `None`: chosen from the collection's size ([`Resolution::for_docs`])
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct Params {
     /// Number of prefix classes, k.
     pub classes: u16,
-    /// Number of bands; class i belongs to band i mod `bands`.
-    pub bands: u8,
     /// Per fuzzification scheme, its interval boundaries (ascending); r = boundaries + 1 intervals.
     pub schemes: Vec<Vec<f32>>,
     /// How deviations are measured.
     pub deviation: Deviation,
-    /// Default number of deviations flipped across their nearest boundary per query code.
+    /// Default number of lookups per fuzzy band code at query time.
     pub probes: u8,
     /// Documents with at least this many terms get fuzzy codes.
     pub min_terms: u32,
-    /// Documents with fewer than this many terms get MinHash band codes.
+    /// Documents with fewer than this many terms get short-path codes.
     pub short_below: u32,
-    /// MinHash bands of the short path.
+    /// Bands of the short path.
     pub minhash_bands: u8,
-    /// MinHash rows (hash functions) per band.
-    pub minhash_rows: u8,
     /// Simhash sketch length in 64-bit words.
     pub sketch_words: u8,
+    /// How specific the codes are; `None` lets the builder choose from the collection's size.
+    pub resolution: Option<Resolution>,
 }
 
 impl Default for Params {
     fn default() -> Self {
         Params {
             classes: 24,
-            bands: 3,
             schemes: vec![vec![-0.45, 0.45]],
             deviation: Deviation::Relative,
-            probes: 4,
+            probes: 24,
             min_terms: 30,
             short_below: 60,
             minhash_bands: 6,
-            minhash_rows: 2,
             sketch_words: 3,
+            resolution: None,
         }
     }
 }
@@ -94,11 +217,19 @@ impl Params {
         if self.classes < 2 {
             return bad(format!("classes must be at least 2, not {}", self.classes));
         }
-        if self.bands == 0 || self.bands as u16 > self.classes {
-            return bad(format!(
-                "bands must be between 1 and classes ({}), not {}",
-                self.classes, self.bands
-            ));
+        if let Some(r) = &self.resolution {
+            r.validate(self.classes)?;
+        }
+        if self.resolution.is_none() {
+            // Every resolution the builder may choose must fit the classes.
+            for (_, r) in LADDER
+                .iter()
+                .filter(|(_, r)| r.samples <= AUTO_CAPS.samples)
+            {
+                r.validate(self.classes).map_err(|e| {
+                    Error::Invalid(format!("{e} (or give the resolution explicitly)"))
+                })?;
+            }
         }
         if self.schemes.is_empty() || self.schemes.len() > 16 {
             return bad(format!(
@@ -117,14 +248,11 @@ impl Params {
                 ));
             }
         }
-        if self.probes > 8 {
-            return bad(format!(
-                "probes must be at most 8 (2^8 lookups per code), not {}",
-                self.probes
-            ));
+        if self.probes == 0 {
+            return bad("probes (lookups per band) must be at least 1".into());
         }
-        if self.minhash_bands == 0 || self.minhash_rows == 0 || self.minhash_rows > 16 {
-            return bad("minhash bands must be at least 1 and rows between 1 and 16".into());
+        if self.minhash_bands == 0 || self.minhash_bands > 64 {
+            return bad("short-path bands must be between 1 and 64".into());
         }
         if !(1..=8).contains(&self.sketch_words) {
             return bad(format!(
@@ -133,11 +261,6 @@ impl Params {
             ));
         }
         Ok(())
-    }
-
-    /// The number of codes in a fuzzy document: schemes × bands.
-    pub fn fuzzy_codes(&self) -> usize {
-        self.schemes.len() * self.bands as usize
     }
 
     /// Sketch length in bits.
@@ -152,7 +275,7 @@ impl Params {
 pub enum Path {
     /// Fuzzy-fingerprint codes.
     Fuzzy,
-    /// MinHash band codes (short documents).
+    /// Weighted MinHash band codes (short documents).
     Short,
     /// Exact hash of the normalised text (documents without words).
     Exact,
@@ -185,22 +308,54 @@ pub struct Code {
     pub key: u64,
     /// The path that made it.
     pub path: Path,
-    /// Which (scheme, band) or MinHash band made it; collisions are counted per group.
+    /// Which (scheme, band) or short band made it; collisions are counted per group.
     pub group: u16,
 }
 
-/// What fingerprinting a document gives.
-#[derive(Clone, Debug, Default)]
+/// What analysing a document gives: everything its codes, probes and sketch are made from.
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Fingerprint {
     /// Number of index terms (occurrences).
     pub terms: u32,
-    /// The codes (one per scheme × band, per MinHash band, or the exact code).
-    pub codes: Vec<Code>,
-    /// The simhash sketch (empty when the fingerprinter has no idf table yet, as while a build
-    /// is still learning it).
-    pub sketch: Vec<u64>,
-    /// The document's terms for the sketch: hash and frequency.
+    /// Term occurrences per prefix class.
+    pub class_counts: Vec<u32>,
+    /// The document's set source with frequencies, in first-seen order: its distinct terms, or,
+    /// when it has none, its distinct words (stopwords and numbers included).
     pub term_hashes: Vec<TermHash>,
+    /// The exact-path code, for a text without any word.
+    pub exact: Option<u64>,
+    /// Codes material and sketch, once weighed with an idf table ([`Fingerprinter::weigh`]).
+    pub weighed: Option<Weighed>,
+}
+
+/// The parts of a fingerprint that depend on the idf table: the weighted MinHash samples the
+/// codes are made of, and the sketch.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Weighed {
+    /// [`Idf::id`] of the table they were weighed with.
+    pub idf: u64,
+    /// Everything the document's codes are made of, at any resolution within its caps.
+    pub material: Material,
+    /// The simhash sketch.
+    pub sketch: Vec<u64>,
+}
+
+/// A document's code material: interval digits per class and weighted MinHash samples, enough
+/// to make its codes at every resolution up to its caps ([`Material::codes`]). A builder keeps
+/// this (about 70 bytes for a document) until it knows the collection's size.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Material {
+    /// Fuzzy path: the interval of every class's deviation, per scheme (`schemes × k` bytes);
+    /// empty when the document has no fuzzy codes.
+    pub digits: Vec<u8>,
+    /// Fuzzy samples: `bands × samples` fragments (band-major) for the caps below.
+    pub samples: Vec<u32>,
+    /// Short path: `minhash_bands × rows` fragments (band-major); empty when not on the path.
+    pub short: Vec<u32>,
+    /// The exact code, for a text without any word.
+    pub exact: Option<u64>,
+    /// Caps the samples were drawn for: bands, samples per band, rows per short band.
+    pub caps: Resolution,
 }
 
 /// Fingerprints documents with one set of parameters, classes and stopwords.
@@ -209,10 +364,12 @@ pub struct Fingerprinter {
     params: Params,
     classes: Classes,
     analyzer: Analyzer,
-    /// Band of each class.
-    bands: Vec<Vec<usize>>,
-    /// The weights of the sketch; `None` while a build is still counting document frequencies.
+    /// The weights of samples and sketch; `None` while a build is still counting document
+    /// frequencies.
     idf: Option<Idf>,
+    /// What [`Fingerprinter::weigh`] draws for: the fixed resolution, else [`AUTO_CAPS`] or what
+    /// [`Fingerprinter::with_caps`] set.
+    caps: Resolution,
 }
 
 /// Term statistics of one document.
@@ -221,6 +378,85 @@ struct TermStats {
     counts: Vec<(u128, u32, u16)>,
     total: u32,
 }
+
+/// A word's entry in [`WordTable`] that is not counted (a stopword).
+const SKIP: u32 = u32::MAX;
+
+/// The distinct words of one document, by their 128-bit term hash (the identity every later
+/// stage gives a term: sketch, idf, samples), with open addressing on its low bits.
+struct WordTable {
+    /// Per slot: the term hash and the caller's entry, or `None`.
+    entries: Vec<Option<(u128, u32)>>,
+    len: usize,
+}
+
+impl WordTable {
+    fn with_capacity(words: usize) -> WordTable {
+        WordTable {
+            entries: vec![None; (words * 2).next_power_of_two().max(64)],
+            len: 0,
+        }
+    }
+
+    /// Empties the table for a document of about `words` words (a table grown for a huge
+    /// document is let go).
+    fn reset(&mut self, words: usize) {
+        let want = (words * 2).next_power_of_two().max(64);
+        if self.entries.len() > 4 * want.max(4096) || self.entries.len() < want {
+            self.entries = vec![None; want];
+        } else {
+            self.entries.fill(None);
+        }
+        self.len = 0;
+    }
+
+    /// The slot of `h`: its entry, or the empty slot where it belongs.
+    #[inline]
+    fn find(&self, h: u128) -> usize {
+        let mask = self.entries.len() - 1;
+        let mut slot = (h as usize) & mask;
+        loop {
+            match self.entries[slot] {
+                Some((eh, _)) if eh != h => slot = (slot + 1) & mask,
+                _ => return slot,
+            }
+        }
+    }
+
+    /// Inserts `h` with `value` at the empty `slot` [`WordTable::find`] just returned for it.
+    fn insert(&mut self, slot: usize, h: u128, value: u32) {
+        self.entries[slot] = Some((h, value));
+        self.len += 1;
+        if self.len * 2 > self.entries.len() {
+            let grown = vec![None; self.entries.len() * 2];
+            let old = std::mem::replace(&mut self.entries, grown);
+            for (h, v) in old.into_iter().flatten() {
+                let slot = self.find(h);
+                self.entries[slot] = Some((h, v));
+            }
+        }
+    }
+}
+
+/// Seed index of fuzzy sample `j` of band `band` (`hash::derived`).
+fn fuzzy_seed(band: usize, j: usize) -> u32 {
+    SAMPLE_SEED_BASE + (band * 16 + j) as u32
+}
+
+/// Seed index of row `r` of short band `band`.
+fn short_seed(band: usize, r: usize) -> u32 {
+    SAMPLE_SEED_BASE + 4096 + (band * 16 + r) as u32
+}
+
+/// `hash::derived` indices of the samples start here, past those of the sketch (3 · 8 · 8).
+const SAMPLE_SEED_BASE: u32 = 1 << 16;
+
+/// Cost of replacing a sample by its runner-up when probing, on the scale of a deviation's
+/// squared distance to its boundary in units of its edit noise (see [`Fingerprinter::probes`]).
+pub const SAMPLE_PROBE_COST: f64 = 1.0;
+
+/// At most this many of a band's cheapest changes are combined into probes.
+const PROBE_COORDS: usize = 16;
 
 impl Fingerprinter {
     /// A fingerprinter; fails when the parameters do not fit the classes.
@@ -233,41 +469,24 @@ impl Fingerprinter {
                 classes.k()
             )));
         }
-        let b = params.bands as usize;
-        let bands = (0..b)
-            .map(|band| (band..classes.k()).step_by(b).collect())
-            .collect();
         Ok(Fingerprinter {
+            caps: params.resolution.unwrap_or(AUTO_CAPS),
             params,
             classes,
             analyzer,
-            bands,
             idf: None,
         })
     }
 
-    /// The same fingerprinter with sketches weighted by `idf`.
+    /// The same fingerprinter with samples and sketches weighted by `idf`.
     pub fn with_idf(mut self, idf: Idf) -> Self {
         self.idf = Some(idf);
         self
     }
 
-    /// The idf table sketches are weighted with, if any.
+    /// The idf table samples and sketches are weighted with, if any.
     pub fn idf(&self) -> Option<&Idf> {
         self.idf.as_ref()
-    }
-
-    /// The sketch of a document's terms (uniform weights when there is no idf table).
-    pub fn sketch(&self, term_hashes: &[TermHash]) -> Vec<u64> {
-        let uniform;
-        let idf = match &self.idf {
-            Some(i) => i,
-            None => {
-                uniform = Idf::uniform();
-                &uniform
-            }
-        };
-        sketch::simhash(term_hashes, idf, self.params.sketch_words as usize)
     }
 
     /// The parameters.
@@ -285,51 +504,74 @@ impl Fingerprinter {
         &self.analyzer
     }
 
-    /// Counts the content terms of a text (`content_only`) or all its words, hashing each
-    /// distinct term once. No allocation per word unless it needs case folding.
-    fn count(&self, text: &str, content_only: bool) -> TermStats {
-        let mut index: HashMap<u128, usize> = HashMap::new();
-        let mut counts: Vec<(u128, u32, u16)> = Vec::new();
-        let mut total = 0u32;
-        let mut folded = String::new();
-        for word in text.unicode_words() {
-            let term: &str = if word
-                .bytes()
-                .any(|b| !b.is_ascii() || b.is_ascii_uppercase())
-            {
-                folded.clear();
-                folded.extend(word.chars().flat_map(char::to_lowercase));
-                &folded
-            } else {
-                word
-            };
-            if content_only && (!text::is_content_word(term) || self.analyzer.is_stopword(term)) {
-                continue;
-            }
-            total += 1;
-            let h = sketch::term_hash(term);
-            match index.get(&h) {
-                Some(&i) => counts[i].1 += 1,
-                None => {
-                    index.insert(h, counts.len());
-                    counts.push((h, 1, self.classes.class_of(term) as u16));
-                }
-            }
-        }
-        TermStats { counts, total }
+    /// The caps material is drawn for: the fixed resolution, else [`AUTO_CAPS`] or what
+    /// [`Fingerprinter::with_caps`] set.
+    pub fn caps(&self) -> Resolution {
+        self.caps
     }
 
-    fn stats(&self, text: &str) -> TermStats {
-        self.count(text, true)
+    /// The same fingerprinter drawing material for `caps` (ignored when the resolution is fixed).
+    pub fn with_caps(mut self, caps: Resolution) -> Self {
+        if self.params.resolution.is_none() {
+            self.caps = caps;
+        }
+        self
+    }
+
+    /// Counts the content terms of a text (`content_only`) or all its words. Each occurrence
+    /// costs its 128-bit term hash and one probe of a per-document table; the stopword test and
+    /// the prefix class are computed once per distinct word.
+    fn count(&self, text: &str, content_only: bool) -> TermStats {
+        thread_local! {
+            // The word table and folding buffer of this thread, reused from document to document.
+            static SCRATCH: std::cell::RefCell<(WordTable, String)> =
+                std::cell::RefCell::new((WordTable::with_capacity(0), String::new()));
+        }
+        SCRATCH.with_borrow_mut(|(table, scratch)| {
+            table.reset(text.len() / 8);
+            self.count_with(text, content_only, table, scratch)
+        })
+    }
+
+    fn count_with(
+        &self,
+        text: &str,
+        content_only: bool,
+        table: &mut WordTable,
+        scratch: &mut String,
+    ) -> TermStats {
+        let mut counts: Vec<(u128, u32, u16)> = Vec::new();
+        let mut total = 0u32;
+        text::for_each_word(text, scratch, |w| {
+            if content_only && !w.has_letter {
+                return;
+            }
+            let h = sketch::term_hash(w.text);
+            let slot = table.find(h);
+            let i = match table.entries[slot] {
+                Some((_, i)) => i,
+                None => {
+                    let i = if content_only && self.analyzer.is_stopword(w.text) {
+                        SKIP
+                    } else {
+                        counts.push((h, 0, self.classes.class_of(w.text) as u16));
+                        counts.len() as u32 - 1
+                    };
+                    table.insert(slot, h, i);
+                    i
+                }
+            };
+            if i != SKIP {
+                counts[i as usize].1 += 1;
+                total += 1;
+            }
+        });
+        TermStats { counts, total }
     }
 
     /// The prefix-class vector: term occurrences per class.
     pub fn class_vector(&self, text: &str) -> Vec<u32> {
-        let mut v = vec![0u32; self.classes.k()];
-        for &(_, c, class) in &self.stats(text).counts {
-            v[class as usize] += c;
-        }
-        v
+        self.analyze(text).class_counts
     }
 
     /// Deviations of a class vector from the reference.
@@ -345,156 +587,490 @@ impl Fingerprinter {
             .collect()
     }
 
-    /// Fingerprints a document for indexing: its codes and sketch.
+    /// Analyses a document: terms, class counts and the set its samples and sketch come from;
+    /// weighed as well when this fingerprinter has an idf table.
     pub fn fingerprint(&self, text: &str) -> Fingerprint {
-        self.run(text, 0)
-    }
-
-    /// Fingerprints a query: its codes plus the multi-probe variants (`probes` deviations nearest
-    /// a boundary flipped per fuzzy code), and its sketch. Queries of any length use every path
-    /// whose documents could be near copies of them.
-    pub fn query_probes(&self, text: &str, probes: u8) -> Fingerprint {
-        self.run(text, probes.min(8))
-    }
-
-    fn run(&self, text: &str, probes: u8) -> Fingerprint {
-        let stats = self.stats(text);
-        let query = probes > 0;
-        let mut codes = Vec::new();
-        let p = &self.params;
-        // A query looks up the fuzzy path a little below min_terms and the short path a little
-        // above short_below, so that edits moving a document across a threshold do not hide it.
-        let (fuzzy_from, short_to) = if query {
-            (
-                p.min_terms - p.min_terms / 5,
-                p.short_below + p.short_below / 5,
-            )
-        } else {
-            (p.min_terms, p.short_below)
-        };
-        if stats.total >= fuzzy_from && stats.total > 0 {
-            self.fuzzy_codes(&stats, probes, &mut codes);
+        let mut fp = self.analyze(text);
+        if self.idf.is_some() {
+            self.weigh(&mut fp);
         }
-        let words_only;
-        let set_source = if stats.total > 0 {
-            &stats
+        fp
+    }
+
+    /// Analyses a query: terms, class counts and the sketch, but no code material (a query
+    /// draws what its probes need, [`Fingerprinter::probes`]).
+    ///
+    /// # Panics
+    /// When the fingerprinter has no idf table.
+    pub fn fingerprint_query(&self, text: &str) -> Fingerprint {
+        let mut fp = self.analyze(text);
+        let idf = self.weights();
+        fp.weighed = Some(Weighed {
+            idf: idf.id(),
+            material: Material::default(),
+            sketch: sketch::simhash(&fp.term_hashes, idf, self.params.sketch_words as usize),
+        });
+        fp
+    }
+
+    fn analyze(&self, text: &str) -> Fingerprint {
+        let stats = self.count(text, true);
+        let mut class_counts = vec![0u32; self.classes.k()];
+        for &(_, c, class) in &stats.counts {
+            class_counts[class as usize] += c;
+        }
+        let set = if stats.total > 0 {
+            stats
         } else {
             // No content terms: stopwords and numbers are all there is to compare.
-            words_only = self.count(text, false);
-            &words_only
+            self.count(text, false)
         };
-        if set_source.total > 0 && (stats.total < short_to || stats.total == 0) {
-            self.minhash_codes(set_source, &mut codes);
-        }
-        if set_source.total == 0 {
-            let normal: Vec<&str> = text.split_whitespace().collect();
+        let (term_hashes, exact) = if set.total > 0 {
+            (set.counts.iter().map(|&(h, c, _)| (h, c)).collect(), None)
+        } else {
+            // No words: the whitespace-normalised text is the one "term", so identical texts
+            // get identical sketches, and its hash is the exact code.
+            let normal = text.split_whitespace().collect::<Vec<_>>().join(" ");
             let mut bytes = vec![Path::Exact.tag()];
-            bytes.extend_from_slice(normal.join(" ").as_bytes());
-            codes.push(Code {
-                key: hash::h64(&bytes, hash::CODE_SEED),
+            bytes.extend_from_slice(normal.as_bytes());
+            (
+                vec![(sketch::term_hash(&normal), 1)],
+                Some(hash::h64(&bytes, hash::CODE_SEED)),
+            )
+        };
+        Fingerprint {
+            terms: class_counts.iter().sum(),
+            class_counts,
+            term_hashes,
+            exact,
+            weighed: None,
+        }
+    }
+
+    fn weights(&self) -> &Idf {
+        self.idf
+            .as_ref()
+            .expect("weighing needs an idf table (Fingerprinter::with_idf)")
+    }
+
+    /// Draws the fingerprint's samples and sketch with this fingerprinter's idf table.
+    ///
+    /// # Panics
+    /// When the fingerprinter has no idf table.
+    pub fn weigh(&self, fp: &mut Fingerprint) {
+        let idf = self.weights();
+        let caps = self.caps();
+        let p = &self.params;
+        let n = fp.terms;
+        let mut material = Material {
+            exact: fp.exact,
+            caps,
+            ..Material::default()
+        };
+        if fp.exact.is_none() {
+            let weighted = weigh_terms(&fp.term_hashes, idf);
+            let mut drawn = Vec::new();
+            if n >= p.min_terms && n > 0 {
+                let dev = self.deviations(&fp.class_counts);
+                for bounds in &p.schemes {
+                    material
+                        .digits
+                        .extend(dev.iter().map(|&d| interval(d, bounds)));
+                }
+                let seeds: Vec<u32> = (0..caps.bands as usize)
+                    .flat_map(|band| (0..caps.samples as usize).map(move |j| fuzzy_seed(band, j)))
+                    .collect();
+                draw(&weighted, &seeds, false, &mut drawn);
+                material.samples.extend(drawn.drain(..).map(|d| d.0));
+            }
+            if n < p.short_below || n == 0 {
+                let seeds: Vec<u32> = (0..p.minhash_bands as usize)
+                    .flat_map(|band| {
+                        (0..caps.short_rows as usize).map(move |r| short_seed(band, r))
+                    })
+                    .collect();
+                draw(&weighted, &seeds, false, &mut drawn);
+                material.short.extend(drawn.drain(..).map(|d| d.0));
+            }
+        }
+        fp.weighed = Some(Weighed {
+            idf: idf.id(),
+            material,
+            sketch: sketch::simhash(&fp.term_hashes, idf, p.sketch_words as usize),
+        });
+    }
+
+    /// The codes a document is indexed under at `resolution` (index thresholds: fuzzy from
+    /// `min_terms`, short below `short_below`).
+    ///
+    /// # Panics
+    /// When the fingerprint is not weighed or `resolution` exceeds the material's caps.
+    pub fn codes(&self, fp: &Fingerprint, resolution: Resolution) -> Vec<Code> {
+        let m = &fp
+            .weighed
+            .as_ref()
+            .expect("codes need a weighed fingerprint")
+            .material;
+        m.codes(fp.terms, &self.params, self.classes.k(), resolution)
+    }
+
+    /// The probes of a query: for every path whose documents could be near copies of it, its
+    /// codes and, per fuzzy band, their `budget − 1` most likely neighbours (the cheapest sets of
+    /// changes first). A query looks up the fuzzy path a little below `min_terms` and the short
+    /// path a little above `short_below`, so that edits moving a document across a threshold
+    /// do not hide it.
+    ///
+    /// # Panics
+    /// When the fingerprinter has no idf table.
+    pub fn probes(&self, fp: &Fingerprint, resolution: Resolution, budget: u8) -> Vec<Code> {
+        let idf = self.weights();
+        let p = &self.params;
+        let mut out = Vec::new();
+        if let Some(exact) = fp.exact {
+            out.push(Code {
+                key: exact,
                 path: Path::Exact,
                 group: 0,
             });
+            return out;
         }
-        let term_hashes: Vec<TermHash> = if set_source.total > 0 {
-            set_source.counts.iter().map(|&(h, c, _)| (h, c)).collect()
-        } else {
-            // No words: the whitespace-normalised text is the one "term", so identical texts
-            // get identical sketches.
-            let normal: Vec<&str> = text.split_whitespace().collect();
-            vec![(sketch::term_hash(&normal.join(" ")), 1)]
-        };
-        let sketch = if self.idf.is_some() {
-            self.sketch(&term_hashes)
-        } else {
-            Vec::new()
-        };
-        Fingerprint {
-            terms: stats.total,
-            codes,
-            sketch,
-            term_hashes,
-        }
-    }
-
-    fn fuzzy_codes(&self, stats: &TermStats, probes: u8, out: &mut Vec<Code>) {
-        let mut vector = vec![0u32; self.classes.k()];
-        for &(_, c, class) in &stats.counts {
-            vector[class as usize] += c;
-        }
-        let dev = self.deviations(&vector);
-        let mut digits = Vec::with_capacity(self.classes.k());
-        for (s, bounds) in self.params.schemes.iter().enumerate() {
-            for (b, members) in self.bands.iter().enumerate() {
-                let group = (s * self.bands.len() + b) as u16;
-                digits.clear();
-                digits.extend(members.iter().map(|&i| interval(dev[i], bounds)));
-                let header = [Path::Fuzzy.tag(), s as u8, b as u8];
-                let key_of = |d: &[u8]| {
-                    let mut bytes = Vec::with_capacity(3 + d.len());
-                    bytes.extend_from_slice(&header);
-                    bytes.extend_from_slice(d);
-                    hash::h64(&bytes, hash::CODE_SEED)
-                };
-                out.push(Code {
-                    key: key_of(&digits),
-                    path: Path::Fuzzy,
-                    group,
-                });
-                if probes == 0 {
-                    continue;
-                }
-                // The deviations nearest a boundary, and the interval across it.
-                let mut near: Vec<(f64, usize, u8)> = members
-                    .iter()
-                    .enumerate()
-                    .map(|(j, &i)| {
+        let n = fp.terms;
+        let weighted = weigh_terms(&fp.term_hashes, idf);
+        let mut drawn = Vec::new();
+        if n >= p.min_terms - p.min_terms / 5 && n > 0 {
+            let dev = self.deviations(&fp.class_counts);
+            let total = n as f64;
+            let expected = self.classes.expected();
+            let bands = resolution.bands as usize;
+            let samples = resolution.samples as usize;
+            let seeds: Vec<u32> = (0..bands)
+                .flat_map(|band| (0..samples).map(move |j| fuzzy_seed(band, j)))
+                .collect();
+            draw(&weighted, &seeds, true, &mut drawn);
+            for (s, bounds) in p.schemes.iter().enumerate() {
+                for band in 0..bands {
+                    let group = (s * bands + band) as u16;
+                    // Each coordinate of the band: its value, the value across its nearest
+                    // boundary (or the runner-up sample), and the cost of that change.
+                    let mut coords: Vec<(u32, u32, f64)> = Vec::new();
+                    for i in (band..self.classes.k()).step_by(bands) {
                         let (dist, other) = nearest_boundary(dev[i], bounds);
-                        (dist, j, other)
-                    })
-                    .collect();
-                near.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
-                near.truncate(probes as usize);
-                for mask in 1u32..(1 << near.len()) {
-                    let mut d = digits.clone();
-                    for (bit, &(_, j, other)) in near.iter().enumerate() {
-                        if mask & (1 << bit) != 0 {
-                            d[j] = other;
-                        }
+                        // Edits move a class's count by about √(ε·n·(f + p)) occurrences, so a
+                        // deviation moves by that over n·p: distance in units of this noise.
+                        let f = fp.class_counts[i] as f64 / total;
+                        let pi = expected[i];
+                        let cost = dist * dist * total * pi * pi / (f + pi);
+                        coords.push((interval(dev[i], bounds) as u32, other as u32, cost));
                     }
+                    for &(first, second) in &drawn[band * samples..(band + 1) * samples] {
+                        coords.push((first, second.unwrap_or(first), SAMPLE_PROBE_COST));
+                    }
+                    let values: Vec<u32> = coords.iter().map(|c| c.0).collect();
+                    let members = values.len() - resolution.samples as usize;
+                    let key =
+                        |v: &[u32]| fuzzy_key(s, resolution, band, &v[..members], &v[members..]);
                     out.push(Code {
-                        key: key_of(&d),
+                        key: key(&values),
                         path: Path::Fuzzy,
                         group,
                     });
+                    let mut order: Vec<usize> = (0..coords.len())
+                        .filter(|&c| coords[c].0 != coords[c].1)
+                        .collect();
+                    order.sort_by(|&a, &b| coords[a].2.total_cmp(&coords[b].2).then(a.cmp(&b)));
+                    order.truncate(PROBE_COORDS);
+                    let costs: Vec<f64> = order.iter().map(|&c| coords[c].2).collect();
+                    let mut v = values.clone();
+                    for set in cheapest_sets(&costs, budget.max(1) as usize - 1) {
+                        v.copy_from_slice(&values);
+                        for (o, &c) in order.iter().enumerate() {
+                            if set & (1 << o) != 0 {
+                                v[c] = coords[c].1;
+                            }
+                        }
+                        out.push(Code {
+                            key: key(&v),
+                            path: Path::Fuzzy,
+                            group,
+                        });
+                    }
                 }
             }
         }
-    }
-
-    fn minhash_codes(&self, stats: &TermStats, out: &mut Vec<Code>) {
-        let rows = self.params.minhash_rows as u32;
-        let n = self.params.minhash_bands as u32 * rows;
-        let mut mins = vec![u64::MAX; n as usize];
-        for &(h128, _, _) in &stats.counts {
-            // The term's 64-bit MinHash base: the two halves of its 128-bit hash folded.
-            let h = h128 as u64 ^ (h128 >> 64) as u64;
-            for (j, m) in mins.iter_mut().enumerate() {
-                *m = (*m).min(hash::derived(h, j as u32));
+        if n < p.short_below + p.short_below / 5 || n == 0 {
+            let rows = resolution.short_rows as usize;
+            let seeds: Vec<u32> = (0..p.minhash_bands as usize)
+                .flat_map(|band| (0..rows).map(move |r| short_seed(band, r)))
+                .collect();
+            drawn.clear();
+            draw(&weighted, &seeds, false, &mut drawn);
+            for band in 0..p.minhash_bands as usize {
+                let frags: Vec<u32> = drawn[band * rows..(band + 1) * rows]
+                    .iter()
+                    .map(|d| d.0)
+                    .collect();
+                out.push(Code {
+                    key: short_key(resolution, band, &frags),
+                    path: Path::Short,
+                    group: band as u16,
+                });
             }
         }
-        for (band, rows) in mins.chunks(rows as usize).enumerate() {
-            let mut bytes = vec![Path::Short.tag(), band as u8];
-            for r in rows {
-                bytes.extend_from_slice(&r.to_le_bytes());
-            }
+        out
+    }
+
+    /// Fingerprints and weighs a query text and returns its probes at `resolution`, with the
+    /// fingerprint (for the sketch).
+    ///
+    /// # Panics
+    /// When the fingerprinter has no idf table.
+    pub fn query(
+        &self,
+        text: &str,
+        resolution: Resolution,
+        budget: u8,
+    ) -> (Fingerprint, Vec<Code>) {
+        let fp = self.fingerprint_query(text);
+        let probes = self.probes(&fp, resolution, budget);
+        (fp, probes)
+    }
+}
+
+impl Fingerprint {
+    /// The sketch, once weighed.
+    pub fn sketch(&self) -> &[u64] {
+        self.weighed.as_ref().map_or(&[], |w| &w.sketch[..])
+    }
+}
+
+impl Material {
+    /// The document's codes at `resolution`, with index thresholds. `terms` and `params` are
+    /// those of its fingerprint.
+    ///
+    /// # Panics
+    /// When `resolution` exceeds the caps the material was drawn for.
+    pub fn codes(
+        &self,
+        terms: u32,
+        params: &Params,
+        k: usize,
+        resolution: Resolution,
+    ) -> Vec<Code> {
+        let caps = self.caps;
+        assert!(
+            resolution.bands <= caps.bands
+                && resolution.samples <= caps.samples
+                && resolution.short_rows <= caps.short_rows,
+            "resolution {resolution:?} exceeds the material's caps {caps:?}"
+        );
+        let mut out = Vec::new();
+        if let Some(exact) = self.exact {
             out.push(Code {
-                key: hash::h64(&bytes, hash::CODE_SEED),
-                path: Path::Short,
-                group: band as u16,
+                key: exact,
+                path: Path::Exact,
+                group: 0,
+            });
+            return out;
+        }
+        if terms >= params.min_terms && terms > 0 && !self.digits.is_empty() {
+            fuzzy_codes(
+                &self.digits,
+                &self.samples,
+                caps,
+                params,
+                k,
+                resolution,
+                &mut out,
+            );
+        }
+        if (terms < params.short_below || terms == 0) && !self.short.is_empty() {
+            short_codes(&self.short, caps, params, resolution, &mut out);
+        }
+        out
+    }
+}
+
+/// The fuzzy codes of a document from its digits (`schemes × k`) and samples (`caps.bands ×
+/// caps.samples`, band-major) at `resolution`.
+pub fn fuzzy_codes(
+    digits: &[u8],
+    samples: &[u32],
+    caps: Resolution,
+    params: &Params,
+    k: usize,
+    resolution: Resolution,
+    out: &mut Vec<Code>,
+) {
+    let bands = resolution.bands as usize;
+    let mut members = [0u32; 64];
+    for s in 0..params.schemes.len() {
+        let digits = &digits[s * k..(s + 1) * k];
+        for band in 0..bands {
+            let mut m = 0;
+            for i in (band..k).step_by(bands) {
+                if m < members.len() {
+                    members[m] = digits[i] as u32;
+                }
+                m += 1;
+            }
+            let at = band * caps.samples as usize;
+            let samples = &samples[at..at + resolution.samples as usize];
+            out.push(Code {
+                key: fuzzy_key(s, resolution, band, &members[..m.min(64)], samples),
+                path: Path::Fuzzy,
+                group: (s * bands + band) as u16,
             });
         }
     }
+}
+
+/// The short-path codes of a document from its fragments (`minhash_bands × caps.short_rows`,
+/// band-major) at `resolution`.
+pub fn short_codes(
+    frags: &[u32],
+    caps: Resolution,
+    params: &Params,
+    resolution: Resolution,
+    out: &mut Vec<Code>,
+) {
+    let rows = caps.short_rows as usize;
+    for band in 0..params.minhash_bands as usize {
+        let f = &frags[band * rows..band * rows + resolution.short_rows as usize];
+        out.push(Code {
+            key: short_key(resolution, band, f),
+            path: Path::Short,
+            group: band as u16,
+        });
+    }
+}
+
+/// A fuzzy band code: xxh3 of `[1, scheme, bands, samples, band, digits…, samples as u32 LE…]`.
+fn fuzzy_key(scheme: usize, r: Resolution, band: usize, digits: &[u32], samples: &[u32]) -> u64 {
+    let mut bytes = [0u8; 5 + 64 + 4 * MAX_SAMPLES as usize];
+    bytes[..5].copy_from_slice(&[
+        Path::Fuzzy.tag(),
+        scheme as u8,
+        r.bands,
+        r.samples,
+        band as u8,
+    ]);
+    let mut at = 5;
+    for &d in digits {
+        bytes[at] = d as u8;
+        at += 1;
+    }
+    for &s in samples {
+        bytes[at..at + 4].copy_from_slice(&s.to_le_bytes());
+        at += 4;
+    }
+    hash::h64(&bytes[..at], hash::CODE_SEED)
+}
+
+/// A short band code: xxh3 of `[2, rows, band, fragments as u32 LE…]`.
+fn short_key(r: Resolution, band: usize, frags: &[u32]) -> u64 {
+    let mut bytes = [0u8; 3 + 4 * MAX_SAMPLES as usize];
+    bytes[..3].copy_from_slice(&[Path::Short.tag(), r.short_rows, band as u8]);
+    let mut at = 3;
+    for &f in frags {
+        bytes[at..at + 4].copy_from_slice(&f.to_le_bytes());
+        at += 4;
+    }
+    hash::h64(&bytes[..at], hash::CODE_SEED)
+}
+
+/// A document's set source as sampling needs it: per element, its 64-bit MinHash base (the two
+/// halves of its term hash folded) and its integer weight tf · round(16 · idf).
+fn weigh_terms(terms: &[TermHash], idf: &Idf) -> Vec<(u64, u64)> {
+    terms
+        .iter()
+        .map(|&(h, tf)| {
+            (
+                h as u64 ^ (h >> 64) as u64,
+                tf as u64 * idf.quantum(h) as u64,
+            )
+        })
+        .collect()
+}
+
+/// Weighted MinHash samples (P-MinHash, Moulton & Jiang 2018): sample `g` of a set is the
+/// element with the smallest exponential clock `−ln(U) / weight`, two documents drawing the same
+/// element with probability equal to the probability Jaccard of their weight vectors. `U` is
+/// `(v + 0.5) / 2^32` for `v` the low (even `g`) or high (odd `g`) 32 bits of `derived(base,
+/// SAMPLE_SEED_BASE + ⌊g/2⌋)`, so one hash serves two samples. Writes, per sample `g` of
+/// `seeds`, the winner's fragment (low 32 bits of its base) and, with `runner_up`, the second
+/// element's. Ties go to the smaller base.
+fn draw(terms: &[(u64, u64)], seeds: &[u32], runner_up: bool, out: &mut Vec<(u32, Option<u32>)>) {
+    for chunk in seeds.chunks(16) {
+        draw16(terms, chunk, runner_up, out);
+    }
+}
+
+/// [`draw`] for at most 16 seeds, in one pass over the terms.
+fn draw16(terms: &[(u64, u64)], seeds: &[u32], runner_up: bool, out: &mut Vec<(u32, Option<u32>)>) {
+    // (clock, base) of the best and second best element per sample.
+    let mut best = [(f64::INFINITY, u64::MAX); 16];
+    let mut second = [(f64::INFINITY, u64::MAX); 16];
+    debug_assert!(seeds.len() <= 16);
+    for &(base, weight) in terms {
+        let w = weight as f64;
+        let mut pair = (u32::MAX, 0u64);
+        for (i, &g) in seeds.iter().enumerate() {
+            if pair.0 != g / 2 {
+                pair = (g / 2, hash::derived(base, SAMPLE_SEED_BASE + g / 2));
+            }
+            let v = if g % 2 == 0 {
+                pair.1 as u32
+            } else {
+                (pair.1 >> 32) as u32
+            };
+            let bar = if runner_up { second[i].0 } else { best[i].0 };
+            // −ln(U) ≥ 1 − U: most elements are ruled out without a logarithm. The margin keeps
+            // the decision that of the exact clock below, whatever its rounding.
+            let one_minus_u = ((!v) as f64 + 0.5) * (1.0 / 4_294_967_296.0);
+            if one_minus_u >= bar * w * (1.0 + 1e-9) {
+                continue;
+            }
+            let e = (neg_ln_unit(v) / w, base);
+            if e.0 < best[i].0 || (e.0 == best[i].0 && e.1 < best[i].1) {
+                second[i] = best[i];
+                best[i] = e;
+            } else if e.0 < second[i].0 || (e.0 == second[i].0 && e.1 < second[i].1) {
+                second[i] = e;
+            }
+        }
+    }
+    for i in 0..seeds.len() {
+        out.push((
+            best[i].1 as u32,
+            (runner_up && second[i].0.is_finite()).then_some(second[i].1 as u32),
+        ));
+    }
+}
+
+/// −ln(U) for U = (v + 0.5) / 2^32 ∈ (0, 1), computed with IEEE-754 additions,
+/// multiplications and divisions only (no platform `ln`), so codes are the same on every
+/// machine: U = m · 2^e with m ∈ [√½, √2), ln m = 2·atanh((m − 1)/(m + 1)) by its series (9
+/// terms, relative error below 1e-15).
+pub fn neg_ln_unit(v: u32) -> f64 {
+    let u = (v as f64 + 0.5) * (1.0 / 4_294_967_296.0);
+    let bits = u.to_bits();
+    let mut e = ((bits >> 52) & 0x7ff) as i64 - 1023;
+    let mut m = f64::from_bits((bits & 0x000f_ffff_ffff_ffff) | 0x3ff0_0000_0000_0000);
+    if m > std::f64::consts::SQRT_2 {
+        // m/2 ∈ (0.71, 1): the series then converges like 0.1716^(2k+1).
+        m *= 0.5;
+        e += 1;
+    }
+    let y = (m - 1.0) / (m + 1.0);
+    let y2 = y * y;
+    let mut sum = 0.0;
+    let mut pow = y;
+    for k in 0..9 {
+        sum += pow / (2 * k + 1) as f64;
+        pow *= y2;
+    }
+    const LN2: f64 = std::f64::consts::LN_2;
+    -(e as f64 * LN2 + 2.0 * sum)
 }
 
 /// The interval of a deviation: how many boundaries lie at or below it.
@@ -521,6 +1097,66 @@ fn nearest_boundary(dev: f64, bounds: &[f32]) -> (f64, u8) {
     best
 }
 
+/// The `count` non-empty subsets of coordinates `0 … costs.len()−1` (costs ascending, at most
+/// 32) with the smallest summed cost, cheapest first (ties: the subset generated first), as bit
+/// masks. Each subset is generated once from its parent by *shifting* its highest element one up
+/// or *expanding* it with the next element, as in Lv et al. (2007), so the heap holds at most
+/// 2·count entries.
+fn cheapest_sets(costs: &[f64], count: usize) -> Vec<u32> {
+    #[derive(PartialEq)]
+    struct Entry {
+        cost: f64,
+        order: u32,
+        mask: u32,
+    }
+    impl Eq for Entry {}
+    impl PartialOrd for Entry {
+        fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
+            Some(self.cmp(o))
+        }
+    }
+    impl Ord for Entry {
+        // A max-heap of the reverse: the cheapest, then the earliest pushed, on top.
+        fn cmp(&self, o: &Self) -> Ordering {
+            o.cost.total_cmp(&self.cost).then(o.order.cmp(&self.order))
+        }
+    }
+    debug_assert!(costs.len() <= 32);
+    let mut out = Vec::with_capacity(count);
+    if costs.is_empty() || count == 0 {
+        return out;
+    }
+    let mut heap = BinaryHeap::with_capacity(2 * count + 1);
+    let mut pushed = 0;
+    heap.push(Entry {
+        cost: costs[0],
+        order: 0,
+        mask: 1,
+    });
+    while out.len() < count {
+        let Some(Entry { cost, mask, .. }) = heap.pop() else {
+            break;
+        };
+        let last = 31 - mask.leading_zeros() as usize;
+        if last + 1 < costs.len() {
+            pushed += 1;
+            heap.push(Entry {
+                cost: cost - costs[last] + costs[last + 1],
+                order: pushed,
+                mask: (mask & !(1 << last)) | 1 << (last + 1),
+            });
+            pushed += 1;
+            heap.push(Entry {
+                cost: cost + costs[last + 1],
+                order: pushed,
+                mask: mask | 1 << (last + 1),
+            });
+        }
+        out.push(mask);
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -530,7 +1166,9 @@ mod tests {
     fn fp() -> Fingerprinter {
         let p = Params::default();
         let classes = Classes::new(&Reference::builtin(Lang::En), p.classes).unwrap();
-        Fingerprinter::new(p, classes, Analyzer::for_lang(Lang::En)).unwrap()
+        Fingerprinter::new(p, classes, Analyzer::for_lang(Lang::En))
+            .unwrap()
+            .with_idf(Idf::uniform())
     }
 
     #[test]
@@ -547,31 +1185,192 @@ mod tests {
     }
 
     #[test]
+    fn ladder_is_ordered_and_within_caps() {
+        assert!(LADDER.windows(2).all(|w| w[0].0 < w[1].0));
+        assert_eq!(Resolution::for_docs(0), LADDER[0].1);
+        assert_eq!(Resolution::for_docs(2_000_000), Resolution::new(4, 2, 3));
+        assert_eq!(Resolution::for_docs(u64::MAX), LADDER[6].1);
+        for (_, r) in LADDER {
+            r.validate(24).unwrap();
+        }
+        assert_eq!(fp().caps(), AUTO_CAPS);
+        assert_eq!(
+            Resolution::for_docs_within(2_000_000, AUTO_CAPS),
+            Resolution::new(4, 2, 3)
+        );
+        assert_eq!(
+            Resolution::for_docs_within(1 << 40, AUTO_CAPS),
+            Resolution::new(3, 2, 3)
+        );
+        assert_eq!(Resolution::for_docs_within(10, AUTO_CAPS), LADDER[0].1);
+    }
+
+    #[test]
+    fn auto_caps_hold_the_ladder_up_to_20_million() {
+        assert_eq!(Resolution::caps_up_to(20_000_000), AUTO_CAPS);
+        assert_eq!(Resolution::caps_up_to(200_000), Resolution::new(4, 1, 2));
+        assert_eq!(Resolution::caps_up_to(1_000), Resolution::new(4, 0, 2));
+    }
+
+    #[test]
+    fn neg_ln_matches_ln() {
+        for v in [
+            0u32,
+            1,
+            12345,
+            u32::MAX / 3,
+            u32::MAX / 2,
+            u32::MAX - 1,
+            u32::MAX,
+        ] {
+            let u = (v as f64 + 0.5) / 4_294_967_296.0;
+            let want = -u.ln();
+            assert!((neg_ln_unit(v) - want).abs() <= 1e-14 * want, "{v}");
+        }
+    }
+
+    #[test]
+    fn cheapest_sets_come_in_order_of_cost() {
+        let costs = [0.1, 0.2, 0.25, 0.9];
+        let sets = cheapest_sets(&costs, 15);
+        assert_eq!(sets.len(), 15);
+        assert_eq!(sets[..4], [0b1, 0b10, 0b100, 0b11]);
+        let cost = |s: &u32| {
+            (0..4)
+                .filter(|i| s & (1 << i) != 0)
+                .map(|i| costs[i])
+                .sum::<f64>()
+        };
+        assert!(sets.windows(2).all(|w| cost(&w[0]) <= cost(&w[1]) + 1e-12));
+        let mut all = sets.clone();
+        all.sort();
+        all.dedup();
+        assert_eq!(all.len(), 15, "every non-empty subset once");
+    }
+
+    #[test]
+    fn samples_follow_the_weights() {
+        // Element 22 weighs three times element 11: it wins about 3/4 of the samples, and the
+        // fast rejection never changes a winner.
+        let terms = [(11u64, 1u64), (22, 3)];
+        let seeds: Vec<u32> = (0..4000).collect();
+        let mut out = Vec::new();
+        for chunk in seeds.chunks(16) {
+            draw(&terms, chunk, true, &mut out);
+        }
+        let wins = out.iter().filter(|d| d.0 == 22).count();
+        assert!((2850..3150).contains(&wins), "{wins}");
+        assert!(out
+            .iter()
+            .all(|d| d.1 == Some(if d.0 == 22 { 11 } else { 22 })));
+        // Against the clocks computed in full for a larger set.
+        let many: Vec<(u64, u64)> = (0..300u64)
+            .map(|i| (hash::fmix64(i + 1), 1 + i % 7))
+            .collect();
+        for g in 0..64u32 {
+            let mut got = Vec::new();
+            draw(&many, &[g], false, &mut got);
+            let want = many
+                .iter()
+                .map(|&(b, w)| {
+                    let x = hash::derived(b, SAMPLE_SEED_BASE + g / 2);
+                    let v = if g % 2 == 0 {
+                        x as u32
+                    } else {
+                        (x >> 32) as u32
+                    };
+                    (neg_ln_unit(v) / w as f64, b)
+                })
+                .min_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)))
+                .unwrap();
+            assert_eq!(got[0].0, want.1 as u32);
+        }
+        let mut one = Vec::new();
+        draw(&[(7, 1)], &[5], true, &mut one);
+        assert_eq!(one, [(7, None)]);
+    }
+
+    #[test]
     fn query_probes_contain_the_document_codes() {
         let f = fp();
         let text = include_str!("../tests/data/sample.txt");
         let doc = f.fingerprint(text);
-        let q = f.query_probes(text, 3);
-        assert_eq!(doc.codes.len(), f.params().fuzzy_codes());
-        assert_eq!(q.codes.len(), f.params().fuzzy_codes() * 8);
-        for c in &doc.codes {
-            assert!(q.codes.contains(c));
+        for r in LADDER
+            .iter()
+            .map(|e| e.1)
+            .filter(|r| r.samples <= AUTO_CAPS.samples)
+        {
+            let codes = f.codes(&doc, r);
+            assert_eq!(codes.len(), r.bands as usize, "{r:?}");
+            let probes = f.probes(&doc, r, 24);
+            assert_eq!(probes.len(), r.bands as usize * 24);
+            for c in &codes {
+                assert!(probes.contains(c), "{r:?}");
+            }
         }
-        assert_eq!(doc.sketch, q.sketch);
+    }
+
+    /// Terms and class counts as the plain definition gives them: UAX #29 words, lower-cased
+    /// char by char, with a letter, not stopwords; distinct terms in first-seen order.
+    fn reference_terms(f: &Fingerprinter, text: &str) -> (Vec<TermHash>, Vec<u32>) {
+        use unicode_segmentation::UnicodeSegmentation;
+        let mut terms: Vec<(String, u32)> = Vec::new();
+        let mut classes = vec![0u32; f.classes().k()];
+        for w in text.unicode_words() {
+            let t: String = w.chars().flat_map(char::to_lowercase).collect();
+            if !t.chars().any(char::is_alphabetic) || f.analyzer().is_stopword(&t) {
+                continue;
+            }
+            classes[f.classes().class_of(&t)] += 1;
+            match terms.iter_mut().find(|e| e.0 == t) {
+                Some(e) => e.1 += 1,
+                None => terms.push((t, 1)),
+            }
+        }
+        let hashes = terms
+            .iter()
+            .map(|(t, c)| (sketch::term_hash(t), *c))
+            .collect();
+        (hashes, classes)
+    }
+
+    #[test]
+    fn counts_agree_with_the_plain_definition() {
+        let f = fp();
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/samples/wiki-en");
+        let mut texts: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| std::fs::read_to_string(e.unwrap().path()).unwrap())
+            .collect();
+        texts.push("Die Straße, DIE STRASSE und die Größe: ÄÖÜ äöü ß — Σίσυφος ΟΔΥΣΣΕΥΣ.".into());
+        texts.push("don't e.g. U.S.A. 3.14 x_y naïve café 東京 🎉 a\u{0301}b".into());
+        for text in &texts {
+            let got = f.analyze(text);
+            let (terms, classes) = reference_terms(&f, text);
+            assert_eq!(got.term_hashes, terms);
+            assert_eq!(got.class_counts, classes);
+        }
     }
 
     #[test]
     fn paths_by_length() {
         let f = fp();
+        let r = Resolution::for_docs(0);
         let short = f.fingerprint(
             "Quantum chromodynamics describes strong interactions between quarks and gluons.",
         );
-        assert!(short.codes.iter().all(|c| c.path == Path::Short));
-        assert_eq!(short.codes.len(), 6);
+        let codes = f.codes(&short, r);
+        assert!(codes.iter().all(|c| c.path == Path::Short));
+        assert_eq!(codes.len(), 6);
         let none = f.fingerprint("the of and 1234");
-        assert!(none.codes.iter().all(|c| c.path == Path::Short), "{none:?}");
+        assert!(
+            f.codes(&none, r).iter().all(|c| c.path == Path::Short),
+            "{none:?}"
+        );
         let punct = f.fingerprint("--- ... !!!");
-        assert_eq!(punct.codes.len(), 1);
-        assert_eq!(punct.codes[0].path, Path::Exact);
+        let codes = f.codes(&punct, r);
+        assert_eq!(codes.len(), 1);
+        assert_eq!(codes[0].path, Path::Exact);
+        assert_eq!(f.probes(&punct, r, 24), codes);
     }
 }

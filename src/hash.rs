@@ -92,6 +92,39 @@ impl ph::BuildSeededHasher for MphfHasher {
     }
 }
 
+/// The hasher of in-memory maps keyed by words (stopwords, prefixes): one-shot xxh3 of the
+/// bytes, much cheaper than std's SipHash on short keys. Nothing stored depends on it; it exists
+/// for speed only (lookups run once per distinct word of every document).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct FastState;
+
+/// The state of [`FastState`] for one key.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct FastHasher(u64);
+
+impl std::hash::Hasher for FastHasher {
+    #[inline]
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        self.0 = xxh3_64_with_seed(bytes, self.0);
+    }
+    #[inline]
+    fn write_u8(&mut self, b: u8) {
+        self.0 = fmix64(self.0 ^ b as u64);
+    }
+}
+
+impl std::hash::BuildHasher for FastState {
+    type Hasher = FastHasher;
+    #[inline]
+    fn build_hasher(&self) -> FastHasher {
+        FastHasher(0)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

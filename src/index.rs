@@ -4,7 +4,7 @@
 //! a panic.
 
 use crate::error::{Error, Result};
-use crate::fingerprint::Fingerprinter;
+use crate::fingerprint::{Fingerprinter, Resolution};
 use crate::format::{self, SectionId, Strings};
 use crate::hash;
 use crate::meta::{self, Meta};
@@ -342,9 +342,89 @@ impl<D: AsRef<[u8]>> Index<D> {
         })
     }
 
+    /// How long the posting lists are: one scan of the start bits (`info` shows it).
+    pub fn list_lengths(&self) -> ListLengths {
+        let starts = self.section(SectionId::Starts);
+        let bits = &starts[..self.starts_bits_len.min(starts.len())];
+        let refs = self.meta.ref_count;
+        // Lengths up to 2^16 in a histogram, longer ones listed.
+        let mut small = vec![0u64; 1 << 16];
+        let mut long: Vec<u64> = Vec::new();
+        let mut record = |len: u64| match small.get_mut(len as usize) {
+            Some(c) => *c += 1,
+            None => long.push(len),
+        };
+        let mut last: Option<u64> = None;
+        for (i, chunk) in bits.chunks_exact(8).enumerate() {
+            let mut w = u64::from_le_bytes(chunk.try_into().expect("8 bytes"));
+            while w != 0 {
+                let p = i as u64 * 64 + w.trailing_zeros() as u64;
+                w &= w - 1;
+                if p >= refs {
+                    break;
+                }
+                if let Some(a) = last {
+                    record(p - a);
+                }
+                last = Some(p);
+            }
+        }
+        if let Some(a) = last {
+            record(refs - a);
+        }
+        long.sort_unstable();
+        let lists: u64 = small.iter().sum::<u64>() + long.len() as u64;
+        let quantile = |q: f64| -> u64 {
+            let want = ((lists as f64 - 1.0) * q).round() as u64;
+            let mut seen = 0u64;
+            for (len, &c) in small.iter().enumerate() {
+                seen += c;
+                if seen > want {
+                    return len as u64;
+                }
+            }
+            long.get((want - seen) as usize).copied().unwrap_or(0)
+        };
+        let in_long: u64 = small
+            .iter()
+            .enumerate()
+            .skip(1001)
+            .map(|(len, &c)| len as u64 * c)
+            .sum::<u64>()
+            + long.iter().sum::<u64>();
+        ListLengths {
+            lists,
+            mean: if lists > 0 {
+                refs as f64 / lists as f64
+            } else {
+                0.0
+            },
+            p50: quantile(0.5),
+            p99: quantile(0.99),
+            max: long
+                .last()
+                .copied()
+                .or_else(|| small.iter().rposition(|&c| c > 0).map(|l| l as u64))
+                .unwrap_or(0),
+            share_in_long: if refs > 0 {
+                in_long as f64 / refs as f64
+            } else {
+                0.0
+            },
+        }
+    }
+
     /// Counts and parameters.
     pub fn meta(&self) -> &Meta {
         &self.meta
+    }
+
+    /// The resolution of this index's codes.
+    pub fn resolution(&self) -> Resolution {
+        self.meta
+            .params
+            .resolution
+            .expect("META always stores the resolution")
     }
 
     /// The fingerprinter queries must use: this index's parameters, classes and stopwords.
@@ -411,6 +491,23 @@ impl<D: AsRef<[u8]>> Index<D> {
     pub fn len_bytes(&self) -> u64 {
         self.data.as_ref().len() as u64
     }
+}
+
+/// The distribution of posting-list lengths (documents per distinct code).
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+pub struct ListLengths {
+    /// Number of lists (distinct codes).
+    pub lists: u64,
+    /// Mean length.
+    pub mean: f64,
+    /// Median length.
+    pub p50: u64,
+    /// 99th percentile of the length.
+    pub p99: u64,
+    /// The longest list.
+    pub max: u64,
+    /// Share of all references that sit in lists longer than 1,000.
+    pub share_in_long: f64,
 }
 
 /// The documents of one slot, in ascending order.

@@ -2,7 +2,7 @@
 //! stopwords, so that a query needs nothing but the index file (`index-format.md`).
 
 use crate::error::{Error, Result};
-use crate::fingerprint::{Deviation, Params};
+use crate::fingerprint::{Deviation, Params, Resolution};
 use crate::format::{Reader, Writer};
 use crate::reference::Classes;
 
@@ -32,15 +32,19 @@ impl Meta {
         w.u8(self.posting_bits);
         w.short_bytes(self.lang.as_bytes());
         let p = &self.params;
+        let r = p
+            .resolution
+            .expect("an index's resolution is chosen before it is written");
         w.u16(p.classes);
-        w.u8(p.bands);
         w.u8(p.deviation as u8);
         w.u8(p.probes);
         w.u32(p.min_terms);
         w.u32(p.short_below);
         w.u8(p.minhash_bands);
-        w.u8(p.minhash_rows);
         w.u8(p.sketch_words);
+        w.u8(r.bands);
+        w.u8(r.samples);
+        w.u8(r.short_rows);
         w.u8(p.schemes.len() as u8);
         for s in &p.schemes {
             w.u8(s.len() as u8);
@@ -60,7 +64,6 @@ impl Meta {
         let lang = String::from_utf8(r.short_bytes()?.to_vec())
             .map_err(|_| Error::format("META: language is not UTF-8"))?;
         let classes = r.u16()?;
-        let bands = r.u8()?;
         let deviation = match r.u8()? {
             0 => Deviation::Relative,
             1 => Deviation::ZScore,
@@ -74,8 +77,12 @@ impl Meta {
         let min_terms = r.u32()?;
         let short_below = r.u32()?;
         let minhash_bands = r.u8()?;
-        let minhash_rows = r.u8()?;
         let sketch_words = r.u8()?;
+        let resolution = Resolution {
+            bands: r.u8()?,
+            samples: r.u8()?,
+            short_rows: r.u8()?,
+        };
         let n = r.u8()?;
         let mut schemes = Vec::with_capacity(n as usize);
         for _ in 0..n {
@@ -85,15 +92,14 @@ impl Meta {
         r.finish()?;
         let params = Params {
             classes,
-            bands,
             schemes,
             deviation,
             probes,
             min_terms,
             short_below,
             minhash_bands,
-            minhash_rows,
             sketch_words,
+            resolution: Some(resolution),
         };
         params
             .validate()

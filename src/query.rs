@@ -1,10 +1,9 @@
 //! Querying: fingerprint the query with the index's own parameters, look up every code and
 //! multi-probe variant, and rank the candidates by the similarity their sketches estimate.
 
-use crate::fingerprint::Path;
+use crate::fingerprint::{Fingerprint, Path};
 use crate::index::Index;
 use crate::sketch::estimate_similarity;
-use std::collections::HashMap;
 
 /// How to query.
 #[derive(Clone, Debug)]
@@ -13,7 +12,8 @@ pub struct QueryOptions {
     pub top: usize,
     /// Keep hits whose estimated similarity is at least this (default 0.5).
     pub threshold: f32,
-    /// Deviations flipped per fuzzy code; `None` = the index's default.
+    /// Lookups per fuzzy band code (the code and its most likely neighbours); `None` = the
+    /// index's default.
     pub probes: Option<u8>,
 }
 
@@ -56,36 +56,55 @@ pub struct QueryResult {
 impl<D: AsRef<[u8]>> Index<D> {
     /// Finds the indexed documents that are near copies of `text`.
     pub fn query(&self, text: &str, opts: &QueryOptions) -> QueryResult {
+        self.query_fingerprint(&self.fingerprinter().fingerprint_query(text), opts)
+    }
+
+    /// Finds the indexed documents that are near copies of a document fingerprinted (and
+    /// weighed) by this index's [`Index::fingerprinter`] ([`Fingerprinter::fingerprint_query`]
+    /// or [`Fingerprinter::fingerprint`]).
+    ///
+    /// [`Fingerprinter::fingerprint_query`]: crate::Fingerprinter::fingerprint_query
+    /// [`Fingerprinter::fingerprint`]: crate::Fingerprinter::fingerprint
+    ///
+    /// # Panics
+    /// When the fingerprint was weighed with another idf table.
+    pub fn query_fingerprint(&self, fp: &Fingerprint, opts: &QueryOptions) -> QueryResult {
         let f = self.fingerprinter();
-        let probes = opts.probes.unwrap_or(f.params().probes);
-        let fp = f.query_probes(text, probes);
-        // Per candidate: the (path, group) pairs that collided.
-        let mut found: HashMap<u32, Vec<(Path, u16)>> = HashMap::new();
-        for code in &fp.codes {
+        let budget = opts.probes.unwrap_or(f.params().probes);
+        assert_eq!(
+            fp.weighed.as_ref().map(|w| w.idf),
+            f.idf().map(|i| i.id()),
+            "a query must be weighed with its index's idf table"
+        );
+        let probes = f.probes(fp, self.resolution(), budget);
+        // Every (candidate, path, group) that collided, then counted per candidate.
+        let mut found: Vec<(u32, Path, u16)> = Vec::new();
+        for code in &probes {
             if let Some(postings) = self.lookup(code.key) {
-                for doc in postings {
-                    let groups = found.entry(doc).or_default();
-                    if !groups.contains(&(code.path, code.group)) {
-                        groups.push((code.path, code.group));
-                    }
-                }
+                found.extend(postings.map(|doc| (doc, code.path, code.group)));
             }
         }
-        let candidates = found.len();
-        let mut hits: Vec<Hit> = found
-            .into_iter()
-            .filter_map(|(doc, groups)| {
-                let score = estimate_similarity(&fp.sketch, self.sketch_words(doc)?);
-                let path = groups.iter().map(|g| g.0).min()?;
-                Some(Hit {
+        found.sort_unstable();
+        found.dedup();
+        let sketch = fp.sketch();
+        let mut hits: Vec<Hit> = Vec::new();
+        let mut candidates = 0;
+        for run in found.chunk_by(|a, b| a.0 == b.0) {
+            candidates += 1;
+            let doc = run[0].0;
+            let Some(words) = self.sketch_words(doc) else {
+                continue;
+            };
+            let score = estimate_similarity(sketch, words);
+            if score >= opts.threshold {
+                hits.push(Hit {
                     doc,
                     score,
-                    codes: groups.len() as u16,
-                    path,
-                })
-            })
-            .filter(|h| h.score >= opts.threshold)
-            .collect();
+                    codes: run.len() as u16,
+                    path: run[0].1,
+                });
+            }
+        }
         hits.sort_by(|a, b| {
             b.score
                 .total_cmp(&a.score)
@@ -95,7 +114,7 @@ impl<D: AsRef<[u8]>> Index<D> {
         hits.truncate(opts.top);
         QueryResult {
             terms: fp.terms,
-            lookups: fp.codes.len(),
+            lookups: probes.len(),
             candidates,
             hits,
         }

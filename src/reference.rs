@@ -120,38 +120,21 @@ impl Reference {
         analyzer: &text::Analyzer,
         min_share: f64,
     ) -> Result<Reference> {
-        let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
-        let mut raw = Vec::new();
-        flate2::read::GzDecoder::new(file)
-            .read_to_end(&mut raw)
-            .map_err(|e| Error::io(path, e))?;
+        let mut mass: HashMap<String, f64> = HashMap::new();
+        for (word, freq) in read_wordfreq(path)? {
+            // A wordfreq entry may hold several segmentation words ("don't" stays one).
+            for w in text::words(&word) {
+                if text::is_content_word(&w) && !analyzer.is_stopword(&w) {
+                    *mass.entry(prefix_key(&w)).or_default() += freq;
+                }
+            }
+        }
         let bad = |what: &str| {
             Error::Invalid(format!(
                 "{}: not a wordfreq msgpack list: {what}",
                 path.display()
             ))
         };
-        let value =
-            rmpv::decode::read_value(&mut raw.as_slice()).map_err(|e| bad(&e.to_string()))?;
-        let items = value
-            .as_array()
-            .ok_or_else(|| bad("top level is not an array"))?;
-        let mut mass: HashMap<String, f64> = HashMap::new();
-        for (i, bucket) in items.iter().enumerate().skip(1) {
-            let freq = 10f64.powf(-((i - 1) as f64) / 100.0);
-            for word in bucket
-                .as_array()
-                .ok_or_else(|| bad("bucket is not an array"))?
-            {
-                let word = word.as_str().ok_or_else(|| bad("word is not a string"))?;
-                // A wordfreq entry may hold several segmentation words ("don't" stays one).
-                for w in text::words(word) {
-                    if text::is_content_word(&w) && !analyzer.is_stopword(&w) {
-                        *mass.entry(prefix_key(&w)).or_default() += freq;
-                    }
-                }
-            }
-        }
         let total: f64 = mass.values().sum();
         if total <= 0.0 {
             return Err(bad("no content words"));
@@ -170,12 +153,45 @@ impl Reference {
     }
 }
 
+/// Reads a wordfreq word list (`large_<lang>.msgpack.gz`: gzip'd msgpack `[header, bucket0,
+/// bucket1, …]`, every word in bucket i having frequency 10^(−i/100)): `(word, frequency)`, most
+/// frequent first.
+pub fn read_wordfreq(path: &Path) -> Result<Vec<(String, f64)>> {
+    let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+    let mut raw = Vec::new();
+    flate2::read::GzDecoder::new(file)
+        .read_to_end(&mut raw)
+        .map_err(|e| Error::io(path, e))?;
+    let bad = |what: &str| {
+        Error::Invalid(format!(
+            "{}: not a wordfreq msgpack list: {what}",
+            path.display()
+        ))
+    };
+    let value = rmpv::decode::read_value(&mut raw.as_slice()).map_err(|e| bad(&e.to_string()))?;
+    let items = value
+        .as_array()
+        .ok_or_else(|| bad("top level is not an array"))?;
+    let mut words = Vec::new();
+    for (i, bucket) in items.iter().enumerate().skip(1) {
+        let freq = 10f64.powf(-((i - 1) as f64) / 100.0);
+        for word in bucket
+            .as_array()
+            .ok_or_else(|| bad("bucket is not an array"))?
+        {
+            let word = word.as_str().ok_or_else(|| bad("word is not a string"))?;
+            words.push((word.to_string(), freq));
+        }
+    }
+    Ok(words)
+}
+
 /// The k prefix classes: which class each known prefix belongs to and each class's expected share.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Classes {
     /// `(prefix, class)`, sorted by prefix.
     table: Vec<(String, u16)>,
-    map: HashMap<String, u16>,
+    map: HashMap<String, u16, hash::FastState>,
     /// Expected share of term occurrences per class; sums to 1.
     expected: Vec<f64>,
 }

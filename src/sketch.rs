@@ -36,15 +36,72 @@ pub struct Idf {
     pub default: f32,
     /// `(key, round(idf · 16))`, sorted by key.
     table: Vec<(u32, u8)>,
+    /// Checksum of the encoded table: identifies it ([`Idf::id`]).
+    id: u64,
+    /// The table again, for lookups in O(1): open addressing on the key's low bits (keys are
+    /// hash bits, so uniform), `(key, quantum)` per slot, quantum 0 marking an empty slot.
+    slots: Vec<(u32, u8)>,
 }
 
 impl Idf {
     /// Unit weights: every term weighs the same (no collection statistics).
     pub fn uniform() -> Idf {
-        Idf {
-            docs: 0,
-            default: 1.0,
-            table: Vec::new(),
+        Idf::with_table(0, 1.0, Vec::new())
+    }
+
+    fn with_table(docs: u32, default: f32, table: Vec<(u32, u8)>) -> Idf {
+        let mut slots = vec![(0u32, 0u8); (table.len() * 2).next_power_of_two().max(16)];
+        let mask = slots.len() - 1;
+        for &(key, quant) in &table {
+            let mut i = key as usize & mask;
+            while slots[i].1 != 0 {
+                i = (i + 1) & mask;
+            }
+            // Quanta are at least 1 (from_df clamps, decode checks), so 0 marks empty slots.
+            slots[i] = (key, quant.max(1));
+        }
+        let mut idf = Idf {
+            docs,
+            default,
+            table,
+            id: 0,
+            slots,
+        };
+        let mut w = Writer::default();
+        idf.encode(&mut w);
+        idf.id = hash::checksum(&w.buf);
+        idf
+    }
+
+    /// Identifies the table (a checksum of its encoding): fingerprints weighed with one table
+    /// are only taken by an index with the same table.
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+
+    /// `round(16 · idf)` of a term: the integer weight unit of samples (every idf is a whole
+    /// number of sixteenths, the default included).
+    #[inline]
+    pub fn quantum(&self, h: u128) -> u16 {
+        match self.find(idf_key(h)) {
+            Some(q) => q as u16,
+            None => (self.default * IDF_SCALE).round() as u16,
+        }
+    }
+
+    #[inline]
+    fn find(&self, key: u32) -> Option<u8> {
+        let mask = self.slots.len() - 1;
+        let mut i = key as usize & mask;
+        loop {
+            let (k, q) = self.slots[i];
+            if q == 0 {
+                return None;
+            }
+            if k == key {
+                return Some(q);
+            }
+            i = (i + 1) & mask;
         }
     }
 
@@ -90,20 +147,19 @@ impl Idf {
         };
         let mut table: Vec<(u32, u8)> = common.into_iter().map(|(k, d)| (k, quant(d))).collect();
         table.sort_unstable();
-        Idf {
+        Idf::with_table(
             docs,
-            default: (default * IDF_SCALE).round().clamp(1.0, 255.0) / IDF_SCALE,
+            (default * IDF_SCALE).round().clamp(1.0, 255.0) / IDF_SCALE,
             table,
-        }
+        )
     }
 
     /// The idf of a term.
     #[inline]
     pub fn get(&self, h: u128) -> f32 {
-        let key = idf_key(h);
-        match self.table.binary_search_by_key(&key, |e| e.0) {
-            Ok(i) => self.table[i].1 as f32 / IDF_SCALE,
-            Err(_) => self.default,
+        match self.find(idf_key(h)) {
+            Some(q) => q as f32 / IDF_SCALE,
+            None => self.default,
         }
     }
 
@@ -146,16 +202,16 @@ impl Idf {
             .map(|c| u32::from_le_bytes(c.try_into().expect("4 bytes")))
             .zip(quants.iter().copied())
             .collect();
-        if !(default.is_finite() && default >= 0.0) || table.windows(2).any(|w| w[0].0 >= w[1].0) {
+        let quantum = default * IDF_SCALE;
+        if !((1.0..=255.0).contains(&quantum) && quantum.fract() == 0.0)
+            || table.iter().any(|e| e.1 == 0)
+            || table.windows(2).any(|w| w[0].0 >= w[1].0)
+        {
             return Err(Error::format(
                 "IDF: table is not sorted or its default is invalid",
             ));
         }
-        Ok(Idf {
-            docs,
-            default,
-            table,
-        })
+        Ok(Idf::with_table(docs, default, table))
     }
 }
 

@@ -1,6 +1,9 @@
 //! Development data with graded similarity: edited copies of real documents at controlled rates
 //! (word substitutions, insertions, deletions, a sentence move, added boilerplate), so that an
-//! evaluation covers the whole similarity range. Deterministic for a given seed.
+//! evaluation covers the whole similarity range; and ([`generate`]) whole collections without
+//! near-duplicates for scale tests. Deterministic for a given seed.
+
+pub mod generate;
 
 /// Lines of boilerplate that mail and web pages append.
 const BOILERPLATE: [&str; 6] = [

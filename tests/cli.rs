@@ -50,11 +50,18 @@ fn json_hits_and_self_first_for_a_whole_directory() {
     let o = pocketdex(&["query", &index, "samples/wiki-en", "--json", "--top", "3"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let mut first: std::collections::HashMap<String, String> = Default::default();
+    let mut queries = 0;
     for line in stdout(&o).lines() {
         let v: serde_json::Value = serde_json::from_str(line).unwrap();
-        if v.get("type").is_some() {
+        if v["type"] == "query" {
+            // Every DOC's cost: its lookups found at least its own document.
+            assert!(v["lookups"].as_u64().unwrap() >= 4, "{v}");
+            assert!(v["candidates"].as_u64().unwrap() >= 1, "{v}");
+            assert!(v["terms"].as_u64().unwrap() >= 1, "{v}");
+            queries += 1;
             continue;
         }
+        assert_eq!(v["type"], "hit");
         let score = v["score"].as_f64().unwrap();
         assert!((0.0..=1.0).contains(&score));
         first
@@ -62,6 +69,7 @@ fn json_hits_and_self_first_for_a_whole_directory() {
             .or_insert_with(|| v["id"].as_str().unwrap().to_string());
     }
     assert_eq!(first.len(), 300);
+    assert_eq!(queries, 300);
     for (query, id) in &first {
         assert_eq!(query, &format!("samples/wiki-en/{id}"));
     }

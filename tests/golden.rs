@@ -1,9 +1,9 @@
 //! Golden files: an index of each format version committed in `tests/golden/`, opened and
 //! queried as a user's old file would be, and the current one rebuilt byte for byte.
 //!
-//! `create_format_v2` writes the file only when it is missing (then commit it). A change that
-//! alters any byte of the format makes `rebuild_matches_golden_v2` fail: bump the format
-//! version, add `v3.pdx`, and keep a `test_format_v2…` that says what happens to v2 files.
+//! `create_format_v3` writes the file only when it is missing (then commit it). A change that
+//! alters any byte of the format makes `rebuild_matches_golden_v3` fail: bump the format
+//! version, add `v4.pdx`, and keep a `test_format_v3…` that says what happens to v3 files.
 
 mod common;
 
@@ -12,6 +12,7 @@ use pocketdex::{Index, IndexBuilder, Lang, Params, QueryOptions};
 
 const GOLDEN_V1: &str = "tests/golden/v1.pdx";
 const GOLDEN_V2: &str = "tests/golden/v2.pdx";
+const GOLDEN_V3: &str = "tests/golden/v3.pdx";
 
 /// The golden corpus: every 15th sample article (20 documents), titled by its first line.
 fn corpus() -> Vec<(String, String, String)> {
@@ -25,7 +26,7 @@ fn corpus() -> Vec<(String, String, String)> {
         .collect()
 }
 
-fn build_v2() -> Vec<u8> {
+fn build_v3() -> Vec<u8> {
     let mut b = IndexBuilder::for_lang(Lang::En, Params::default()).unwrap();
     for (name, title, text) in corpus() {
         b.add(&name, Some(&title), &text);
@@ -36,38 +37,33 @@ fn build_v2() -> Vec<u8> {
 }
 
 #[test]
-fn create_format_v2() {
-    let path = root().join(GOLDEN_V2);
+fn create_format_v3() {
+    let path = root().join(GOLDEN_V3);
     if !path.exists() {
-        std::fs::write(&path, build_v2()).unwrap();
+        std::fs::write(&path, build_v3()).unwrap();
+        panic!("wrote {GOLDEN_V3}: commit it (a missing golden file must not pass silently)");
     }
 }
 
-/// Version 1 (no IDF section, sketches of unweighted term frequencies) is refused with an
-/// error that says to rebuild.
+/// Versions 1 (no IDF section) and 2 (fuzzy codes without samples, unweighted MinHash on the
+/// short path) are refused with an error that says to rebuild: their codes are not those a
+/// version 3 query looks up.
 #[test]
-fn test_format_v1_is_refused() {
-    let bytes = std::fs::read(root().join(GOLDEN_V1)).unwrap();
-    let e = Index::open(bytes).err().expect("a v1 file is not read");
-    assert!(
-        matches!(
-            e,
-            pocketdex::Error::Version {
-                expected: 2,
-                got: 1
-            }
-        ),
-        "{e:?}"
-    );
-    assert!(e.to_string().contains("rebuild the index"), "{e}");
+fn test_format_v1_and_v2_are_refused() {
+    for (path, got) in [(GOLDEN_V1, 1), (GOLDEN_V2, 2)] {
+        let bytes = std::fs::read(root().join(path)).unwrap();
+        let e = Index::open(bytes).err().expect("an old file is not read");
+        assert!(
+            matches!(e, pocketdex::Error::Version { expected: 3, got: g } if g == got),
+            "{e:?}"
+        );
+        assert!(e.to_string().contains("rebuild the index"), "{e}");
+    }
 }
 
 #[test]
-fn test_format_v2() {
-    let bytes = match std::fs::read(root().join(GOLDEN_V2)) {
-        Ok(b) => b,
-        Err(_) => build_v2(), // first run: create_format_v2 writes it concurrently
-    };
+fn test_format_v3() {
+    let bytes = std::fs::read(root().join(GOLDEN_V3)).expect("tests/golden/v3.pdx is committed");
     let index = Index::open(bytes).unwrap();
     index.verify().unwrap();
     let docs = corpus();
@@ -87,12 +83,10 @@ fn test_format_v2() {
 }
 
 #[test]
-fn rebuild_matches_golden_v2() {
-    let Ok(golden) = std::fs::read(root().join(GOLDEN_V2)) else {
-        return; // written by create_format_v2 on this run
-    };
+fn rebuild_matches_golden_v3() {
+    let golden = std::fs::read(root().join(GOLDEN_V3)).expect("tests/golden/v3.pdx is committed");
     assert!(
-        build_v2() == golden,
-        "today's build of the golden corpus differs from {GOLDEN_V2}: the format changed; bump VERSION"
+        build_v3() == golden,
+        "today's build of the golden corpus differs from {GOLDEN_V3}: the format changed; bump VERSION"
     );
 }

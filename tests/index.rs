@@ -58,7 +58,7 @@ fn lookups_agree_with_a_brute_force_oracle() {
     let f = index.fingerprinter().clone();
     let mut oracle: HashMap<u64, BTreeSet<u32>> = HashMap::new();
     for (i, (_, text)) in docs.iter().enumerate() {
-        for c in f.fingerprint(text).codes {
+        for c in f.codes(&f.fingerprint(text), index.resolution()) {
             oracle.entry(c.key).or_default().insert(i as u32);
         }
     }
@@ -268,7 +268,7 @@ mod random_corpora {
             let f = index.fingerprinter().clone();
             let mut oracle: HashMap<u64, BTreeSet<u32>> = HashMap::new();
             for (i, (_, text)) in docs.iter().enumerate() {
-                for c in f.fingerprint(text).codes {
+                for c in f.codes(&f.fingerprint(text), index.resolution()) {
                     oracle.entry(c.key).or_default().insert(i as u32);
                 }
             }

@@ -3,11 +3,13 @@
 use super::util;
 use anyhow::Context;
 use pocketdex::corpus::{self, Item};
-use pocketdex::fingerprint::Fingerprint;
+use pocketdex::fingerprint::{Fingerprint, Fingerprinter, Resolution};
+use pocketdex::hash;
 use pocketdex::{IndexBuilder, Lang, Params};
 use std::collections::HashSet;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::OnceLock;
 use std::time::Instant;
 
 /// Build an index file from documents.
@@ -33,9 +35,20 @@ pub struct Args {
     /// Number of prefix classes k.
     #[arg(long, default_value_t = Params::default().classes, help_heading = "Fingerprint parameters")]
     classes: u16,
-    /// Bands: class i belongs to band i mod BANDS; one code per scheme and band.
-    #[arg(long, default_value_t = Params::default().bands, help_heading = "Fingerprint parameters")]
-    bands: u8,
+    /// The size the collection will grow to, when it is built in pieces or will have documents
+    /// added: codes are made as specific as a collection of N documents needs (default: the
+    /// number of documents of this build).
+    #[arg(long, value_name = "N", help_heading = "Fingerprint parameters")]
+    expected_docs: Option<u64>,
+    /// Fix the resolution instead: bands (class i belongs to band i mod BANDS), weighted MinHash
+    /// samples per fuzzy band code, rows per short-path band.
+    #[arg(
+        long,
+        value_name = "BANDS,SAMPLES,ROWS",
+        conflicts_with = "expected_docs",
+        help_heading = "Fingerprint parameters"
+    )]
+    resolution: Option<String>,
     /// A fuzzification scheme's interval boundaries, comma-separated (repeat for several schemes;
     /// default: one scheme, -0.45,0.45).
     #[arg(
@@ -45,21 +58,19 @@ pub struct Args {
         help_heading = "Fingerprint parameters"
     )]
     schemes: Vec<String>,
-    /// Default number of deviations flipped per code at query time (2^PROBES lookups per code).
+    /// Default number of lookups per fuzzy band code at query time: the code and its PROBES − 1
+    /// most likely neighbours.
     #[arg(long, default_value_t = Params::default().probes, help_heading = "Fingerprint parameters")]
     probes: u8,
     /// Documents with at least this many index terms get fuzzy codes.
     #[arg(long, default_value_t = Params::default().min_terms, help_heading = "Fingerprint parameters")]
     min_terms: u32,
-    /// Documents with fewer index terms get MinHash band codes (the short-document path).
+    /// Documents with fewer index terms get weighted MinHash band codes (the short path).
     #[arg(long, default_value_t = Params::default().short_below, help_heading = "Fingerprint parameters")]
     short_below: u32,
-    /// MinHash bands of the short-document path.
+    /// Bands of the short path.
     #[arg(long, default_value_t = Params::default().minhash_bands, help_heading = "Fingerprint parameters")]
     minhash_bands: u8,
-    /// MinHash rows per band of the short-document path.
-    #[arg(long, default_value_t = Params::default().minhash_rows, help_heading = "Fingerprint parameters")]
-    minhash_rows: u8,
     /// Simhash sketch length in 64-bit words.
     #[arg(long, default_value_t = Params::default().sketch_words, help_heading = "Fingerprint parameters")]
     sketch_words: u8,
@@ -78,15 +89,26 @@ impl Args {
     fn params(&self) -> anyhow::Result<Params> {
         let mut p = Params {
             classes: self.classes,
-            bands: self.bands,
             probes: self.probes,
             min_terms: self.min_terms,
             short_below: self.short_below,
             minhash_bands: self.minhash_bands,
-            minhash_rows: self.minhash_rows,
             sketch_words: self.sketch_words,
             ..Params::default()
         };
+        if let Some(n) = self.expected_docs {
+            p.resolution = Some(Resolution::for_docs(n));
+        }
+        if let Some(r) = &self.resolution {
+            let v: Vec<u8> = r
+                .split(',')
+                .map(|x| x.trim().parse::<u8>())
+                .collect::<Result<_, _>>()
+                .ok()
+                .filter(|v: &Vec<u8>| v.len() == 3)
+                .with_context(|| format!("--resolution {r}: expected three numbers, e.g. 4,2,3"))?;
+            p.resolution = Some(Resolution::new(v[0], v[1], v[2]));
+        }
         if self.zscore {
             p.deviation = pocketdex::fingerprint::Deviation::ZScore;
         }
@@ -112,19 +134,29 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let params = args.params()?;
     let sources = corpus::sources(&args.inputs)?;
     let mut builder = IndexBuilder::for_lang(args.lang, params)?;
+    // Knowing the collection's size up to a bound spares drawing samples it will not need.
+    if let Some(n) = corpus::count_at_most(&sources)? {
+        builder.size_hint(n);
+    }
     let bar = util::input_progress(&sources, args.quiet, "indexing");
     let mut skipped = Vec::new();
     let (mut invalid_docs, mut invalid_seqs) = (0u64, 0u64);
     let mut seen = HashSet::new();
     let mut duplicate_ids = Vec::new();
     let mut input_bytes = 0u64;
+    // Documents are fingerprinted on every core; once the builder has learned its idf table
+    // (from the first documents), they are weighed there too.
     let fingerprinter = builder.fingerprinter().clone();
+    let weighing: OnceLock<Fingerprinter> = OnceLock::new();
     let non_regular = corpus::for_each_batch(
         &sources,
         512,
         |item| match item {
             Item::Doc(d) => {
-                let fp = fingerprinter.fingerprint(&d.text);
+                let fp = weighing
+                    .get()
+                    .unwrap_or(&fingerprinter)
+                    .fingerprint(&d.text);
                 Ok((d, fp))
             }
             Item::Skipped(s) => Err(s),
@@ -144,10 +176,15 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                             invalid_seqs += d.invalid_utf8 as u64;
                         }
                         input_bytes += d.text.len() as u64;
-                        if !seen.insert(d.id.clone()) {
+                        if !seen.insert(hash::h128(d.id.as_bytes(), 0)) {
                             duplicate_ids.push(d.id.clone());
                         }
-                        builder.add_fingerprint(&d.id, d.title.as_deref(), &fp);
+                        builder.add_fingerprint(&d.id, d.title.as_deref(), fp);
+                        if weighing.get().is_none() {
+                            if let Some(f) = builder.weighing_fingerprinter() {
+                                let _ = weighing.set(f.clone());
+                            }
+                        }
                     }
                     Err(s) => skipped.push(s),
                 }
@@ -206,8 +243,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         skipped.len()
     );
     eprintln!(
-        "paths: {} fuzzy, {} short (MinHash), {} both, {} exact",
-        stats.paths.fuzzy, stats.paths.short, stats.paths.both, stats.paths.exact
+        "paths: {} fuzzy, {} short (MinHash), {} both, {} exact; resolution: {} bands, {} samples per band, {} rows per short band",
+        stats.paths.fuzzy,
+        stats.paths.short,
+        stats.paths.both,
+        stats.paths.exact,
+        stats.resolution.bands,
+        stats.resolution.samples,
+        stats.resolution.short_rows
     );
     eprintln!(
         "{} distinct codes, {} references; wrote {} ({} bytes): {:.1} bytes/document, {:.1} beyond the names",

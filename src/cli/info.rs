@@ -31,6 +31,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .find(|s| s.name == "TITLES")
         .map_or(0, |s| s.len);
     let total = index.len_bytes();
+    let lists = index.list_lengths();
     if args.json {
         let o = json!({
             "file": args.index.display().to_string(),
@@ -45,6 +46,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             "sections": sections,
             "bytes_per_document": total as f64 / docs,
             "bytes_per_document_beyond_names": (total - names - titles) as f64 / docs,
+            "resolution": index.resolution(),
+            "lists": lists,
         });
         println!("{o}");
         return Ok(ExitCode::SUCCESS);
@@ -63,22 +66,33 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         m.ref_count as f64 / m.slot_count.max(1) as f64,
         m.posting_bits
     );
-    println!("  prefix classes    {} in {} bands", p.classes, p.bands);
+    let r = index.resolution();
+    println!(
+        "  posting lists     mean {:.2}, median {}, p99 {}, max {}; {:.2}% of references in lists over 1,000",
+        lists.mean,
+        lists.p50,
+        lists.p99,
+        lists.max,
+        100.0 * lists.share_in_long
+    );
+    println!("  prefix classes    {} in {} bands", p.classes, r.bands);
     println!(
         "  schemes           {:?} ({:?} deviation)",
         p.schemes, p.deviation
     );
     println!(
-        "  query probes      {} (2^{} lookups per code)",
-        p.probes, p.probes
+        "  fuzzy codes       band digits + {} weighted MinHash sample{} per band; {} lookups per band at query time",
+        r.samples,
+        if r.samples == 1 { "" } else { "s" },
+        p.probes
     );
     println!(
         "  fuzzy path        documents with ≥ {} index terms",
         p.min_terms
     );
     println!(
-        "  short path        documents with < {} terms: {} MinHash bands × {} rows",
-        p.short_below, p.minhash_bands, p.minhash_rows
+        "  short path        documents with < {} terms: {} weighted MinHash bands × {} rows",
+        p.short_below, p.minhash_bands, r.short_rows
     );
     println!(
         "  sketch            {}-bit simhash per document",

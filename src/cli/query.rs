@@ -19,9 +19,11 @@ use std::process::ExitCode;
 ///
 /// Exit status: 0 when any DOC had a hit, 1 when none had, 2 on error.
 ///
-/// With --json, one JSON object per line: each hit as {"query", "id", "score", "rank",
-/// "codes", "path", "title"?}; a DOC without hits as {"type": "query", "query", "terms",
-/// "hits": 0}; a DOC that could not be read as {"type": "error", "query", "message"}.
+/// With --json, one JSON object per line: each hit as {"type": "hit", "query", "id", "score",
+/// "rank", "codes", "path", "title"?}, best first; then, for every DOC, what its query cost:
+/// {"type": "query", "query", "terms", "lookups", "candidates", "hits"} (index terms of the
+/// DOC, codes looked up, distinct documents they found before ranking, hits printed); a DOC
+/// that could not be read as {"type": "error", "query", "message"}.
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// The index file.
@@ -211,15 +213,9 @@ fn print_result<D: AsRef<[u8]>>(
     });
     r.hits.truncate(args.top);
     if args.json {
-        if r.hits.is_empty() {
-            writeln!(
-                out,
-                "{}",
-                json!({"type": "query", "query": label, "terms": r.terms, "hits": 0})
-            )?;
-        }
         for (rank, h) in r.hits.iter().enumerate() {
             let mut o = json!({
+                "type": "hit",
                 "query": label,
                 "id": index.name(h.doc).unwrap_or_default(),
                 "score": (h.score as f64 * 10000.0).round() / 10000.0,
@@ -232,6 +228,13 @@ fn print_result<D: AsRef<[u8]>>(
             }
             writeln!(out, "{o}")?;
         }
+        // What the query cost, after its hits (so that the first line of a DOC is its best hit).
+        writeln!(
+            out,
+            "{}",
+            json!({"type": "query", "query": label, "terms": r.terms, "lookups": r.lookups,
+                   "candidates": r.candidates, "hits": r.hits.len()})
+        )?;
         return Ok(());
     }
     let n = r.hits.len();

@@ -1,28 +1,49 @@
-//! `pocketdex synth`: development data with graded similarity (edited copies of real documents).
+//! `pocketdex synth`: development data with graded similarity (edited copies of real documents),
+//! and generated collections without near-duplicates for scale tests (`--generate`).
 
 use anyhow::Context;
 use pocketdex::corpus::{self, Item};
+use pocketdex::synth::generate::{Generator, Shape, Vocabulary};
 use pocketdex::synth::{self, Rng};
+use pocketdex::Lang;
+use rayon::prelude::*;
 use serde_json::json;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-/// Write a JSON Lines corpus of documents plus edited copies at controlled rates.
+/// Write a JSON Lines corpus of documents plus edited copies at controlled rates, or generate
+/// a collection without near-duplicates (--generate).
 ///
-/// Every input document is written as it is; a random share of them (--share) also get
-/// --copies edited copies, each at an edit rate drawn uniformly from [0, --max-rate]: words
-/// substituted, deleted and inserted (rate/3 each, new words from the corpus), one sentence
-/// moved (half the time), a line of boilerplate appended (30% of the time). Copies are named
-/// ID~eK and record their source and edits. The output feeds `pocketdex build`/`eval`; the
-/// same seed gives the same file.
+/// Edited copies: every input document is written as it is (unless --copies-only); a random
+/// share of them (--share) also get --copies edited copies, each at an edit rate drawn
+/// uniformly from [0, --max-rate] (or one copy per rate of --rates): words substituted,
+/// deleted and inserted (rate/3 each, new words from the corpus), one sentence moved (half the
+/// time), a line of boilerplate appended (30% of the time). Copies are named ID~eK and record
+/// their source and edits. The output feeds `pocketdex build`/`eval`; the same seed gives the
+/// same file.
 ///
-/// Example:
+/// Generated collections (--generate N): N documents {"id": "gNNNNNNNN", "text"}, each a
+/// mixture of the vocabulary's background frequencies (function words included) and one to
+/// three of --topics topics (a few hundred characteristic words each), 20–4,000 words long
+/// (lognormal, median 120). The vocabulary is --vocab (a wordfreq .msgpack.gz list, see
+/// scripts/fetch-wordfreq.sh, or a word list: one word per line, optionally TAB count), or
+/// without it pseudo-words that follow the built-in reference's prefix distribution.
+/// Document i depends only on the seed and i: the first N of a larger run are the same
+/// documents.
+///
+/// Examples:
 ///   pocketdex synth data/dev/wiki-en.jsonl --limit 4000 -o data/dev/wiki-synth.jsonl
+///   pocketdex synth --generate 200000 --vocab data/wordfreq/large_en.msgpack.gz -o gen.jsonl
+///   pocketdex synth gen.jsonl --limit 20000 --share 0.05 --rates 0.05,0.2 --copies-only -o queries.jsonl
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// Directories, files, .jsonl files, or - (JSON Lines on stdin).
-    #[arg(required = true, value_name = "INPUT")]
+    #[arg(
+        required_unless_present = "generate",
+        conflicts_with = "generate",
+        value_name = "INPUT"
+    )]
     inputs: Vec<String>,
     /// The JSON Lines file to write.
     #[arg(short, long, value_name = "FILE.jsonl")]
@@ -42,11 +63,47 @@ pub struct Args {
     /// Seed of the generator.
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// One copy per listed edit rate (comma-separated) instead of --copies random rates.
+    #[arg(long, value_name = "R1,R2,...", value_delimiter = ',')]
+    rates: Vec<f64>,
+    /// Write only the edited copies, not the input documents.
+    #[arg(long)]
+    copies_only: bool,
+    /// Generate N documents without near-duplicates instead of copying INPUT.
+    #[arg(long, value_name = "N", help_heading = "Generated collections")]
+    generate: Option<u64>,
+    /// The vocabulary of --generate: a wordfreq .msgpack.gz file or a word list.
+    #[arg(long, value_name = "FILE", help_heading = "Generated collections")]
+    vocab: Option<PathBuf>,
+    /// Words kept of --vocab (most frequent first), or pseudo-words made without it.
+    #[arg(
+        long,
+        default_value_t = 150_000,
+        help_heading = "Generated collections"
+    )]
+    vocab_size: usize,
+    /// Number of topics of --generate.
+    #[arg(long, default_value_t = Shape::default().topics, help_heading = "Generated collections")]
+    topics: u32,
+    /// Language of the pseudo-words and stopwords when there is no --vocab.
+    #[arg(
+        long,
+        value_enum,
+        default_value = "en",
+        help_heading = "Generated collections"
+    )]
+    lang: Lang,
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    if !(0.0..=1.0).contains(&args.share) || !(0.0..=1.0).contains(&args.max_rate) {
-        anyhow::bail!("--share and --max-rate must be between 0 and 1");
+    if !(0.0..=1.0).contains(&args.share)
+        || !(0.0..=1.0).contains(&args.max_rate)
+        || args.rates.iter().any(|r| !(0.0..=1.0).contains(r))
+    {
+        anyhow::bail!("--share, --max-rate and --rates must be between 0 and 1");
+    }
+    if let Some(n) = args.generate {
+        return generate(&args, n);
     }
     let sources = corpus::sources(&args.inputs)?;
     let mut docs = Vec::new();
@@ -79,10 +136,20 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let mut out = std::io::BufWriter::new(file);
     let mut copies = 0usize;
     for (id, text) in &docs {
-        writeln!(out, "{}", json!({"id": id, "text": text}))?;
+        if !args.copies_only {
+            writeln!(out, "{}", json!({"id": id, "text": text}))?;
+        }
         if rng.unit() < args.share {
-            for k in 0..args.copies {
-                let rate = rng.unit() * args.max_rate;
+            let n = if args.rates.is_empty() {
+                args.copies
+            } else {
+                args.rates.len()
+            };
+            for k in 0..n {
+                let rate = match args.rates.get(k) {
+                    Some(&r) => r,
+                    None => rng.unit() * args.max_rate,
+                };
                 let (copy, edits) = synth::edit(text, rate, &vocab, &mut rng);
                 writeln!(
                     out,
@@ -96,7 +163,61 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     out.flush()?;
     eprintln!(
         "wrote {} documents and {copies} edited copies to {}",
-        docs.len(),
+        if args.copies_only { 0 } else { docs.len() },
+        args.output.display()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `--generate N`: documents made in parallel, written in order.
+fn generate(args: &Args, n: u64) -> anyhow::Result<ExitCode> {
+    let vocab = match &args.vocab {
+        Some(p) if p.to_string_lossy().ends_with(".msgpack.gz") => {
+            Vocabulary::from_wordfreq(p, args.vocab_size)?
+        }
+        Some(p) => Vocabulary::from_word_list(
+            &std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?,
+            args.vocab_size,
+        )?,
+        None => Vocabulary::builtin(args.lang, args.vocab_size, args.seed),
+    };
+    let shape = Shape {
+        topics: args.topics,
+        seed: args.seed,
+        ..Shape::default()
+    };
+    let generator = Generator::new(vocab, shape)?;
+    let file = std::fs::File::create(&args.output)
+        .with_context(|| format!("creating {}", args.output.display()))?;
+    let mut out = std::io::BufWriter::with_capacity(1 << 20, file);
+    const CHUNK: u64 = 1024;
+    let (mut at, mut bytes) = (0u64, 0u64);
+    while at < n {
+        let end = (at + 64 * CHUNK).min(n);
+        let chunks: Vec<String> = (at..end)
+            .step_by(CHUNK as usize)
+            .collect::<Vec<_>>()
+            .into_par_iter()
+            .map(|from| {
+                let (mut text, mut lines) = (String::new(), String::new());
+                for i in from..(from + CHUNK).min(end) {
+                    generator.document(i, &mut text);
+                    lines.push_str(&json!({"id": format!("g{i:08}"), "text": text}).to_string());
+                    lines.push('\n');
+                }
+                lines
+            })
+            .collect();
+        for c in chunks {
+            bytes += c.len() as u64;
+            out.write_all(c.as_bytes())?;
+        }
+        at = end;
+    }
+    out.flush()?;
+    eprintln!(
+        "wrote {n} generated documents ({:.1} MB) to {}",
+        bytes as f64 / 1e6,
         args.output.display()
     );
     Ok(ExitCode::SUCCESS)

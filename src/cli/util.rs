@@ -15,6 +15,10 @@ pub fn open_index(path: &Path) -> anyhow::Result<Index<memmap2::Mmap>> {
     // are written by rename, never in place, so pocketdex itself never does that.
     let map = unsafe { memmap2::Mmap::map(&file) }
         .with_context(|| format!("cannot map {}", path.display()))?;
+    // A query reads a few scattered bytes per lookup: without this, the kernel reads ahead and
+    // maps neighbouring pages, and one query of a large index pages in megabytes it never uses.
+    #[cfg(unix)]
+    let _ = map.advise(memmap2::Advice::Random);
     Index::open(map).with_context(|| format!("{}", path.display()))
 }
 

@@ -8,6 +8,8 @@ use super::cosine::TermVector;
 use super::shingles::{self, dice_of, jaccard_of, overlap, word_hashes};
 use super::{minhash, simhash, spotsigs, trials, Method, Options};
 use crate::error::Result;
+use crate::fingerprint::{Code, Resolution};
+use crate::sketch::Idf;
 use crate::text;
 use crate::IndexBuilder;
 use serde::Serialize;
@@ -285,17 +287,21 @@ pub fn compare(a: Input<'_>, b: Input<'_>, options: &Options) -> Result<Comparis
     let hamming = simhash::hamming(fp[0], fp[1]);
     let cosine = tf[0].cosine(&tf[1]);
 
+    // Two documents are no collection to learn idf from: uniform weights, and the resolution
+    // of the smallest collections.
     let builder = IndexBuilder::for_lang(o.lang, crate::Params::default())?;
-    let f = builder.fingerprinter();
-    let docs = [f.fingerprint(a.plain), f.fingerprint(b.plain)];
+    let f = builder.fingerprinter().clone().with_idf(Idf::uniform());
+    let res = Resolution::for_docs(2);
+    let budget = f.params().probes;
+    let fps = [f.fingerprint(a.plain), f.fingerprint(b.plain)];
+    let docs = [f.codes(&fps[0], res), f.codes(&fps[1], res)];
     let probes = [
-        f.query_probes(a.plain, f.params().probes),
-        f.query_probes(b.plain, f.params().probes),
+        f.probes(&fps[0], res, budget),
+        f.probes(&fps[1], res, budget),
     ];
-    let groups_hit = |q: &crate::fingerprint::Fingerprint, d: &crate::fingerprint::Fingerprint| {
-        let keys: HashSet<u64> = d.codes.iter().map(|c| c.key).collect();
+    let groups_hit = |q: &[Code], d: &[Code]| {
+        let keys: HashSet<u64> = d.iter().map(|c| c.key).collect();
         let mut groups: Vec<_> = q
-            .codes
             .iter()
             .filter(|c| keys.contains(&c.key))
             .map(|c| (c.path, c.group))
@@ -338,7 +344,7 @@ pub fn compare(a: Input<'_>, b: Input<'_>, options: &Options) -> Result<Comparis
         },
         cosine,
         fuzzy: FuzzyScore {
-            codes: [docs[0].codes.len(), docs[1].codes.len()],
+            codes: [docs[0].len(), docs[1].len()],
             colliding_groups: groups_hit(&docs[0], &docs[1]),
             query_hits: [
                 groups_hit(&probes[0], &docs[1]),

@@ -8,7 +8,7 @@
 use super::cosine::{dot, TermVector};
 use super::{Evidence, Pair};
 use crate::error::Result;
-use crate::fingerprint::{Code, Fingerprint, Path};
+use crate::fingerprint::{Fingerprint, Path};
 use crate::sketch::estimate_similarity;
 use crate::{Index, IndexBuilder, Lang, Params};
 use rayon::prelude::*;
@@ -18,42 +18,43 @@ use rayon::prelude::*;
 /// idf is learned from a sample); 0.25 keeps nearly every pair the codes find.
 pub const SLACK: f64 = 0.25;
 
-/// What the method keeps of one document: its codes, its query codes (with multi-probe), and
-/// its terms in a compact form (hashes and counts side by side, 20 bytes a term instead of 32)
-/// from which its fingerprint is rebuilt for the index.
+/// What the method keeps of one document: its class counts and its terms in a compact form
+/// (hashes and counts side by side, 20 bytes a term instead of 32), from which its fingerprint
+/// is rebuilt for the index and for its query.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Kept {
     pub terms: u32,
-    pub codes: Vec<Code>,
-    pub probes: Vec<Code>,
+    pub class_counts: Vec<u32>,
     pub hashes: Vec<u128>,
     pub counts: Vec<u32>,
+    pub exact: Option<u64>,
 }
 
 impl Kept {
-    pub fn new(fingerprint: Fingerprint, probes: Vec<Code>) -> Kept {
+    pub fn new(fingerprint: Fingerprint) -> Kept {
         let (hashes, counts) = fingerprint.term_hashes.iter().copied().unzip();
         Kept {
             terms: fingerprint.terms,
-            codes: fingerprint.codes,
-            probes,
+            class_counts: fingerprint.class_counts,
             hashes,
             counts,
+            exact: fingerprint.exact,
         }
     }
 
-    /// The fingerprint as the index builder takes it.
+    /// The (unweighed) fingerprint.
     pub fn fingerprint(&self) -> Fingerprint {
         Fingerprint {
             terms: self.terms,
-            codes: self.codes.clone(),
+            class_counts: self.class_counts.clone(),
             term_hashes: self
                 .hashes
                 .iter()
                 .copied()
                 .zip(self.counts.iter().copied())
                 .collect(),
-            ..Fingerprint::default()
+            exact: self.exact,
+            weighed: None,
         }
     }
 
@@ -100,7 +101,7 @@ pub(crate) fn find(
     }
     let mut builder = IndexBuilder::for_lang(lang, Params::default())?;
     for (i, d) in docs.iter().enumerate() {
-        builder.add_fingerprint(&i.to_string(), None, &d.kept.fingerprint());
+        builder.add_fingerprint(&i.to_string(), None, d.kept.fingerprint());
     }
     let mut bytes = Vec::new();
     builder.finish(&mut bytes)?;
@@ -117,7 +118,10 @@ pub(crate) fn find(
         .enumerate()
         .map_init(Vec::new, |hits: &mut Vec<(u32, (Path, u16))>, (a, d)| {
             hits.clear();
-            for code in &d.kept.probes {
+            let f = index.fingerprinter();
+            let mut fp = d.kept.fingerprint();
+            f.weigh(&mut fp);
+            for code in &f.probes(&fp, index.resolution(), f.params().probes) {
                 if let Some(postings) = index.lookup(code.key) {
                     for b in postings {
                         if b as usize != a {

@@ -650,12 +650,8 @@ impl Detector {
                     .as_ref()
                     .expect("the fuzzy detector has a fingerprinter");
                 let fingerprint = f.fingerprint(text);
-                let probes = f.query_probes(text, f.params().probes).codes;
                 let aside = (fingerprint.terms == 0).then(|| "no content words".to_string());
-                (
-                    Inner::Fuzzy(Box::new(fuzzy::Kept::new(fingerprint, probes))),
-                    aside,
-                )
+                (Inner::Fuzzy(Box::new(fuzzy::Kept::new(fingerprint))), aside)
             }
         };
         Features { inner, aside }

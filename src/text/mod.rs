@@ -2,8 +2,10 @@
 //! word segmentation, case folding and stopword removal. The one text path shared by every method.
 
 mod html;
+mod scan;
 
 pub use html::{looks_like_html, strip_html};
+pub use scan::{for_each_word, Word};
 
 use std::collections::HashSet;
 use unicode_segmentation::UnicodeSegmentation;
@@ -119,7 +121,7 @@ pub fn words(text: &str) -> impl Iterator<Item = String> + '_ {
 /// Turns text into index terms with one language's stopwords.
 #[derive(Clone, Debug)]
 pub struct Analyzer {
-    stopwords: HashSet<String>,
+    stopwords: HashSet<String, crate::hash::FastState>,
 }
 
 impl Analyzer {

@@ -1,0 +1,421 @@
+//! The scale benchmark: generated collections of 20,000, 200,000 and 2,000,000 documents
+//! without near-duplicates (`pocketdex synth --generate`), nested (each the first N documents of
+//! the largest), and edited copies of documents among their first 20,000 as queries; and, with
+//! `--real`, the same on real text (Wikipedia leads and edited copies of them).
+//!
+//! Per size it reports: build time, peak memory and MB/s, with `wc -w` on the same file in the
+//! same run; index bytes per document; posting-list lengths; candidates per query (mean, p50,
+//! p99, max); query time in the library (one thread, p50/p99) and per document through the
+//! CLI (all cores); recall of the originals per edit rate; and the resident memory of a process
+//! that makes one query. A Markdown table goes to stdout, everything to `OUT/report.json`.
+//!
+//! ```sh
+//! scripts/scale-bench.sh                       # the full run of the README (fetches wordfreq)
+//! cargo bench --bench scale -- --test          # reduced: 2,000 and 20,000 documents (CI)
+//! cargo bench --bench scale -- --docs 20000,200000 --vocab data/wordfreq/large_en.msgpack.gz
+//! ```
+//!
+//! Options: `--docs N,N,…` (sizes), `--vocab FILE` (the vocabulary of `synth --generate`;
+//! without it, the built-in pseudo-words), `--queries N` (about this many queries, default
+//! 2,000), `--real` (add the Wikipedia run; needs `scripts/fetch-dev-data.sh`), `--out DIR`
+//! (default `data/scale`: generated files are kept and reused), `--test` (sizes 2,000 and
+//! 20,000, 400 queries, output under `target/scale-test`).
+//! Timings are of a shared 2-core machine: compare numbers of one run, not across runs.
+
+use pocketdex::{Index, QueryOptions};
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+const BIN: &str = env!("CARGO_BIN_EXE_pocketdex");
+/// Edit rates of the queries.
+const RATES: [f64; 4] = [0.01, 0.05, 0.1, 0.2];
+/// Queries are edited copies of documents among the first this many.
+const QUERY_POOL: u64 = 20_000;
+
+struct Options {
+    docs: Vec<u64>,
+    vocab: Option<PathBuf>,
+    queries: u64,
+    real: bool,
+    out: PathBuf,
+}
+
+fn options() -> Options {
+    let mut o = Options {
+        docs: vec![20_000, 200_000, 2_000_000],
+        vocab: None,
+        queries: 2_000,
+        real: false,
+        out: PathBuf::from("data/scale"),
+    };
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        let mut value = || args.next().unwrap_or_else(|| panic!("{a} needs a value"));
+        match a.as_str() {
+            "--docs" => {
+                o.docs = value()
+                    .split(',')
+                    .map(|n| n.trim().parse().expect("--docs: numbers"))
+                    .collect()
+            }
+            "--vocab" => o.vocab = Some(PathBuf::from(value())),
+            "--queries" => o.queries = value().parse().expect("--queries: a number"),
+            "--real" => o.real = true,
+            "--out" => o.out = PathBuf::from(value()),
+            "--test" => {
+                o.docs = vec![2_000, 20_000];
+                o.queries = 400;
+                o.out = PathBuf::from("target/scale-test");
+            }
+            // cargo bench passes --bench; criterion-style filters are not used here.
+            _ => {}
+        }
+    }
+    o.docs.sort_unstable();
+    o.docs.dedup();
+    assert!(!o.docs.is_empty(), "--docs: at least one size");
+    o
+}
+
+/// What running a command cost: wall time, CPU time and peak resident memory.
+struct Run {
+    secs: f64,
+    cpu_secs: f64,
+    max_rss_mb: f64,
+    stdout: Vec<u8>,
+}
+
+/// Runs a command to its end and measures it (wait4 gives the child's own peak memory).
+// The child is reaped by wait4, which std's `wait` cannot replace: it gives no rusage.
+#[allow(clippy::zombie_processes)]
+fn run(cmd: &mut Command) -> Run {
+    let start = Instant::now();
+    let mut child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("{cmd:?}: {e}"));
+    let mut out = Vec::new();
+    let mut err = Vec::new();
+    // Drain both pipes before reaping, so a chatty child never blocks.
+    let mut so = child.stdout.take().expect("piped");
+    let mut se = child.stderr.take().expect("piped");
+    std::thread::scope(|s| {
+        s.spawn(|| std::io::copy(&mut so, &mut out).ok());
+        std::io::copy(&mut se, &mut err).ok();
+    });
+    let mut status = 0;
+    // SAFETY: an all-zero `rusage` is a valid value of the plain C struct that wait4 fills in.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: the pid is our own un-reaped child; `status` and `usage` are valid for writes.
+    let pid = unsafe { libc::wait4(child.id() as libc::pid_t, &mut status, 0, &mut usage) };
+    assert_eq!(pid, child.id() as libc::pid_t, "wait4 failed");
+    let secs = start.elapsed().as_secs_f64();
+    assert!(
+        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) <= 1,
+        "{cmd:?} failed: {}",
+        String::from_utf8_lossy(&err)
+    );
+    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    Run {
+        secs,
+        cpu_secs: tv(usage.ru_utime) + tv(usage.ru_stime),
+        max_rss_mb: usage.ru_maxrss as f64 / 1024.0,
+        stdout: out,
+    }
+}
+
+fn pocketdex(args: &[&str]) -> Command {
+    let mut c = Command::new(BIN);
+    c.args(args);
+    c
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().expect("UTF-8 path")
+}
+
+/// The first `n` lines of `from` into `to` (skipped when `to` exists).
+fn head(from: &Path, to: &Path, n: u64) {
+    if to.exists() {
+        return;
+    }
+    use std::io::{BufRead, Write};
+    let r = std::io::BufReader::new(std::fs::File::open(from).expect("open"));
+    let tmp = to.with_extension("tmp");
+    let mut w = std::io::BufWriter::new(std::fs::File::create(&tmp).expect("create"));
+    for line in r.lines().take(n as usize) {
+        writeln!(w, "{}", line.expect("read")).expect("write");
+    }
+    w.flush().expect("flush");
+    std::fs::rename(tmp, to).expect("rename");
+}
+
+/// One query: its text, the id of the document it is a copy of, and its edit rate.
+struct Query {
+    text: String,
+    source: String,
+    rate: f64,
+}
+
+fn read_queries(path: &Path) -> Vec<Query> {
+    std::fs::read_to_string(path)
+        .expect("queries")
+        .lines()
+        .map(|l| {
+            let v: Value = serde_json::from_str(l).expect("JSON");
+            Query {
+                text: v["text"].as_str().expect("text").to_string(),
+                source: v["source"].as_str().expect("source").to_string(),
+                rate: v["edits"]["rate"].as_f64().expect("rate"),
+            }
+        })
+        .collect()
+}
+
+fn quantile(sorted: &[f64], q: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    sorted[((sorted.len() - 1) as f64 * q).round() as usize]
+}
+
+/// Everything measured for one collection size.
+fn measure(label: &str, collection: &Path, queries_path: &Path, out: &Path) -> Value {
+    let bytes = std::fs::metadata(collection).expect("collection").len();
+    let wc = run(Command::new("wc").args(["-w", s(collection)]));
+    let index = out.join(format!("{label}.pdx"));
+    let build = run(&mut pocketdex(&[
+        "build",
+        s(collection),
+        "-o",
+        s(&index),
+        "-q",
+    ]));
+    let info: Value =
+        serde_json::from_slice(&run(&mut pocketdex(&["info", s(&index), "--json"])).stdout)
+            .expect("info JSON");
+    let docs = info["documents"].as_u64().unwrap_or(0);
+
+    // The library, one thread: a first pass warms the page cache, the second is measured.
+    let file = std::fs::File::open(&index).expect("index");
+    // SAFETY: the benchmark's own index file, not modified while mapped.
+    let map = unsafe { memmap2::Mmap::map(&file) }.expect("map");
+    let idx = Index::open(map).expect("open");
+    let queries = read_queries(queries_path);
+    let opts = QueryOptions::default();
+    for q in &queries {
+        std::hint::black_box(idx.query(&q.text, &opts));
+    }
+    let (mut times, mut candidates, mut lookups) = (Vec::new(), Vec::new(), 0usize);
+    let mut found: BTreeMap<String, (u64, u64)> = BTreeMap::new();
+    for q in &queries {
+        let t = Instant::now();
+        let r = idx.query(&q.text, &opts);
+        times.push(t.elapsed().as_secs_f64() * 1e6);
+        candidates.push(r.candidates as f64);
+        lookups += r.lookups;
+        let hit = r
+            .hits
+            .iter()
+            .any(|h| idx.name(h.doc).as_deref() == Some(q.source.as_str()));
+        let e = found.entry(format!("{}", q.rate)).or_default();
+        e.0 += hit as u64;
+        e.1 += 1;
+    }
+    times.sort_by(f64::total_cmp);
+    candidates.sort_by(f64::total_cmp);
+    let n = queries.len().max(1) as f64;
+
+    // The CLI on all cores, and a process that makes one query.
+    let cli = run(&mut pocketdex(&[
+        "query",
+        s(&index),
+        s(queries_path),
+        "--json",
+    ]));
+    let one = out.join(format!("{label}-one-query.txt"));
+    std::fs::write(&one, &queries[0].text).expect("write");
+    let single = run(&mut pocketdex(&["query", s(&index), s(&one)]));
+
+    json!({
+        "label": label,
+        "documents": docs,
+        "input_mb": bytes as f64 / 1e6,
+        "wc_secs": wc.secs,
+        "build_secs": build.secs,
+        "build_cpu_secs": build.cpu_secs,
+        "build_peak_mb": build.max_rss_mb,
+        "build_mb_per_sec": bytes as f64 / 1e6 / build.secs,
+        "build_speed_vs_wc": wc.secs / build.secs,
+        "index_mb": info["bytes"].as_f64().unwrap_or(0.0) / 1e6,
+        "bytes_per_doc_beyond_names": info["bytes_per_document_beyond_names"],
+        "resolution": info["resolution"],
+        "lists": info["lists"],
+        "queries": queries.len(),
+        "lookups_mean": lookups as f64 / n,
+        "candidates": {
+            "mean": candidates.iter().sum::<f64>() / n,
+            "p50": quantile(&candidates, 0.5),
+            "p99": quantile(&candidates, 0.99),
+            "max": candidates.last().copied().unwrap_or(0.0),
+        },
+        "library_query_us": {"p50": quantile(&times, 0.5), "p99": quantile(&times, 0.99),
+                             "mean": times.iter().sum::<f64>() / n},
+        "cli_query_us_per_doc": cli.secs * 1e6 / n,
+        "one_query_rss_mb": single.max_rss_mb,
+        "recall_by_rate": found.iter().map(|(r, (h, t))| (r.clone(), json!(*h as f64 / *t as f64))).collect::<serde_json::Map<_, _>>(),
+    })
+}
+
+fn row(v: &Value) -> String {
+    let f = |x: &Value, d: usize| x.as_f64().map_or("-".into(), |x| format!("{x:.d$}"));
+    let c = &v["candidates"];
+    let recall: Vec<String> = v["recall_by_rate"]
+        .as_object()
+        .map(|m| m.iter().map(|(r, x)| format!("{r}: {}", f(x, 4))).collect())
+        .unwrap_or_default();
+    format!(
+        "| {} | {} | {} s ({} MB/s, {}× `wc -w`), {} MB peak | {} | {} / {} / {} / {} | {} / {} µs | {} µs | {} | {} MB |",
+        v["label"].as_str().unwrap_or(""),
+        v["documents"],
+        f(&v["build_secs"], 1),
+        f(&v["build_mb_per_sec"], 0),
+        f(&v["build_speed_vs_wc"], 2),
+        f(&v["build_peak_mb"], 0),
+        f(&v["bytes_per_doc_beyond_names"], 1),
+        f(&c["mean"], 1),
+        f(&c["p50"], 0),
+        f(&c["p99"], 0),
+        f(&c["max"], 0),
+        f(&v["library_query_us"]["p50"], 1),
+        f(&v["library_query_us"]["p99"], 1),
+        f(&v["cli_query_us_per_doc"], 1),
+        recall.join(", "),
+        f(&v["one_query_rss_mb"], 1),
+    )
+}
+
+fn main() {
+    let o = options();
+    std::fs::create_dir_all(&o.out).expect("output directory");
+    let max = *o.docs.last().expect("sizes");
+    let tag = match &o.vocab {
+        Some(v) => v
+            .file_name()
+            .map(|n| {
+                n.to_string_lossy()
+                    .split('.')
+                    .next()
+                    .unwrap_or("vocab")
+                    .to_string()
+            })
+            .unwrap_or_else(|| "vocab".into()),
+        None => "builtin".into(),
+    };
+    let gen = o.out.join(format!("gen-{tag}-{max}.jsonl"));
+    if !gen.exists() {
+        let tmp = o.out.join(format!("gen-{tag}-{max}.jsonl.tmp"));
+        let mut args = vec!["synth".to_string(), "--generate".into(), max.to_string()];
+        if let Some(v) = &o.vocab {
+            args.extend(["--vocab".to_string(), s(v).to_string()]);
+        }
+        args.extend(["-o".to_string(), s(&tmp).to_string()]);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let g = run(&mut pocketdex(&args));
+        eprintln!("scale: generated {max} documents in {:.1} s", g.secs);
+        std::fs::rename(&tmp, &gen).expect("rename");
+    }
+    // Queries: edited copies of documents among the first 20,000 (or fewer), ~`queries` in all.
+    let pool = QUERY_POOL.min(o.docs[0]);
+    let pool_file = o.out.join(format!("gen-{tag}-{pool}.jsonl"));
+    head(&gen, &pool_file, pool);
+    let queries = o
+        .out
+        .join(format!("queries-{tag}-{pool}-{}.jsonl", o.queries));
+    if !queries.exists() {
+        let share = (o.queries as f64 / (pool as f64 * RATES.len() as f64)).min(1.0);
+        let rates: Vec<String> = RATES.iter().map(|r| r.to_string()).collect();
+        run(&mut pocketdex(&[
+            "synth",
+            s(&pool_file),
+            "--share",
+            &share.to_string(),
+            "--rates",
+            &rates.join(","),
+            "--copies-only",
+            "--seed",
+            "7",
+            "-o",
+            s(&queries),
+        ]));
+    }
+    let mut results = Vec::new();
+    for &n in &o.docs {
+        let file = o.out.join(format!("gen-{tag}-{n}.jsonl"));
+        head(&gen, &file, n);
+        let v = measure(&format!("generated-{n}"), &file, &queries, &o.out);
+        eprintln!("scale: {}", row(&v));
+        results.push(v);
+    }
+    if o.real {
+        let wiki = Path::new("data/dev/wiki-en.jsonl");
+        assert!(
+            wiki.exists(),
+            "--real needs data/dev/wiki-en.jsonl: run scripts/fetch-dev-data.sh"
+        );
+        // The largest collection made from it: every lead and 19 edited copies of each.
+        let real = o.out.join("wiki-copies.jsonl");
+        if !real.exists() {
+            run(&mut pocketdex(&[
+                "synth",
+                s(wiki),
+                "--share",
+                "1",
+                "--copies",
+                "19",
+                "--seed",
+                "3",
+                "-o",
+                s(&real),
+            ]));
+        }
+        let rq = o.out.join(format!("wiki-queries-{}.jsonl", o.queries));
+        if !rq.exists() {
+            let share = (o.queries as f64 / (10_033.0 * RATES.len() as f64)).min(1.0);
+            let rates: Vec<String> = RATES.iter().map(|r| r.to_string()).collect();
+            run(&mut pocketdex(&[
+                "synth",
+                s(wiki),
+                "--share",
+                &share.to_string(),
+                "--rates",
+                &rates.join(","),
+                "--copies-only",
+                "--seed",
+                "11",
+                "-o",
+                s(&rq),
+            ]));
+        }
+        let v = measure("wikipedia+copies", &real, &rq, &o.out);
+        eprintln!("scale: {}", row(&v));
+        results.push(v);
+    }
+    println!(
+        "| collection | documents | build | bytes/doc beyond names | candidates per query: mean / p50 / p99 / max | library query p50 / p99 | CLI per query | recall of the original by edit rate | one-query RSS |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|");
+    for v in &results {
+        println!("{}", row(v));
+    }
+    let report = json!({"vocab": tag, "results": results});
+    std::fs::write(
+        o.out.join("report.json"),
+        serde_json::to_string_pretty(&report).expect("JSON"),
+    )
+    .expect("write report");
+}
