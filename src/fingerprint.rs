@@ -383,17 +383,25 @@ struct TermStats {
 const SKIP: u32 = u32::MAX;
 
 /// The distinct words of one document, by their 128-bit term hash (the identity every later
-/// stage gives a term: sketch, idf, samples), with open addressing on its low bits.
+/// stage gives a term: sketch, idf, samples), with open addressing on its low bits. Emptying it
+/// for the next document writes 4 bytes a slot.
 struct WordTable {
-    /// Per slot: the term hash and the caller's entry, or `None`.
-    entries: Vec<Option<(u128, u32)>>,
+    /// Per slot: the caller's entry, or [`EMPTY`].
+    values: Vec<u32>,
+    /// Per slot: the term hash (meaningful where `values` is not empty).
+    keys: Vec<u128>,
     len: usize,
 }
 
+/// An empty slot of [`WordTable`].
+const EMPTY: u32 = u32::MAX - 1;
+
 impl WordTable {
     fn with_capacity(words: usize) -> WordTable {
+        let slots = (words * 2).next_power_of_two().max(64);
         WordTable {
-            entries: vec![None; (words * 2).next_power_of_two().max(64)],
+            values: vec![EMPTY; slots],
+            keys: vec![0; slots],
             len: 0,
         }
     }
@@ -402,37 +410,46 @@ impl WordTable {
     /// document is let go).
     fn reset(&mut self, words: usize) {
         let want = (words * 2).next_power_of_two().max(64);
-        if self.entries.len() > 4 * want.max(4096) || self.entries.len() < want {
-            self.entries = vec![None; want];
+        if self.values.len() > 4 * want.max(4096) || self.values.len() < want {
+            *self = WordTable::with_capacity(words);
         } else {
-            self.entries.fill(None);
+            self.values.fill(EMPTY);
+            self.len = 0;
         }
-        self.len = 0;
     }
 
     /// The slot of `h`: its entry, or the empty slot where it belongs.
     #[inline]
     fn find(&self, h: u128) -> usize {
-        let mask = self.entries.len() - 1;
+        let mask = self.values.len() - 1;
         let mut slot = (h as usize) & mask;
-        loop {
-            match self.entries[slot] {
-                Some((eh, _)) if eh != h => slot = (slot + 1) & mask,
-                _ => return slot,
-            }
+        while self.values[slot] != EMPTY && self.keys[slot] != h {
+            slot = (slot + 1) & mask;
         }
+        slot
+    }
+
+    /// The entry at `slot`, if any.
+    #[inline]
+    fn get(&self, slot: usize) -> Option<u32> {
+        (self.values[slot] != EMPTY).then_some(self.values[slot])
     }
 
     /// Inserts `h` with `value` at the empty `slot` [`WordTable::find`] just returned for it.
     fn insert(&mut self, slot: usize, h: u128, value: u32) {
-        self.entries[slot] = Some((h, value));
+        self.values[slot] = value;
+        self.keys[slot] = h;
         self.len += 1;
-        if self.len * 2 > self.entries.len() {
-            let grown = vec![None; self.entries.len() * 2];
-            let old = std::mem::replace(&mut self.entries, grown);
-            for (h, v) in old.into_iter().flatten() {
-                let slot = self.find(h);
-                self.entries[slot] = Some((h, v));
+        if self.len * 2 > self.values.len() {
+            let old = std::mem::replace(self, WordTable::with_capacity(self.values.len()));
+            for (slot, &v) in old.values.iter().enumerate() {
+                if v != EMPTY {
+                    let h = old.keys[slot];
+                    let at = self.find(h);
+                    self.values[at] = v;
+                    self.keys[at] = h;
+                    self.len += 1;
+                }
             }
         }
     }
@@ -548,8 +565,8 @@ impl Fingerprinter {
             }
             let h = sketch::term_hash(w.text);
             let slot = table.find(h);
-            let i = match table.entries[slot] {
-                Some((_, i)) => i,
+            let i = match table.get(slot) {
+                Some(i) => i,
                 None => {
                     let i = if content_only && self.analyzer.is_stopword(w.text) {
                         SKIP
@@ -747,12 +764,18 @@ impl Fingerprinter {
                 .flat_map(|band| (0..samples).map(move |j| fuzzy_seed(band, j)))
                 .collect();
             draw(&weighted, &seeds, true, &mut drawn);
+            // Buffers of one band, reused.
+            let mut coords: Vec<(u32, u32, f64)> = Vec::new();
+            let (mut values, mut v, mut order, mut costs) =
+                (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+            let mut sets = Vec::new();
+            out.reserve(p.schemes.len() * bands * budget.max(1) as usize);
             for (s, bounds) in p.schemes.iter().enumerate() {
                 for band in 0..bands {
                     let group = (s * bands + band) as u16;
                     // Each coordinate of the band: its value, the value across its nearest
                     // boundary (or the runner-up sample), and the cost of that change.
-                    let mut coords: Vec<(u32, u32, f64)> = Vec::new();
+                    coords.clear();
                     for i in (band..self.classes.k()).step_by(bands) {
                         let (dist, other) = nearest_boundary(dev[i], bounds);
                         // Edits move a class's count by about √(ε·n·(f + p)) occurrences, so a
@@ -765,8 +788,9 @@ impl Fingerprinter {
                     for &(first, second) in &drawn[band * samples..(band + 1) * samples] {
                         coords.push((first, second.unwrap_or(first), SAMPLE_PROBE_COST));
                     }
-                    let values: Vec<u32> = coords.iter().map(|c| c.0).collect();
-                    let members = values.len() - resolution.samples as usize;
+                    values.clear();
+                    values.extend(coords.iter().map(|c| c.0));
+                    let members = values.len() - samples;
                     let key =
                         |v: &[u32]| fuzzy_key(s, resolution, band, &v[..members], &v[members..]);
                     out.push(Code {
@@ -774,15 +798,16 @@ impl Fingerprinter {
                         path: Path::Fuzzy,
                         group,
                     });
-                    let mut order: Vec<usize> = (0..coords.len())
-                        .filter(|&c| coords[c].0 != coords[c].1)
-                        .collect();
+                    order.clear();
+                    order.extend((0..coords.len()).filter(|&c| coords[c].0 != coords[c].1));
                     order.sort_by(|&a, &b| coords[a].2.total_cmp(&coords[b].2).then(a.cmp(&b)));
                     order.truncate(PROBE_COORDS);
-                    let costs: Vec<f64> = order.iter().map(|&c| coords[c].2).collect();
-                    let mut v = values.clone();
-                    for set in cheapest_sets(&costs, budget.max(1) as usize - 1) {
-                        v.copy_from_slice(&values);
+                    costs.clear();
+                    costs.extend(order.iter().map(|&c| coords[c].2));
+                    cheapest_sets(&costs, budget.max(1) as usize - 1, &mut sets);
+                    for &set in &sets {
+                        v.clear();
+                        v.extend_from_slice(&values);
                         for (o, &c) in order.iter().enumerate() {
                             if set & (1 << o) != 0 {
                                 v[c] = coords[c].1;
@@ -1102,7 +1127,7 @@ fn nearest_boundary(dev: f64, bounds: &[f32]) -> (f64, u8) {
 /// masks. Each subset is generated once from its parent by *shifting* its highest element one up
 /// or *expanding* it with the next element, as in Lv et al. (2007), so the heap holds at most
 /// 2·count entries.
-fn cheapest_sets(costs: &[f64], count: usize) -> Vec<u32> {
+fn cheapest_sets(costs: &[f64], count: usize, out: &mut Vec<u32>) {
     #[derive(PartialEq)]
     struct Entry {
         cost: f64,
@@ -1122,9 +1147,9 @@ fn cheapest_sets(costs: &[f64], count: usize) -> Vec<u32> {
         }
     }
     debug_assert!(costs.len() <= 32);
-    let mut out = Vec::with_capacity(count);
+    out.clear();
     if costs.is_empty() || count == 0 {
-        return out;
+        return;
     }
     let mut heap = BinaryHeap::with_capacity(2 * count + 1);
     let mut pushed = 0;
@@ -1154,7 +1179,6 @@ fn cheapest_sets(costs: &[f64], count: usize) -> Vec<u32> {
         }
         out.push(mask);
     }
-    out
 }
 
 #[cfg(test)]
@@ -1232,7 +1256,8 @@ mod tests {
     #[test]
     fn cheapest_sets_come_in_order_of_cost() {
         let costs = [0.1, 0.2, 0.25, 0.9];
-        let sets = cheapest_sets(&costs, 15);
+        let mut sets = Vec::new();
+        cheapest_sets(&costs, 15, &mut sets);
         assert_eq!(sets.len(), 15);
         assert_eq!(sets[..4], [0b1, 0b10, 0b100, 0b11]);
         let cost = |s: &u32| {

@@ -186,12 +186,21 @@ pub fn read_wordfreq(path: &Path) -> Result<Vec<(String, f64)>> {
     Ok(words)
 }
 
+/// A prefix key of at most 8 UTF-8 bytes as one number (zero-padded: a key never holds U+0000,
+/// which is no word character, so two keys never pack alike).
+fn packed(key: &[u8]) -> u64 {
+    let mut b = [0u8; 8];
+    b[..key.len()].copy_from_slice(key);
+    u64::from_le_bytes(b)
+}
+
 /// The k prefix classes: which class each known prefix belongs to and each class's expected share.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Classes {
     /// `(prefix, class)`, sorted by prefix.
     table: Vec<(String, u16)>,
-    map: HashMap<String, u16, hash::FastState>,
+    /// The table by [`packed`] prefix key.
+    map: HashMap<u64, u16, hash::FastState>,
     /// Expected share of term occurrences per class; sums to 1.
     expected: Vec<f64>,
 }
@@ -238,7 +247,12 @@ impl Classes {
                 "a prefix maps to a class that does not exist",
             ));
         }
-        let map = table.iter().cloned().collect();
+        // Keys longer than 8 bytes (no two characters are) cannot be looked up: left out.
+        let map = table
+            .iter()
+            .filter(|(p, _)| p.len() <= 8)
+            .map(|(p, c)| (packed(p.as_bytes()), *c))
+            .collect();
         Ok(Classes {
             table,
             map,
@@ -275,14 +289,14 @@ impl Classes {
                 first_len = len;
             }
         }
-        let key = std::str::from_utf8(&buf[..len]).expect("encoded chars");
-        if let Some(&c) = self.map.get(key) {
+        if let Some(&c) = self.map.get(&packed(&buf[..len])) {
             return c as usize;
         }
-        if let Some(&c) = self.map.get(&key[..first_len]) {
+        if let Some(&c) = self.map.get(&packed(&buf[..first_len])) {
             return c as usize;
         }
-        (hash::h64(key.as_bytes(), hash::PREFIX_SEED) % self.k() as u64) as usize
+        let key = &buf[..len];
+        (hash::h64(key, hash::PREFIX_SEED) % self.k() as u64) as usize
     }
 }
 
