@@ -370,6 +370,8 @@ pub struct Fingerprinter {
     /// What [`Fingerprinter::weigh`] draws for: the fixed resolution, else [`AUTO_CAPS`] or what
     /// [`Fingerprinter::with_caps`] set.
     caps: Resolution,
+    /// Identifies the stopwords and classes to each thread's [`Lexicon`]; kept by clones.
+    lexicon: u64,
 }
 
 /// Term statistics of one document.
@@ -455,6 +457,53 @@ impl WordTable {
     }
 }
 
+/// A thread's memo of what a word is to one [`Fingerprinter`]: stopword or not, and its prefix
+/// class, by term hash. Both depend on the word alone, and a collection's words recur from
+/// document to document (Zipf), so most first occurrences in a document cost one probe here
+/// instead of a stopword lookup and a prefix-class lookup. Direct-mapped and bounded: a slot
+/// holds the last word that hashed to it.
+struct Lexicon {
+    /// The [`Fingerprinter::lexicon`] id the entries belong to.
+    owner: u64,
+    keys: Vec<u128>,
+    /// Per slot: the class, with [`Lexicon::STOPWORD`] set for stopwords; [`Lexicon::EMPTY`]
+    /// when the slot is unused.
+    values: Vec<u32>,
+}
+
+impl Lexicon {
+    /// 16,384 slots, 320 KiB: the common words of a language, within a core's L2 cache.
+    const SLOTS: usize = 1 << 14;
+    const STOPWORD: u32 = 1 << 16;
+    const EMPTY: u32 = u32::MAX;
+
+    fn new() -> Lexicon {
+        Lexicon {
+            owner: u64::MAX,
+            keys: vec![0; Self::SLOTS],
+            values: vec![Self::EMPTY; Self::SLOTS],
+        }
+    }
+
+    /// Whether the word of term hash `h` is a stopword, and its prefix class; `analyse`
+    /// computes them when the word is not in the memo.
+    #[inline]
+    fn get(&mut self, h: u128, analyse: impl FnOnce() -> (bool, u16)) -> (bool, u16) {
+        let slot = (h >> 64) as usize & (Self::SLOTS - 1);
+        let v = self.values[slot];
+        if v != Self::EMPTY && self.keys[slot] == h {
+            return (v & Self::STOPWORD != 0, v as u16);
+        }
+        let (stop, class) = analyse();
+        self.keys[slot] = h;
+        self.values[slot] = class as u32 | if stop { Self::STOPWORD } else { 0 };
+        (stop, class)
+    }
+}
+
+/// Distinct ids for fingerprinters with their own stopwords and classes ([`Lexicon::owner`]).
+static LEXICONS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
 /// Seed index of fuzzy sample `j` of band `band` (`hash::derived`).
 fn fuzzy_seed(band: usize, j: usize) -> u32 {
     SAMPLE_SEED_BASE + (band * 16 + j) as u32
@@ -492,6 +541,7 @@ impl Fingerprinter {
             classes,
             analyzer,
             idf: None,
+            lexicon: LEXICONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
         })
     }
 
@@ -540,13 +590,18 @@ impl Fingerprinter {
     /// the prefix class are computed once per distinct word.
     fn count(&self, text: &str, content_only: bool) -> TermStats {
         thread_local! {
-            // The word table and folding buffer of this thread, reused from document to document.
-            static SCRATCH: std::cell::RefCell<(WordTable, String)> =
-                std::cell::RefCell::new((WordTable::with_capacity(0), String::new()));
+            // The word table, lexicon and folding buffer of this thread, reused from document
+            // to document.
+            static SCRATCH: std::cell::RefCell<(WordTable, Lexicon, String)> =
+                std::cell::RefCell::new((WordTable::with_capacity(0), Lexicon::new(), String::new()));
         }
-        SCRATCH.with_borrow_mut(|(table, scratch)| {
+        SCRATCH.with_borrow_mut(|(table, lexicon, scratch)| {
             table.reset(text.len() / 8);
-            self.count_with(text, content_only, table, scratch)
+            if lexicon.owner != self.lexicon {
+                *lexicon = Lexicon::new();
+                lexicon.owner = self.lexicon;
+            }
+            self.count_with(text, content_only, table, lexicon, scratch)
         })
     }
 
@@ -555,6 +610,7 @@ impl Fingerprinter {
         text: &str,
         content_only: bool,
         table: &mut WordTable,
+        lexicon: &mut Lexicon,
         scratch: &mut String,
     ) -> TermStats {
         let mut counts: Vec<(u128, u32, u16)> = Vec::new();
@@ -568,10 +624,16 @@ impl Fingerprinter {
             let i = match table.get(slot) {
                 Some(i) => i,
                 None => {
-                    let i = if content_only && self.analyzer.is_stopword(w.text) {
+                    let (stop, class) = lexicon.get(h, || {
+                        (
+                            self.analyzer.is_stopword(w.text),
+                            self.classes.class_of(w.text) as u16,
+                        )
+                    });
+                    let i = if content_only && stop {
                         SKIP
                     } else {
-                        counts.push((h, 0, self.classes.class_of(w.text) as u16));
+                        counts.push((h, 0, class));
                         counts.len() as u32 - 1
                     };
                     table.insert(slot, h, i);

@@ -260,43 +260,73 @@ const GAUSS: [f32; 256] = [
     1.89123, 1.95332, 2.02401, 2.10655, 2.20658, 2.33523, 2.5205, 2.88563,
 ];
 
-/// The hyperplane coordinates of a term for sketch word `word`: 64 Gaussian values, one byte of
-/// `derived(low ^ high half of the term hash, 8·word + j)` each (j = 0..7, bytes little-endian).
-#[inline]
-fn coordinates(h: u128, word: usize) -> [f32; 64] {
-    let base = h as u64 ^ (h >> 64) as u64;
-    let mut out = [0f32; 64];
-    for j in 0..8 {
-        let r = hash::derived(base, (8 * word + j) as u32).to_le_bytes();
-        for (k, b) in r.iter().enumerate() {
-            out[8 * j + k] = GAUSS[*b as usize];
-        }
-    }
-    out
-}
-
 /// Simhash of `terms` weighted tf · idf with Gaussian random hyperplanes (Charikar 2002): bit i
 /// is set when the document's projection on hyperplane normal i is positive. Gaussian normals,
 /// not ±1 signs, make P(bit differs) = angle / π exactly, so the estimate is unbiased even
 /// when a few heavy terms dominate a vector.
+///
+/// The coordinates of a term for sketch word `w` are 64 Gaussian values, one per byte of
+/// `derived(low ^ high half of the term hash, 8·w + j)` (j = 0..7, bytes little-endian). Each
+/// vote is the f32 sum over terms in order, multiply then add (never fused), so the vectorised
+/// path gives the same bits as the scalar one.
 pub fn simhash(terms: &[TermHash], idf: &Idf, words: usize) -> Vec<u64> {
-    let mut votes = vec![0f32; words * 64];
-    for &(h, tf) in terms {
-        let w = tf as f32 * idf.get(h);
-        for (word, chunk) in votes.chunks_exact_mut(64).enumerate() {
-            for (v, g) in chunk.iter_mut().zip(coordinates(h, word)) {
-                *v += w * g;
+    let weighted: Vec<(u64, f32)> = terms
+        .iter()
+        .map(|&(h, tf)| (h as u64 ^ (h >> 64) as u64, tf as f32 * idf.get(h)))
+        .collect();
+    (0..words)
+        .map(|word| simhash_word(&weighted, word as u32))
+        .collect()
+}
+
+/// Sketch word `word` of terms given as (coordinate base, weight).
+fn simhash_word(terms: &[(u64, f32)], word: u32) -> u64 {
+    #[cfg(target_arch = "x86_64")]
+    if std::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU has AVX2, checked just above.
+        return unsafe { simhash_word_avx2(terms, word) };
+    }
+    simhash_word_scalar(terms, word)
+}
+
+/// [`simhash_word`] on any CPU.
+fn simhash_word_scalar(terms: &[(u64, f32)], word: u32) -> u64 {
+    let mut votes = [0f32; 64];
+    for &(base, weight) in terms {
+        for j in 0..8 {
+            let bytes = hash::derived(base, 8 * word + j).to_le_bytes();
+            for (v, b) in votes[8 * j as usize..][..8].iter_mut().zip(bytes) {
+                *v += weight * GAUSS[b as usize];
             }
         }
     }
     votes
-        .chunks_exact(64)
-        .map(|c| {
-            c.iter()
-                .enumerate()
-                .fold(0u64, |acc, (i, &v)| acc | (((v > 0.0) as u64) << i))
-        })
-        .collect()
+        .iter()
+        .enumerate()
+        .fold(0u64, |acc, (i, &v)| acc | (((v > 0.0) as u64) << i))
+}
+
+/// [`simhash_word`] with the 64 votes in eight AVX registers: about twice as fast. The table
+/// lookups stay scalar (a gather is slower on the CPUs we measured); multiply and add are
+/// separate instructions, as in the scalar path.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn simhash_word_avx2(terms: &[(u64, f32)], word: u32) -> u64 {
+    use std::arch::x86_64::*;
+    let mut votes = [_mm256_setzero_ps(); 8];
+    for &(base, weight) in terms {
+        let w = _mm256_set1_ps(weight);
+        for (j, v) in votes.iter_mut().enumerate() {
+            let b = hash::derived(base, 8 * word + j as u32).to_le_bytes();
+            let g = |i: usize| GAUSS[b[i] as usize];
+            let coords = _mm256_setr_ps(g(0), g(1), g(2), g(3), g(4), g(5), g(6), g(7));
+            *v = _mm256_add_ps(*v, _mm256_mul_ps(w, coords));
+        }
+    }
+    votes.iter().enumerate().fold(0u64, |acc, (j, &v)| {
+        let positive = _mm256_movemask_ps(_mm256_cmp_ps::<_CMP_GT_OQ>(v, _mm256_setzero_ps()));
+        acc | (positive as u8 as u64) << (8 * j)
+    })
 }
 
 /// The estimated cosine similarity of two sketches: cos(π · hamming / bits), clamped to [0, 1].
@@ -355,6 +385,59 @@ mod tests {
         // One document: no term is common, every weight is the floor, not zero.
         let one = Idf::from_df(&HashMap::from([(5u32, 1u32)]), 1);
         assert_eq!(one.get(h(5)), 1.0 / IDF_SCALE);
+    }
+
+    /// The sketch as §8.8 of index-format.md states it, one term at a time.
+    fn simhash_by_definition(terms: &[TermHash], idf: &Idf, words: usize) -> Vec<u64> {
+        let mut votes = vec![0f32; words * 64];
+        for &(h, tf) in terms {
+            let weight = tf as f32 * idf.get(h);
+            let base = h as u64 ^ (h >> 64) as u64;
+            for (i, v) in votes.iter_mut().enumerate() {
+                let byte = hash::derived(base, (i / 8) as u32).to_le_bytes()[i % 8];
+                *v += weight * GAUSS[byte as usize];
+            }
+        }
+        votes
+            .chunks(64)
+            .map(|c| (0..64).fold(0u64, |acc, i| acc | ((c[i] > 0.0) as u64) << i))
+            .collect()
+    }
+
+    #[test]
+    fn simhash_equals_its_definition_bit_for_bit() {
+        let mut rng = crate::synth::Rng::new(7);
+        let mut df = HashMap::new();
+        let keys: Vec<u128> = (0..500)
+            .map(|_| (rng.next_u64() as u128) << 64 | rng.next_u64() as u128)
+            .collect();
+        for (i, k) in keys.iter().enumerate() {
+            df.insert(idf_key(*k), 1 + (i as u32 % 300));
+        }
+        let idf = Idf::from_df(&df, 1000);
+        for n in [0usize, 1, 2, 7, 40, 300] {
+            for _ in 0..20 {
+                let terms: Vec<TermHash> = (0..n)
+                    .map(|_| (keys[rng.below(keys.len())], 1 + rng.below(9) as u32))
+                    .collect();
+                for words in [1, 3, 4] {
+                    assert_eq!(
+                        simhash(&terms, &idf, words),
+                        simhash_by_definition(&terms, &idf, words)
+                    );
+                }
+            }
+        }
+        // The scalar path, on a machine where the vectorised one is taken.
+        let terms: Vec<TermHash> = keys.iter().map(|&h| (h, 2)).collect();
+        let weighted: Vec<(u64, f32)> = terms
+            .iter()
+            .map(|&(h, tf)| (h as u64 ^ (h >> 64) as u64, tf as f32 * idf.get(h)))
+            .collect();
+        let want = simhash_by_definition(&terms, &idf, 3);
+        for word in 0..3 {
+            assert_eq!(simhash_word_scalar(&weighted, word), want[word as usize]);
+        }
     }
 
     #[test]
