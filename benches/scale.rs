@@ -26,7 +26,7 @@ use pocketdex::{Index, QueryOptions};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::Instant;
 
 const BIN: &str = env!("CARGO_BIN_EXE_pocketdex");
@@ -88,44 +88,81 @@ struct Run {
     stdout: Vec<u8>,
 }
 
-/// Runs a command to its end and measures it (wait4 gives the child's own peak memory).
-// The child is reaped by wait4, which std's `wait` cannot replace: it gives no rusage.
-#[allow(clippy::zombie_processes)]
+/// Runs a command to its end and measures it. The command runs under a small helper process
+/// (this executable with `--rusage`), because Linux keeps a process's peak resident memory across
+/// fork and exec: a child forked straight from this process, which holds indexes and queries,
+/// would report our peak instead of its own.
 fn run(cmd: &mut Command) -> Run {
     let start = Instant::now();
-    let mut child = cmd
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
+    let mut helper = Command::new(std::env::current_exe().expect("own path"));
+    helper
+        .arg("--rusage")
+        .arg(cmd.get_program())
+        .args(cmd.get_args());
+    let out = helper.output().unwrap_or_else(|e| panic!("{cmd:?}: {e}"));
+    let secs = start.elapsed().as_secs_f64();
+    let err = String::from_utf8_lossy(&out.stderr);
+    let (err, usage) = err
+        .trim_end()
+        .rsplit_once('\n')
+        .unwrap_or(("", err.trim_end()));
+    let usage: Vec<f64> = usage
+        .strip_prefix("rusage ")
+        .unwrap_or_else(|| panic!("{cmd:?}: no rusage from the helper: {err}"))
+        .split(' ')
+        .map(|x| x.parse().expect("rusage numbers"))
+        .collect();
+    assert!(
+        out.status.code().is_some_and(|c| c <= 1),
+        "{cmd:?} failed: {err}"
+    );
+    Run {
+        secs,
+        cpu_secs: usage[0],
+        max_rss_mb: usage[1] / 1024.0,
+        stdout: out.stdout,
+    }
+}
+
+/// The helper of [`run`]: runs `program args…` with this process's stdin, stdout and stderr,
+/// reaps it with wait4, and appends `rusage CPU_SECONDS MAX_RSS_KB` to stderr; exits with the
+/// command's status.
+// The child is reaped by wait4, which std's `wait` cannot replace: it gives no rusage.
+#[allow(clippy::zombie_processes)]
+fn rusage_helper(program: &str, args: &[String]) -> ! {
+    let child = Command::new(program)
+        .args(args)
         .spawn()
-        .unwrap_or_else(|e| panic!("{cmd:?}: {e}"));
-    let mut out = Vec::new();
-    let mut err = Vec::new();
-    // Drain both pipes before reaping, so a chatty child never blocks.
-    let mut so = child.stdout.take().expect("piped");
-    let mut se = child.stderr.take().expect("piped");
-    std::thread::scope(|s| {
-        s.spawn(|| std::io::copy(&mut so, &mut out).ok());
-        std::io::copy(&mut se, &mut err).ok();
-    });
+        .unwrap_or_else(|e| panic!("{program}: {e}"));
     let mut status = 0;
     // SAFETY: an all-zero `rusage` is a valid value of the plain C struct that wait4 fills in.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
     // SAFETY: the pid is our own un-reaped child; `status` and `usage` are valid for writes.
     let pid = unsafe { libc::wait4(child.id() as libc::pid_t, &mut status, 0, &mut usage) };
     assert_eq!(pid, child.id() as libc::pid_t, "wait4 failed");
-    let secs = start.elapsed().as_secs_f64();
-    assert!(
-        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) <= 1,
-        "{cmd:?} failed: {}",
-        String::from_utf8_lossy(&err)
-    );
     let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
-    Run {
-        secs,
-        cpu_secs: tv(usage.ru_utime) + tv(usage.ru_stime),
-        max_rss_mb: usage.ru_maxrss as f64 / 1024.0,
-        stdout: out,
-    }
+    eprintln!(
+        "\nrusage {} {}",
+        tv(usage.ru_utime) + tv(usage.ru_stime),
+        usage.ru_maxrss
+    );
+    let code = if libc::WIFEXITED(status) {
+        libc::WEXITSTATUS(status)
+    } else {
+        2
+    };
+    std::process::exit(code)
+}
+
+/// Drops a file's clean pages from the page cache (posix_fadvise DONTNEED), as if it had just
+/// been copied from other media.
+fn evict_from_page_cache(path: &Path) {
+    use std::os::fd::AsRawFd;
+    let file = std::fs::File::open(path).expect("open index");
+    file.sync_all().expect("sync index");
+    // SAFETY: a valid open descriptor; offset 0, length 0 means the whole file.
+    let r = unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+    assert_eq!(r, 0, "posix_fadvise");
 }
 
 fn pocketdex(args: &[&str]) -> Command {
@@ -239,7 +276,12 @@ fn measure(label: &str, collection: &Path, queries_path: &Path, out: &Path) -> V
     ]));
     let one = out.join(format!("{label}-one-query.txt"));
     std::fs::write(&one, &queries[0].text).expect("write");
+    // Once with the file as the build left it in the page cache, once after dropping it from
+    // there: a freshly written file is cached in large folios, and a fault maps a whole folio,
+    // so the first number counts cached pages the query never read.
     let single = run(&mut pocketdex(&["query", s(&index), s(&one)]));
+    evict_from_page_cache(&index);
+    let cold = run(&mut pocketdex(&["query", s(&index), s(&one)]));
 
     json!({
         "label": label,
@@ -267,6 +309,7 @@ fn measure(label: &str, collection: &Path, queries_path: &Path, out: &Path) -> V
                              "mean": times.iter().sum::<f64>() / n},
         "cli_query_us_per_doc": cli.secs * 1e6 / n,
         "one_query_rss_mb": single.max_rss_mb,
+        "one_query_cold_rss_mb": cold.max_rss_mb,
         "recall_by_rate": found.iter().map(|(r, (h, t))| (r.clone(), json!(*h as f64 / *t as f64))).collect::<serde_json::Map<_, _>>(),
     })
 }
@@ -279,7 +322,7 @@ fn row(v: &Value) -> String {
         .map(|m| m.iter().map(|(r, x)| format!("{r}: {}", f(x, 4))).collect())
         .unwrap_or_default();
     format!(
-        "| {} | {} | {} s ({} MB/s, {}× `wc -w`), {} MB peak | {} | {} / {} / {} / {} | {} / {} µs | {} µs | {} | {} MB |",
+        "| {} | {} | {} s ({} MB/s, {}× `wc -w`), {} MB peak | {} | {} / {} / {} / {} | {} / {} µs | {} µs | {} | {} / {} MB |",
         v["label"].as_str().unwrap_or(""),
         v["documents"],
         f(&v["build_secs"], 1),
@@ -295,11 +338,16 @@ fn row(v: &Value) -> String {
         f(&v["library_query_us"]["p99"], 1),
         f(&v["cli_query_us_per_doc"], 1),
         recall.join(", "),
+        f(&v["one_query_cold_rss_mb"], 1),
         f(&v["one_query_rss_mb"], 1),
     )
 }
 
 fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if let Some(at) = args.iter().position(|a| a == "--rusage") {
+        rusage_helper(&args[at + 1], &args[at + 2..]);
+    }
     let o = options();
     std::fs::create_dir_all(&o.out).expect("output directory");
     let max = *o.docs.last().expect("sizes");
@@ -406,7 +454,7 @@ fn main() {
         results.push(v);
     }
     println!(
-        "| collection | documents | build | bytes/doc beyond names | candidates per query: mean / p50 / p99 / max | library query p50 / p99 | CLI per query | recall of the original by edit rate | one-query RSS |"
+        "| collection | documents | build | bytes/doc beyond names | candidates per query: mean / p50 / p99 / max | library query p50 / p99 | CLI per query | recall of the original by edit rate | one-query RSS: cold / just built |"
     );
     println!("|---|---|---|---|---|---|---|---|---|");
     for v in &results {

@@ -342,6 +342,62 @@ impl<D: AsRef<[u8]>> Index<D> {
         })
     }
 
+    /// [`Index::lookup`] of many keys at once, calling `found(i, postings)` for each key `keys[i]`
+    /// that has documents, in order. A query's keys are looked up in stages, each stage first
+    /// asking the CPU for the cache lines of every key's next step (check words, then select
+    /// samples, then postings): a large index's lookups then wait for memory together rather
+    /// than one after another. The answers are those of [`Index::lookup`].
+    pub fn lookup_many(&self, keys: &[u64], mut found: impl FnMut(usize, Postings<'_>)) {
+        let checks = self.section(SectionId::Checks);
+        let starts = self.section(SectionId::Starts);
+        let samples = &starts[self.starts_bits_len.min(starts.len())..];
+        let postings = self.section(SectionId::Postings);
+        let slot_count = self.meta.slot_count as u64;
+        let mut slots: Vec<(usize, u32)> = Vec::with_capacity(keys.len());
+        for (i, key) in keys.iter().enumerate() {
+            if let Some(slot) = self.mphf.get(key).filter(|&s| s < slot_count) {
+                prefetch(checks, slot as usize * 2);
+                slots.push((i, slot as u32));
+            }
+        }
+        slots.retain(|&(i, slot)| {
+            let at = slot as usize * 2;
+            let known = checks
+                .get(at..at + 2)
+                .is_some_and(|c| u16::from_le_bytes([c[0], c[1]]) == format::check16(keys[i]));
+            if known {
+                prefetch(samples, (slot as u64 / format::SELECT_SAMPLE) as usize * 8);
+            }
+            known
+        });
+        let mut lists: Vec<(usize, Range<u64>)> = Vec::with_capacity(slots.len());
+        for &(i, slot) in &slots {
+            if let Some(range) = self.list_range(slot) {
+                let width = self.meta.posting_bits as u64;
+                prefetch(postings, (range.start * width / 8) as usize);
+                lists.push((i, range));
+            }
+        }
+        for (i, range) in lists {
+            found(
+                i,
+                Postings {
+                    words: postings,
+                    width: self.meta.posting_bits as u32,
+                    range,
+                    doc_count: self.meta.doc_count,
+                },
+            );
+        }
+    }
+
+    /// Asks the CPU to fetch the sketch of document `doc` ahead of its use (a query scoring
+    /// many candidates); nothing for a document number out of range.
+    pub fn prefetch_sketch(&self, doc: u32) {
+        let w = self.meta.params.sketch_words as usize * 8;
+        prefetch(self.section(SectionId::Sketches), doc as usize * w);
+    }
+
     /// How long the posting lists are: one scan of the start bits (`info` shows it).
     pub fn list_lengths(&self) -> ListLengths {
         let starts = self.section(SectionId::Starts);
@@ -531,4 +587,21 @@ impl Iterator for Postings<'_> {
             }
         }
     }
+}
+
+/// A hint to load the cache line holding `bytes[at]`; nothing when `at` is out of bounds or the
+/// target has no prefetch instruction. It never faults, so it is safe on any address.
+#[inline]
+fn prefetch(bytes: &[u8], at: usize) {
+    #[cfg(target_arch = "x86_64")]
+    if at < bytes.len() {
+        // SAFETY: a prefetch is a hint that neither faults nor reads memory architecturally;
+        // the address is inside `bytes` anyway.
+        unsafe {
+            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+            _mm_prefetch::<_MM_HINT_T0>(bytes.as_ptr().add(at) as *const i8);
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (bytes, at);
 }

@@ -79,13 +79,17 @@ impl<D: AsRef<[u8]>> Index<D> {
         let probes = f.probes(fp, self.resolution(), budget);
         // Every (candidate, path, group) that collided, then counted per candidate.
         let mut found: Vec<(u32, Path, u16)> = Vec::new();
-        for code in &probes {
-            if let Some(postings) = self.lookup(code.key) {
-                found.extend(postings.map(|doc| (doc, code.path, code.group)));
-            }
-        }
+        let keys: Vec<u64> = probes.iter().map(|c| c.key).collect();
+        self.lookup_many(&keys, |i, postings| {
+            let code = &probes[i];
+            found.extend(postings.map(|doc| (doc, code.path, code.group)));
+        });
         found.sort_unstable();
         found.dedup();
+        // The candidates' sketches are scattered over the file: ask for all before reading any.
+        for run in found.chunk_by(|a, b| a.0 == b.0) {
+            self.prefetch_sketch(run[0].0);
+        }
         let sketch = fp.sketch();
         let mut hits: Vec<Hit> = Vec::new();
         let mut candidates = 0;

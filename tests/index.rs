@@ -73,6 +73,21 @@ fn lookups_agree_with_a_brute_force_oracle() {
         .filter(|k| !oracle.contains_key(k) && index.lookup(*k).is_some())
         .count();
     assert!(false_matches <= 3, "{false_matches} false matches");
+    // The batched lookup of a query gives the same lists, indexed and unknown keys mixed.
+    let mut keys: Vec<u64> = oracle.keys().copied().collect();
+    keys.sort_unstable();
+    keys.extend((0..2_000u64).map(|i| pocketdex::hash::h64(&i.to_le_bytes(), 98)));
+    let third = keys.len() / 3;
+    keys.rotate_left(third);
+    let mut batched: Vec<(usize, Vec<u32>)> = Vec::new();
+    index.lookup_many(&keys, |i, postings| batched.push((i, postings.collect())));
+    let one_by_one: Vec<(usize, Vec<u32>)> = keys
+        .iter()
+        .enumerate()
+        .filter_map(|(i, k)| index.lookup(*k).map(|p| (i, p.collect())))
+        .collect();
+    assert!(batched.len() >= oracle.len());
+    assert_eq!(batched, one_by_one);
 }
 
 #[test]
