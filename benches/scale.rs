@@ -165,6 +165,26 @@ fn evict_from_page_cache(path: &Path) {
     assert_eq!(r, 0, "posix_fadvise");
 }
 
+/// About `queries` edited copies of documents of `source` (which has `docs` documents), spread
+/// evenly over [`RATES`], written to `to` (`pocketdex synth --copies-only`).
+fn edited_copies(source: &Path, docs: u64, queries: u64, seed: u64, to: &Path) {
+    let share = (queries as f64 / (docs as f64 * RATES.len() as f64)).min(1.0);
+    let rates: Vec<String> = RATES.iter().map(|r| r.to_string()).collect();
+    run(&mut pocketdex(&[
+        "synth",
+        s(source),
+        "--share",
+        &share.to_string(),
+        "--rates",
+        &rates.join(","),
+        "--copies-only",
+        "--seed",
+        &seed.to_string(),
+        "-o",
+        s(to),
+    ]));
+}
+
 fn pocketdex(args: &[&str]) -> Command {
     let mut c = Command::new(BIN);
     c.args(args);
@@ -386,21 +406,7 @@ fn main() {
         .out
         .join(format!("queries-{tag}-{pool}-{}.jsonl", o.queries));
     if !queries.exists() {
-        let share = (o.queries as f64 / (pool as f64 * RATES.len() as f64)).min(1.0);
-        let rates: Vec<String> = RATES.iter().map(|r| r.to_string()).collect();
-        run(&mut pocketdex(&[
-            "synth",
-            s(&pool_file),
-            "--share",
-            &share.to_string(),
-            "--rates",
-            &rates.join(","),
-            "--copies-only",
-            "--seed",
-            "7",
-            "-o",
-            s(&queries),
-        ]));
+        edited_copies(&pool_file, pool, o.queries, 7, &queries);
     }
     let mut results = Vec::new();
     for &n in &o.docs {
@@ -434,21 +440,7 @@ fn main() {
         }
         let rq = o.out.join(format!("wiki-queries-{}.jsonl", o.queries));
         if !rq.exists() {
-            let share = (o.queries as f64 / (10_033.0 * RATES.len() as f64)).min(1.0);
-            let rates: Vec<String> = RATES.iter().map(|r| r.to_string()).collect();
-            run(&mut pocketdex(&[
-                "synth",
-                s(wiki),
-                "--share",
-                &share.to_string(),
-                "--rates",
-                &rates.join(","),
-                "--copies-only",
-                "--seed",
-                "11",
-                "-o",
-                s(&rq),
-            ]));
+            edited_copies(wiki, 10_033, o.queries, 11, &rq);
         }
         let v = measure("wikipedia+copies", &real, &rq, &o.out);
         eprintln!("scale: {}", row(&v));

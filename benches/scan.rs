@@ -1,10 +1,10 @@
-//! Benchmark of the word scanner (`pocketdex::text::for_each_word`) against today's path,
-//! `unicode_words()` with per-character case folding, in bytes/s of text.
+//! Benchmark of the word scanner (`pocketdex::text::for_each_word`) against the path it
+//! replaced, `unicode_words()` with per-character case folding, in bytes/s of text.
 //!
 //! Group `scan`, two functions per corpus:
 //! - `unicode_words`: `unicode_segmentation`'s `unicode_words()`, each word folded into a reused
 //!   `String` when it has an upper-case or non-ASCII byte, and tested for a letter — what
-//!   `Fingerprinter::count` does per word;
+//!   `Fingerprinter::count` did per word before the scanner;
 //! - `for_each_word`: the same words and letter flags from `for_each_word`.
 //!
 //! Both add up the words' lengths and letter flags, so that neither can be optimised away.

@@ -312,6 +312,17 @@ pub struct Code {
     pub group: u16,
 }
 
+impl Code {
+    /// The one code of a document without words: its exact hash, group 0.
+    fn exact(key: u64) -> Code {
+        Code {
+            key,
+            path: Path::Exact,
+            group: 0,
+        }
+    }
+}
+
 /// What analysing a document gives: everything its codes, probes and sketch are made from.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Fingerprint {
@@ -804,15 +815,10 @@ impl Fingerprinter {
     pub fn probes(&self, fp: &Fingerprint, resolution: Resolution, budget: u8) -> Vec<Code> {
         let idf = self.weights();
         let p = &self.params;
-        let mut out = Vec::new();
         if let Some(exact) = fp.exact {
-            out.push(Code {
-                key: exact,
-                path: Path::Exact,
-                group: 0,
-            });
-            return out;
+            return vec![Code::exact(exact)];
         }
+        let mut out = Vec::new();
         let n = fp.terms;
         let weighted = weigh_terms(&fp.term_hashes, idf);
         let mut drawn = Vec::new();
@@ -891,17 +897,9 @@ impl Fingerprinter {
                 .collect();
             drawn.clear();
             draw(&weighted, &seeds, false, &mut drawn);
-            for band in 0..p.minhash_bands as usize {
-                let frags: Vec<u32> = drawn[band * rows..(band + 1) * rows]
-                    .iter()
-                    .map(|d| d.0)
-                    .collect();
-                out.push(Code {
-                    key: short_key(resolution, band, &frags),
-                    path: Path::Short,
-                    group: band as u16,
-                });
-            }
+            let frags: Vec<u32> = drawn.iter().map(|d| d.0).collect();
+            // Drawn for exactly `resolution`, so it is its own caps.
+            short_codes(&frags, resolution, p, resolution, &mut out);
         }
         out
     }
@@ -950,15 +948,10 @@ impl Material {
                 && resolution.short_rows <= caps.short_rows,
             "resolution {resolution:?} exceeds the material's caps {caps:?}"
         );
-        let mut out = Vec::new();
         if let Some(exact) = self.exact {
-            out.push(Code {
-                key: exact,
-                path: Path::Exact,
-                group: 0,
-            });
-            return out;
+            return vec![Code::exact(exact)];
         }
+        let mut out = Vec::new();
         if terms >= params.min_terms && terms > 0 && !self.digits.is_empty() {
             fuzzy_codes(
                 &self.digits,

@@ -324,22 +324,35 @@ impl<D: AsRef<[u8]>> Index<D> {
     /// the MPHF or by the slot's 16-bit check, so an unknown code slips through with probability
     /// 2⁻¹⁶).
     pub fn lookup(&self, key: u64) -> Option<Postings<'_>> {
+        let slot = self.slot(key)?;
+        self.checks_out(key, slot)
+            .then(|| self.list_range(slot))
+            .flatten()
+            .map(|range| self.postings(range))
+    }
+
+    /// The MPHF's slot for `key`, if within the table (any key gets one; see `checks_out`).
+    fn slot(&self, key: u64) -> Option<u32> {
         let slot = self.mphf.get(&key)?;
-        if slot >= self.meta.slot_count as u64 {
-            return None;
-        }
+        (slot < self.meta.slot_count as u64).then_some(slot as u32)
+    }
+
+    /// True when slot `slot`'s 16-bit check is that of `key`: the key was indexed there.
+    fn checks_out(&self, key: u64, slot: u32) -> bool {
         let at = slot as usize * 2;
-        let check = self.section(SectionId::Checks).get(at..at + 2)?;
-        if u16::from_le_bytes([check[0], check[1]]) != format::check16(key) {
-            return None;
-        }
-        let range = self.list_range(slot as u32)?;
-        Some(Postings {
+        self.section(SectionId::Checks)
+            .get(at..at + 2)
+            .is_some_and(|c| u16::from_le_bytes([c[0], c[1]]) == format::check16(key))
+    }
+
+    /// The posting list at `range` of the POSTINGS section.
+    fn postings(&self, range: Range<u64>) -> Postings<'_> {
+        Postings {
             words: self.section(SectionId::Postings),
             width: self.meta.posting_bits as u32,
             range,
             doc_count: self.meta.doc_count,
-        })
+        }
     }
 
     /// [`Index::lookup`] of many keys at once, calling `found(i, postings)` for each key `keys[i]`
@@ -352,19 +365,15 @@ impl<D: AsRef<[u8]>> Index<D> {
         let starts = self.section(SectionId::Starts);
         let samples = &starts[self.starts_bits_len.min(starts.len())..];
         let postings = self.section(SectionId::Postings);
-        let slot_count = self.meta.slot_count as u64;
         let mut slots: Vec<(usize, u32)> = Vec::with_capacity(keys.len());
-        for (i, key) in keys.iter().enumerate() {
-            if let Some(slot) = self.mphf.get(key).filter(|&s| s < slot_count) {
+        for (i, &key) in keys.iter().enumerate() {
+            if let Some(slot) = self.slot(key) {
                 prefetch(checks, slot as usize * 2);
-                slots.push((i, slot as u32));
+                slots.push((i, slot));
             }
         }
         slots.retain(|&(i, slot)| {
-            let at = slot as usize * 2;
-            let known = checks
-                .get(at..at + 2)
-                .is_some_and(|c| u16::from_le_bytes([c[0], c[1]]) == format::check16(keys[i]));
+            let known = self.checks_out(keys[i], slot);
             if known {
                 prefetch(samples, (slot as u64 / format::SELECT_SAMPLE) as usize * 8);
             }
@@ -379,15 +388,7 @@ impl<D: AsRef<[u8]>> Index<D> {
             }
         }
         for (i, range) in lists {
-            found(
-                i,
-                Postings {
-                    words: postings,
-                    width: self.meta.posting_bits as u32,
-                    range,
-                    doc_count: self.meta.doc_count,
-                },
-            );
+            found(i, self.postings(range));
         }
     }
 

@@ -53,8 +53,9 @@ pub struct Args {
     /// Keep at most N hits per query (default: all).
     #[arg(long, value_name = "N")]
     top: Option<usize>,
-    /// Deviations flipped per code at query time; default: the index's setting.
-    #[arg(long, value_name = "M")]
+    /// Lookups per fuzzy band code: the code and its PROBES − 1 most likely neighbours (more
+    /// find more edited copies, for time); default: the index's setting (`info` shows it).
+    #[arg(long, value_name = "PROBES")]
     probes: Option<u8>,
     /// Print the report as one JSON object on stdout (the summary still goes to stderr).
     #[arg(long)]

@@ -38,8 +38,9 @@ pub struct Args {
     /// Keep hits whose estimated similarity is at least T (0 to 1).
     #[arg(long, default_value_t = 0.5, value_name = "T")]
     threshold: f32,
-    /// Deviations flipped per code (2^M lookups per code); default: the index's setting.
-    #[arg(long, value_name = "M")]
+    /// Lookups per fuzzy band code: the code and its PROBES − 1 most likely neighbours (more
+    /// find more edited copies, for time); default: the index's setting (`info` shows it).
+    #[arg(long, value_name = "PROBES")]
     probes: Option<u8>,
     /// JSON Lines output.
     #[arg(long)]
