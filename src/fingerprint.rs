@@ -27,7 +27,7 @@
 use crate::error::{Error, Result};
 use crate::hash;
 use crate::reference::Classes;
-use crate::sketch::{self, Idf, TermHash};
+use crate::sketch::{self, Idf, TermHash, IDF_SCALE};
 use crate::text::{self, Analyzer};
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
@@ -396,75 +396,105 @@ struct TermStats {
 const SKIP: u32 = u32::MAX;
 
 /// The distinct words of one document, by their 128-bit term hash (the identity every later
-/// stage gives a term: sketch, idf, samples), with open addressing on its low bits. Emptying it
-/// for the next document writes 4 bytes a slot.
+/// stage gives a term: sketch, idf, samples), with open addressing on its high 64 bits, which
+/// a slot keeps: two words of one document merge only when those agree (odds 2^-64 per pair),
+/// and one probe reads one cache line. Emptying it for the next document writes
+/// 16 bytes a slot.
 struct WordTable {
-    /// Per slot: the caller's entry, or [`EMPTY`].
-    values: Vec<u32>,
-    /// Per slot: the term hash (meaningful where `values` is not empty).
-    keys: Vec<u128>,
-    len: usize,
+    slots: Vec<WordSlot>,
+    /// The slots in use, so that emptying the table costs what the document filled.
+    used: Vec<u32>,
+}
+
+#[derive(Clone, Copy)]
+#[repr(C, align(16))]
+struct WordSlot {
+    /// The high 64 bits of the term hash (meaningful where `value` is not empty).
+    tag: u64,
+    /// The caller's entry, or [`EMPTY`].
+    value: u32,
 }
 
 /// An empty slot of [`WordTable`].
 const EMPTY: u32 = u32::MAX - 1;
 
+const EMPTY_SLOT: WordSlot = WordSlot {
+    tag: 0,
+    value: EMPTY,
+};
+
 impl WordTable {
     fn with_capacity(words: usize) -> WordTable {
         let slots = (words * 2).next_power_of_two().max(64);
         WordTable {
-            values: vec![EMPTY; slots],
-            keys: vec![0; slots],
-            len: 0,
+            slots: vec![EMPTY_SLOT; slots],
+            used: Vec::new(),
         }
     }
 
-    /// Empties the table for a document of about `words` words (a table grown for a huge
-    /// document is let go).
+    /// Empties the table for a document of about `words` distinct words (it grows as needed;
+    /// a table grown for a huge document is let go).
     fn reset(&mut self, words: usize) {
         let want = (words * 2).next_power_of_two().max(64);
-        if self.values.len() > 4 * want.max(4096) || self.values.len() < want {
+        if self.slots.len() > 4 * want.max(1 << 14) || self.slots.len() < want {
             *self = WordTable::with_capacity(words);
         } else {
-            self.values.fill(EMPTY);
-            self.len = 0;
+            for &i in &self.used {
+                self.slots[i as usize] = EMPTY_SLOT;
+            }
+            self.used.clear();
         }
     }
 
     /// The slot of `h`: its entry, or the empty slot where it belongs.
     #[inline]
     fn find(&self, h: u128) -> usize {
-        let mask = self.values.len() - 1;
-        let mut slot = (h as usize) & mask;
-        while self.values[slot] != EMPTY && self.keys[slot] != h {
+        let mask = self.slots.len() - 1;
+        let tag = (h >> 64) as u64;
+        let mut slot = tag as usize & mask;
+        loop {
+            let s = self.slots[slot];
+            if s.value == EMPTY || s.tag == tag {
+                return slot;
+            }
             slot = (slot + 1) & mask;
         }
-        slot
     }
 
     /// The entry at `slot`, if any.
     #[inline]
     fn get(&self, slot: usize) -> Option<u32> {
-        (self.values[slot] != EMPTY).then_some(self.values[slot])
+        let v = self.slots[slot].value;
+        (v != EMPTY).then_some(v)
     }
 
     /// Inserts `h` with `value` at the empty `slot` [`WordTable::find`] just returned for it.
     fn insert(&mut self, slot: usize, h: u128, value: u32) {
-        self.values[slot] = value;
-        self.keys[slot] = h;
-        self.len += 1;
-        if self.len * 2 > self.values.len() {
-            let old = std::mem::replace(self, WordTable::with_capacity(self.values.len()));
-            for (slot, &v) in old.values.iter().enumerate() {
-                if v != EMPTY {
-                    let h = old.keys[slot];
-                    let at = self.find(h);
-                    self.values[at] = v;
-                    self.keys[at] = h;
-                    self.len += 1;
-                }
-            }
+        self.slots[slot] = WordSlot {
+            tag: (h >> 64) as u64,
+            value,
+        };
+        self.used.push(slot as u32);
+        if self.used.len() * 2 > self.slots.len() {
+            self.grow();
         }
+    }
+
+    /// Doubles the slots and places the entries again.
+    #[cold]
+    fn grow(&mut self) {
+        let mut new = WordTable::with_capacity(self.slots.len());
+        let mask = new.slots.len() - 1;
+        for &i in &self.used {
+            let s = self.slots[i as usize];
+            let mut at = s.tag as usize & mask;
+            while new.slots[at].value != EMPTY {
+                at = (at + 1) & mask;
+            }
+            new.slots[at] = s;
+            new.used.push(at as u32);
+        }
+        *self = new;
     }
 }
 
@@ -476,14 +506,23 @@ impl WordTable {
 struct Lexicon {
     /// The [`Fingerprinter::lexicon`] id the entries belong to.
     owner: u64,
-    keys: Vec<u128>,
-    /// Per slot: the class, with [`Lexicon::STOPWORD`] set for stopwords; [`Lexicon::EMPTY`]
-    /// when the slot is unused.
-    values: Vec<u32>,
+    slots: Vec<LexiconSlot>,
+}
+
+/// One word of [`Lexicon`], in 16 bytes so that a probe reads one cache line.
+#[derive(Clone, Copy)]
+#[repr(C, align(16))]
+struct LexiconSlot {
+    /// The low 64 bits of the word's term hash; the slot number is 14 bits of the high half,
+    /// so a different word matches only if 78 bits of their hashes agree.
+    tag: u64,
+    /// The class, with [`Lexicon::STOPWORD`] set for stopwords; [`Lexicon::EMPTY`] when the
+    /// slot is unused.
+    value: u32,
 }
 
 impl Lexicon {
-    /// 16,384 slots, 320 KiB: the common words of a language, within a core's L2 cache.
+    /// 16,384 slots, 256 KiB: the common words of a language, within a core's L2 cache.
     const SLOTS: usize = 1 << 14;
     const STOPWORD: u32 = 1 << 16;
     const EMPTY: u32 = u32::MAX;
@@ -491,8 +530,13 @@ impl Lexicon {
     fn new() -> Lexicon {
         Lexicon {
             owner: u64::MAX,
-            keys: vec![0; Self::SLOTS],
-            values: vec![Self::EMPTY; Self::SLOTS],
+            slots: vec![
+                LexiconSlot {
+                    tag: 0,
+                    value: Self::EMPTY
+                };
+                Self::SLOTS
+            ],
         }
     }
 
@@ -500,14 +544,13 @@ impl Lexicon {
     /// computes them when the word is not in the memo.
     #[inline]
     fn get(&mut self, h: u128, analyse: impl FnOnce() -> (bool, u16)) -> (bool, u16) {
-        let slot = (h >> 64) as usize & (Self::SLOTS - 1);
-        let v = self.values[slot];
-        if v != Self::EMPTY && self.keys[slot] == h {
-            return (v & Self::STOPWORD != 0, v as u16);
+        let slot = &mut self.slots[(h >> 64) as usize & (Self::SLOTS - 1)];
+        if slot.value != Self::EMPTY && slot.tag == h as u64 {
+            return (slot.value & Self::STOPWORD != 0, slot.value as u16);
         }
         let (stop, class) = analyse();
-        self.keys[slot] = h;
-        self.values[slot] = class as u32 | if stop { Self::STOPWORD } else { 0 };
+        slot.tag = h as u64;
+        slot.value = class as u32 | if stop { Self::STOPWORD } else { 0 };
         (stop, class)
     }
 }
@@ -525,7 +568,8 @@ fn short_seed(band: usize, r: usize) -> u32 {
     SAMPLE_SEED_BASE + 4096 + (band * 16 + r) as u32
 }
 
-/// `hash::derived` indices of the samples start here, past those of the sketch (3 · 8 · 8).
+/// `hash::derived` indices of the samples start here (format v1–v3 sketches used the indices
+/// below 64; kept so that a sample's index is what it was).
 const SAMPLE_SEED_BASE: u32 = 1 << 16;
 
 /// Cost of replacing a sample by its runner-up when probing, on the scale of a deviation's
@@ -607,7 +651,7 @@ impl Fingerprinter {
                 std::cell::RefCell::new((WordTable::with_capacity(0), Lexicon::new(), String::new()));
         }
         SCRATCH.with_borrow_mut(|(table, lexicon, scratch)| {
-            table.reset(text.len() / 8);
+            table.reset(text.len() / 16);
             if lexicon.owner != self.lexicon {
                 *lexicon = Lexicon::new();
                 lexicon.owner = self.lexicon;
@@ -624,7 +668,7 @@ impl Fingerprinter {
         lexicon: &mut Lexicon,
         scratch: &mut String,
     ) -> TermStats {
-        let mut counts: Vec<(u128, u32, u16)> = Vec::new();
+        let mut counts: Vec<(u128, u32, u16)> = Vec::with_capacity(text.len() / 12 + 4);
         let mut total = 0u32;
         text::for_each_word(text, scratch, |w| {
             if content_only && !w.has_letter {
@@ -757,8 +801,9 @@ impl Fingerprinter {
             caps,
             ..Material::default()
         };
+        let weights = weigh_terms(&fp.term_hashes, idf, true);
         if fp.exact.is_none() {
-            let weighted = weigh_terms(&fp.term_hashes, idf);
+            let weighted = &weights.samples;
             let mut drawn = Vec::new();
             if n >= p.min_terms && n > 0 {
                 let dev = self.deviations(&fp.class_counts);
@@ -770,7 +815,7 @@ impl Fingerprinter {
                 let seeds: Vec<u32> = (0..caps.bands as usize)
                     .flat_map(|band| (0..caps.samples as usize).map(move |j| fuzzy_seed(band, j)))
                     .collect();
-                draw(&weighted, &seeds, false, &mut drawn);
+                draw(weighted, &seeds, false, &mut drawn);
                 material.samples.extend(drawn.drain(..).map(|d| d.0));
             }
             if n < p.short_below || n == 0 {
@@ -779,14 +824,14 @@ impl Fingerprinter {
                         (0..caps.short_rows as usize).map(move |r| short_seed(band, r))
                     })
                     .collect();
-                draw(&weighted, &seeds, false, &mut drawn);
+                draw(weighted, &seeds, false, &mut drawn);
                 material.short.extend(drawn.drain(..).map(|d| d.0));
             }
         }
         fp.weighed = Some(Weighed {
             idf: idf.id(),
             material,
-            sketch: sketch::simhash(&fp.term_hashes, idf, p.sketch_words as usize),
+            sketch: sketch::simhash_of(&weights.sketch, p.sketch_words as usize),
         });
     }
 
@@ -820,7 +865,7 @@ impl Fingerprinter {
         }
         let mut out = Vec::new();
         let n = fp.terms;
-        let weighted = weigh_terms(&fp.term_hashes, idf);
+        let weighted = weigh_terms(&fp.term_hashes, idf, false).samples;
         let mut drawn = Vec::new();
         if n >= p.min_terms - p.min_terms / 5 && n > 0 {
             let dev = self.deviations(&fp.class_counts);
@@ -1058,18 +1103,32 @@ fn short_key(r: Resolution, band: usize, frags: &[u32]) -> u64 {
     hash::h64(&bytes[..at], hash::CODE_SEED)
 }
 
-/// A document's set source as sampling needs it: per element, its 64-bit MinHash base (the two
-/// halves of its term hash folded) and its integer weight tf · round(16 · idf).
-fn weigh_terms(terms: &[TermHash], idf: &Idf) -> Vec<(u64, u64)> {
-    terms
-        .iter()
-        .map(|&(h, tf)| {
-            (
-                h as u64 ^ (h >> 64) as u64,
-                tf as u64 * idf.quantum(h) as u64,
-            )
-        })
-        .collect()
+/// A document's terms weighed, from one idf lookup per term.
+struct Weights {
+    /// The set source as sampling needs it: per element, its 64-bit MinHash base (the two
+    /// halves of its term hash folded) and its integer weight tf · round(16 · idf).
+    samples: Vec<(u64, u64)>,
+    /// The sketch's terms: [`sketch::sketch_base`] and `tf · idf` in f32 (the idf a whole
+    /// number of sixteenths, so the same as [`Idf::get`] gives).
+    sketch: Vec<(u32, f32)>,
+}
+
+/// [`Weights`] of `terms`; the sketch's only `with_sketch`.
+fn weigh_terms(terms: &[TermHash], idf: &Idf, with_sketch: bool) -> Weights {
+    let mut w = Weights {
+        samples: Vec::with_capacity(terms.len()),
+        sketch: Vec::with_capacity(if with_sketch { terms.len() } else { 0 }),
+    };
+    for &(h, tf) in terms {
+        let q = idf.quantum(h);
+        w.samples
+            .push((h as u64 ^ (h >> 64) as u64, tf as u64 * q as u64));
+        if with_sketch {
+            w.sketch
+                .push((sketch::sketch_base(h), tf as f32 * (q as f32 / IDF_SCALE)));
+        }
+    }
+    w
 }
 
 /// Weighted MinHash samples (P-MinHash, Moulton & Jiang 2018): sample `g` of a set is the
@@ -1128,9 +1187,10 @@ fn draw16(terms: &[(u64, u64)], seeds: &[u32], runner_up: bool, out: &mut Vec<(u
 }
 
 /// −ln(U) for U = (v + 0.5) / 2^32 ∈ (0, 1), computed with IEEE-754 additions,
-/// multiplications and divisions only (no platform `ln`), so codes are the same on every
-/// machine: U = m · 2^e with m ∈ [√½, √2), ln m = 2·atanh((m − 1)/(m + 1)) by its series (9
-/// terms, relative error below 1e-15).
+/// multiplications and one division (no platform `ln`), so codes are the same on every machine:
+/// U = m · 2^e with m ∈ [√½, √2), ln m = 2·atanh(y) for y = (m − 1)/(m + 1), whose series
+/// y · Σ y^(2k) / (2k + 1), k = 0..8, is summed by Horner's rule from the highest term with
+/// the coefficients [`ATANH`] (relative error below 1e-15).
 pub fn neg_ln_unit(v: u32) -> f64 {
     let u = (v as f64 + 0.5) * (1.0 / 4_294_967_296.0);
     let bits = u.to_bits();
@@ -1143,15 +1203,26 @@ pub fn neg_ln_unit(v: u32) -> f64 {
     }
     let y = (m - 1.0) / (m + 1.0);
     let y2 = y * y;
-    let mut sum = 0.0;
-    let mut pow = y;
-    for k in 0..9 {
-        sum += pow / (2 * k + 1) as f64;
-        pow *= y2;
+    let mut sum = ATANH[8];
+    for k in (0..8).rev() {
+        sum = sum * y2 + ATANH[k];
     }
     const LN2: f64 = std::f64::consts::LN_2;
-    -(e as f64 * LN2 + 2.0 * sum)
+    -(e as f64 * LN2 + 2.0 * (y * sum))
 }
+
+/// 1 / (2k + 1) for k = 0..8, as the nearest f64 (Rust's parse of the decimal literal).
+const ATANH: [f64; 9] = [
+    1.0,
+    1.0 / 3.0,
+    1.0 / 5.0,
+    1.0 / 7.0,
+    1.0 / 9.0,
+    1.0 / 11.0,
+    1.0 / 13.0,
+    1.0 / 15.0,
+    1.0 / 17.0,
+];
 
 /// The interval of a deviation: how many boundaries lie at or below it.
 fn interval(dev: f64, bounds: &[f32]) -> u8 {
@@ -1306,7 +1377,18 @@ mod tests {
             let want = -u.ln();
             assert!((neg_ln_unit(v) - want).abs() <= 1e-14 * want, "{v}");
         }
+        // Pinned to the bit: the samples, and so the codes, depend on it.
+        assert_eq!(neg_ln_unit(0).to_bits(), KAT_NEG_LN[0]);
+        assert_eq!(neg_ln_unit(12345).to_bits(), KAT_NEG_LN[1]);
+        assert_eq!(neg_ln_unit(u32::MAX / 3).to_bits(), KAT_NEG_LN[2]);
+        assert_eq!(neg_ln_unit(u32::MAX).to_bits(), KAT_NEG_LN[3]);
     }
+    const KAT_NEG_LN: [u64; 4] = [
+        0x4036_dfb5_16f2_0bbe,
+        0x4029_84f2_8845_ea25,
+        0x3ff1_93ea_7aa5_030a,
+        0x3de0_0000_0004_0000,
+    ];
 
     #[test]
     fn cheapest_sets_come_in_order_of_cost() {
@@ -1429,6 +1511,32 @@ mod tests {
             let (terms, classes) = reference_terms(&f, text);
             assert_eq!(got.term_hashes, terms);
             assert_eq!(got.class_counts, classes);
+        }
+    }
+
+    /// A document's sketch, from its terms weighed once for samples and sketch, is §8.8's
+    /// simhash of its terms with the idf table's weights.
+    #[test]
+    fn sketch_of_weighed_terms_is_the_simhash() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/samples/wiki-en");
+        let texts: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| std::fs::read_to_string(e.unwrap().path()).unwrap())
+            .collect();
+        let plain = fp();
+        let mut df: std::collections::HashMap<u32, u32> = Default::default();
+        for t in &texts {
+            for &(h, _) in &plain.analyze(t).term_hashes {
+                *df.entry(sketch::idf_key(h)).or_default() += 1;
+            }
+        }
+        let idf = Idf::from_df(&df, texts.len() as u32);
+        let f = fp().with_idf(idf.clone());
+        for t in &texts {
+            let doc = f.fingerprint(t);
+            let want = sketch::simhash(&doc.term_hashes, &idf, f.params().sketch_words as usize);
+            assert_eq!(doc.sketch(), &want[..]);
+            assert_eq!(f.fingerprint_query(t).sketch(), &want[..]);
         }
     }
 

@@ -47,6 +47,18 @@ pub fn fmix64(mut k: u64) -> u64 {
     k
 }
 
+/// MurmurHash3's 32-bit finalizer: the mixer of the sketch's coordinates (8 of them at once in
+/// an AVX2 register, where 64-bit multiplies do not exist).
+#[inline]
+pub fn fmix32(mut k: u32) -> u32 {
+    k ^= k >> 16;
+    k = k.wrapping_mul(0x85eb_ca6b);
+    k ^= k >> 13;
+    k = k.wrapping_mul(0xc2b2_ae35);
+    k ^= k >> 16;
+    k
+}
+
 /// The `j`-th derived hash of a 64-bit term hash: `fmix64(h + (j + 1) · φ)` with φ = 0x9e3779b97f4a7c15.
 #[inline]
 pub fn derived(h: u64, j: u32) -> u64 {
@@ -151,7 +163,12 @@ mod tests {
         assert_eq!(fmix64(0), 0);
         assert_eq!(fmix64(1), KAT_FMIX1);
         assert_eq!(derived(42, 0), KAT_DERIVED);
+        assert_eq!(fmix32(0), 0);
+        assert_eq!(fmix32(1), KAT_FMIX32_1);
+        assert_eq!(fmix32(0x1234_5678), 0xe37c_d1bc);
     }
+    // MurmurHash3's fmix32(1).
+    const KAT_FMIX32_1: u32 = 0x514e_28b7;
     // MurmurHash3's published fmix64(1).
     const KAT_FMIX1: u64 = 0xb456_bcfc_34c2_cb2c;
     const KAT_DERIVED: u64 = 0x2d1c_8760_f804_7fc7;

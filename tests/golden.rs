@@ -1,9 +1,9 @@
 //! Golden files: an index of each format version committed in `tests/golden/`, opened and
 //! queried as a user's old file would be, and the current one rebuilt byte for byte.
 //!
-//! `create_format_v3` writes the file only when it is missing (then commit it). A change that
-//! alters any byte of the format makes `rebuild_matches_golden_v3` fail: bump the format
-//! version, add `v4.pdx`, and keep a `test_format_v3…` that says what happens to v3 files.
+//! `create_format_v4` writes the file only when it is missing (then commit it). A change that
+//! alters any byte of the format makes `rebuild_matches_golden_v4` fail: bump the format
+//! version, add `v5.pdx`, and keep a test that says what happens to v4 files.
 
 mod common;
 
@@ -13,6 +13,7 @@ use pocketdex::{Index, IndexBuilder, Lang, Params, QueryOptions};
 const GOLDEN_V1: &str = "tests/golden/v1.pdx";
 const GOLDEN_V2: &str = "tests/golden/v2.pdx";
 const GOLDEN_V3: &str = "tests/golden/v3.pdx";
+const GOLDEN_V4: &str = "tests/golden/v4.pdx";
 
 /// The golden corpus: every 15th sample article (20 documents), titled by its first line.
 fn corpus() -> Vec<(String, String, String)> {
@@ -26,7 +27,7 @@ fn corpus() -> Vec<(String, String, String)> {
         .collect()
 }
 
-fn build_v3() -> Vec<u8> {
+fn build_v4() -> Vec<u8> {
     let mut b = IndexBuilder::for_lang(Lang::En, Params::default()).unwrap();
     for (name, title, text) in corpus() {
         b.add(&name, Some(&title), &text);
@@ -37,24 +38,24 @@ fn build_v3() -> Vec<u8> {
 }
 
 #[test]
-fn create_format_v3() {
-    let path = root().join(GOLDEN_V3);
+fn create_format_v4() {
+    let path = root().join(GOLDEN_V4);
     if !path.exists() {
-        std::fs::write(&path, build_v3()).unwrap();
-        panic!("wrote {GOLDEN_V3}: commit it (a missing golden file must not pass silently)");
+        std::fs::write(&path, build_v4()).unwrap();
+        panic!("wrote {GOLDEN_V4}: commit it (a missing golden file must not pass silently)");
     }
 }
 
-/// Versions 1 (no IDF section) and 2 (fuzzy codes without samples, unweighted MinHash on the
-/// short path) are refused with an error that says to rebuild: their codes are not those a
-/// version 3 query looks up.
+/// Versions 1 (no IDF section), 2 (fuzzy codes without samples, unweighted MinHash on the
+/// short path) and 3 (another sketch and sample clock) are refused with an error that says to
+/// rebuild: their codes and sketches are not those a version 4 query computes.
 #[test]
-fn test_format_v1_and_v2_are_refused() {
-    for (path, got) in [(GOLDEN_V1, 1), (GOLDEN_V2, 2)] {
+fn test_format_v1_to_v3_are_refused() {
+    for (path, got) in [(GOLDEN_V1, 1), (GOLDEN_V2, 2), (GOLDEN_V3, 3)] {
         let bytes = std::fs::read(root().join(path)).unwrap();
         let e = Index::open(bytes).err().expect("an old file is not read");
         assert!(
-            matches!(e, pocketdex::Error::Version { expected: 3, got: g } if g == got),
+            matches!(e, pocketdex::Error::Version { expected: 4, got: g } if g == got),
             "{e:?}"
         );
         assert!(e.to_string().contains("rebuild the index"), "{e}");
@@ -62,8 +63,8 @@ fn test_format_v1_and_v2_are_refused() {
 }
 
 #[test]
-fn test_format_v3() {
-    let bytes = std::fs::read(root().join(GOLDEN_V3)).expect("tests/golden/v3.pdx is committed");
+fn test_format_v4() {
+    let bytes = std::fs::read(root().join(GOLDEN_V4)).expect("tests/golden/v4.pdx is committed");
     let index = Index::open(bytes).unwrap();
     index.verify().unwrap();
     let docs = corpus();
@@ -83,10 +84,10 @@ fn test_format_v3() {
 }
 
 #[test]
-fn rebuild_matches_golden_v3() {
-    let golden = std::fs::read(root().join(GOLDEN_V3)).expect("tests/golden/v3.pdx is committed");
+fn rebuild_matches_golden_v4() {
+    let golden = std::fs::read(root().join(GOLDEN_V4)).expect("tests/golden/v4.pdx is committed");
     assert!(
-        build_v3() == golden,
-        "today's build of the golden corpus differs from {GOLDEN_V3}: the format changed; bump VERSION"
+        build_v4() == golden,
+        "today's build of the golden corpus differs from {GOLDEN_V4}: the format changed; bump VERSION"
     );
 }

@@ -122,13 +122,17 @@ pub fn words(text: &str) -> impl Iterator<Item = String> + '_ {
 #[derive(Clone, Debug)]
 pub struct Analyzer {
     stopwords: HashSet<String, crate::hash::FastState>,
+    /// Bytes of the longest stopword: a longer word is not looked up.
+    longest: usize,
 }
 
 impl Analyzer {
     /// An analyzer with the given (case-folded) stopwords.
     pub fn new(stopwords: impl IntoIterator<Item = String>) -> Self {
+        let stopwords: HashSet<String, crate::hash::FastState> = stopwords.into_iter().collect();
         Analyzer {
-            stopwords: stopwords.into_iter().collect(),
+            longest: stopwords.iter().map(String::len).max().unwrap_or(0),
+            stopwords,
         }
     }
 
@@ -139,7 +143,7 @@ impl Analyzer {
 
     /// True when `word` (case-folded) is a stopword.
     pub fn is_stopword(&self, word: &str) -> bool {
-        self.stopwords.contains(word)
+        word.len() <= self.longest && self.stopwords.contains(word)
     }
 
     /// The stopwords, sorted.
