@@ -1190,7 +1190,7 @@ fn draw16(terms: &[(u64, u64)], seeds: &[u32], runner_up: bool, out: &mut Vec<(u
 /// multiplications and one division (no platform `ln`), so codes are the same on every machine:
 /// U = m · 2^e with m ∈ [√½, √2), ln m = 2·atanh(y) for y = (m − 1)/(m + 1), whose series
 /// y · Σ y^(2k) / (2k + 1), k = 0..8, is summed by Horner's rule from the highest term with
-/// the coefficients [`ATANH`] (relative error below 1e-15).
+/// the coefficients `ATANH` (relative error below 1e-15).
 pub fn neg_ln_unit(v: u32) -> f64 {
     let u = (v as f64 + 0.5) * (1.0 / 4_294_967_296.0);
     let bits = u.to_bits();
