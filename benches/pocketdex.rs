@@ -30,21 +30,16 @@
 //! POCKETDEX_BENCH_SCALE=10000,100000 cargo bench --bench pocketdex -- build_scale
 //! ```
 
+mod common;
+
+use common::{load_jsonl, load_samples, resolve, tag_of, Doc};
 use criterion::{BenchmarkId, Criterion, SamplingMode, Throughput};
 use pocketdex::synth::Rng;
 use pocketdex::{BuildStats, Index, IndexBuilder, Lang, Params, QueryOptions};
 use rayon::prelude::*;
 use std::collections::{HashMap, HashSet};
 use std::hint::black_box;
-use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
-
-/// One document of the benchmark corpus.
-struct Doc {
-    id: String,
-    title: Option<String>,
-    text: String,
-}
 
 /// The documents and where they came from.
 struct Corpus {
@@ -62,79 +57,17 @@ impl Corpus {
     }
 }
 
-/// A path as given, or else relative to the crate root.
-fn resolve(path: &str) -> PathBuf {
-    let p = PathBuf::from(path);
-    if p.is_absolute() || p.exists() {
-        p
-    } else {
-        Path::new(env!("CARGO_MANIFEST_DIR")).join(p)
-    }
-}
-
-fn samples_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("samples/wiki-en")
-}
-
-/// `samples/wiki-en/*.txt`, sorted by file name; ids are the file names.
-fn load_samples() -> Vec<Doc> {
-    let dir = samples_dir();
-    let mut paths: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .unwrap_or_else(|e| panic!("cannot read {}: {e}", dir.display()))
-        .map(|e| e.expect("directory entry").path())
-        .filter(|p| p.extension().is_some_and(|x| x == "txt"))
-        .collect();
-    paths.sort();
-    paths
-        .into_iter()
-        .map(|p| Doc {
-            id: p
-                .file_name()
-                .expect("file name")
-                .to_string_lossy()
-                .into_owned(),
-            title: None,
-            text: std::fs::read_to_string(&p)
-                .unwrap_or_else(|e| panic!("cannot read {}: {e}", p.display())),
-        })
-        .collect()
-}
-
-/// One document per JSON line: `id` (string or number; the line number when missing), `text`,
-/// optional `title`.
-fn load_jsonl(path: &Path) -> Vec<Doc> {
-    let raw = std::fs::read_to_string(path)
-        .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
-    raw.lines()
-        .enumerate()
-        .filter(|(_, l)| !l.trim().is_empty())
-        .map(|(i, line)| {
-            let v: serde_json::Value = serde_json::from_str(line)
-                .unwrap_or_else(|e| panic!("{}:{}: {e}", path.display(), i + 1));
-            let id = match &v["id"] {
-                serde_json::Value::String(s) => s.clone(),
-                serde_json::Value::Null => (i + 1).to_string(),
-                other => other.to_string(),
-            };
-            let text = v["text"]
-                .as_str()
-                .unwrap_or_else(|| panic!("{}:{}: no \"text\"", path.display(), i + 1))
-                .to_owned();
-            let title = v["title"].as_str().map(str::to_owned);
-            Doc { id, title, text }
-        })
-        .collect()
-}
-
 fn load_corpus() -> Corpus {
     let corpus = match std::env::var("POCKETDEX_BENCH_CORPUS") {
-        Ok(p) if !p.is_empty() => Corpus {
-            docs: load_jsonl(&resolve(&p)),
-            tag: Path::new(&p)
-                .file_name()
-                .map_or_else(|| p.clone(), |n| n.to_string_lossy().into_owned()),
-            label: p,
-        },
+        Ok(p) if !p.is_empty() => {
+            let path = resolve(&p);
+            Corpus {
+                docs: load_jsonl(&path)
+                    .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display())),
+                tag: tag_of(&path),
+                label: p,
+            }
+        }
         _ => Corpus {
             docs: load_samples(),
             label: "samples/wiki-en".into(),
@@ -177,8 +110,8 @@ fn build_parallel(docs: &[Doc]) -> (Vec<u8>, BuildStats) {
         let f = builder.fingerprinter();
         docs.par_iter().map(|d| f.fingerprint(&d.text)).collect()
     };
-    for (d, fp) in docs.iter().zip(&fingerprints) {
-        builder.add_fingerprint(&d.id, d.title.as_deref(), fp.clone());
+    for (d, fp) in docs.iter().zip(fingerprints) {
+        builder.add_fingerprint(&d.id, d.title.as_deref(), fp);
     }
     let mut file = Vec::new();
     let stats = builder.finish(&mut file).expect("build into a Vec");

@@ -21,10 +21,13 @@
 //! cargo bench --bench scan -- --test       # compile and run each benchmark once
 //! ```
 
+mod common;
+
+use common::{load_jsonl, load_samples, resolve, root, tag_of};
 use criterion::{BenchmarkId, Criterion, Throughput};
 use pocketdex::text::{for_each_word, Word};
 use std::hint::black_box;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 use unicode_segmentation::UnicodeSegmentation;
 
@@ -40,68 +43,29 @@ impl Corpus {
     }
 }
 
-fn root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
-/// A path as given, or else relative to the crate root.
-fn resolve(path: &str) -> PathBuf {
-    let p = PathBuf::from(path);
-    if p.is_absolute() || p.exists() {
-        p
-    } else {
-        root().join(p)
-    }
-}
-
-/// `samples/wiki-en/*.txt`, sorted by file name.
-fn load_samples() -> Corpus {
-    let dir = root().join("samples/wiki-en");
-    let mut paths: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .unwrap_or_else(|e| panic!("cannot read {}: {e}", dir.display()))
-        .map(|e| e.expect("directory entry").path())
-        .filter(|p| p.extension().is_some_and(|x| x == "txt"))
-        .collect();
-    paths.sort();
-    let docs = paths
-        .iter()
-        .map(|p| {
-            std::fs::read_to_string(p)
-                .unwrap_or_else(|e| panic!("cannot read {}: {e}", p.display()))
-        })
-        .collect();
+/// The texts of `samples/wiki-en/*.txt`, sorted by file name.
+fn samples() -> Corpus {
     Corpus {
         tag: "samples".into(),
-        docs,
+        docs: load_samples().into_iter().map(|d| d.text).collect(),
     }
 }
 
 /// The `text` of every JSON line, or `None` when the file cannot be read.
-fn load_jsonl(path: &Path) -> Option<Corpus> {
-    let raw = std::fs::read_to_string(path).ok()?;
-    let docs = raw
-        .lines()
-        .enumerate()
-        .filter(|(_, l)| !l.trim().is_empty())
-        .map(|(i, line)| {
-            let v: serde_json::Value = serde_json::from_str(line)
-                .unwrap_or_else(|e| panic!("{}:{}: {e}", path.display(), i + 1));
-            v["text"].as_str().unwrap_or_default().to_owned()
-        })
-        .collect();
-    let tag = path.file_name().map_or_else(
-        || path.display().to_string(),
-        |n| n.to_string_lossy().into_owned(),
-    );
-    Some(Corpus { tag, docs })
+fn jsonl(path: &Path) -> Option<Corpus> {
+    let docs = load_jsonl(path).ok()?;
+    Some(Corpus {
+        tag: tag_of(path),
+        docs: docs.into_iter().map(|d| d.text).collect(),
+    })
 }
 
 fn corpora() -> Vec<Corpus> {
-    let mut all = vec![load_samples()];
-    all.extend(load_jsonl(&root().join("data/dev/manpages-de.jsonl")));
+    let mut all = vec![samples()];
+    all.extend(jsonl(&root().join("data/dev/manpages-de.jsonl")));
     if let Ok(path) = std::env::var("POCKETDEX_BENCH_CORPUS") {
         let path = resolve(&path);
-        all.push(load_jsonl(&path).unwrap_or_else(|| panic!("cannot read {}", path.display())));
+        all.push(jsonl(&path).unwrap_or_else(|| panic!("cannot read {}", path.display())));
     }
     for c in &all {
         eprintln!(

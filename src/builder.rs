@@ -1,8 +1,9 @@
 //! Building an index: fingerprint documents, collect (code, document) references, build the MPHF
 //! over the distinct codes, and write every section, then the checksummed trailer.
 //!
-//! Memory grows with the index, not the corpus: per document only its name, title, sketch and
-//! codes are kept, never its text.
+//! Memory grows with the index, not the corpus: per document its name, title, sketch and code
+//! material (digits and samples, in flat arrays) are kept, never its text; only the first
+//! [`sketch::IDF_SAMPLE`] documents wait as whole fingerprints until the idf table is learned.
 
 use crate::error::{Error, Result};
 use crate::fingerprint::{Fingerprint, Fingerprinter, Params, Resolution};
@@ -84,7 +85,8 @@ struct Store {
     fuzzy_docs: Vec<u32>,
     digits: Vec<u8>,
     samples: Vec<u32>,
-    /// Documents on the short path, in order; their fragments (`bands × caps.short_rows` each).
+    /// Documents on the short path, in order; their fragments (`minhash_bands ×
+    /// caps.short_rows` each).
     short_docs: Vec<u32>,
     short: Vec<u32>,
     /// Documents without words and their exact codes.
@@ -213,7 +215,6 @@ impl IndexBuilder {
         self.names.push(name);
         self.titles.push(title.unwrap_or(""));
         self.has_titles |= title.is_some_and(|t| !t.is_empty());
-        let words = self.fingerprinter.params().sketch_words as usize;
         match &self.weighing {
             Some(f) => {
                 let id = f.idf().map(Idf::id);
@@ -223,7 +224,6 @@ impl IndexBuilder {
                 self.keep(doc, &fp);
             }
             None => {
-                self.sketches.extend(std::iter::repeat_n(0, words));
                 for &(h, _) in &fp.term_hashes {
                     *self.df.entry(sketch::idf_key(h)).or_default() += 1;
                 }
@@ -237,19 +237,20 @@ impl IndexBuilder {
         doc
     }
 
-    /// Keeps a weighed fingerprint's sketch and code material (documents come in order, but
-    /// those waiting for the idf table are kept when it is learned).
+    /// Keeps a weighed fingerprint's sketch and code material. Documents are kept in order:
+    /// those waiting for the idf table are documents 0, 1, … and kept when it is learned,
+    /// before any later one.
     fn keep(&mut self, doc: u32, fp: &Fingerprint) {
         let w = fp.weighed.as_ref().expect("weighed");
-        let words = self.fingerprinter.params().sketch_words as usize;
-        let at = doc as usize * words;
-        if self.sketches.len() == at {
-            self.sketches.extend_from_slice(&w.sketch);
-        } else {
-            self.sketches[at..at + words].copy_from_slice(&w.sketch);
-        }
+        debug_assert_eq!(
+            self.sketches.len(),
+            doc as usize * self.fingerprinter.params().sketch_words as usize
+        );
+        self.sketches.extend_from_slice(&w.sketch);
+        // Weighing draws digits only for a fuzzy-path document and fragments only for a
+        // short-path one (Fingerprinter::weigh), so the material says the paths.
         let m = &w.material;
-        let fuzzy = !m.digits.is_empty() && fp.terms >= self.fingerprinter.params().min_terms;
+        let fuzzy = !m.digits.is_empty();
         let short = !m.short.is_empty();
         if fuzzy {
             self.store.fuzzy_docs.push(doc);
@@ -263,11 +264,11 @@ impl IndexBuilder {
         if let Some(e) = m.exact {
             self.store.exact.push((doc, e));
         }
-        match (fuzzy, short, m.exact.is_some()) {
-            (true, true, _) => self.paths.both += 1,
-            (true, false, _) => self.paths.fuzzy += 1,
-            (false, true, _) => self.paths.short += 1,
-            (false, false, _) => self.paths.exact += 1,
+        match (fuzzy, short) {
+            (true, true) => self.paths.both += 1,
+            (true, false) => self.paths.fuzzy += 1,
+            (false, true) => self.paths.short += 1,
+            (false, false) => self.paths.exact += 1,
         }
     }
 

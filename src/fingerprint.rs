@@ -55,8 +55,9 @@ pub struct Resolution {
 }
 
 /// The resolutions [`Resolution::for_docs`] chooses from, with the largest collection each is
-/// for. Measured with `scripts/codes.sh` on a generated collection (README, "Posting lists
-/// that stay short"): each step divides a query's candidates by 6 to 20, at some recall of the
+/// for. Measured on generated collections (README, "At scale", "How the codes were chosen";
+/// `scripts/scale-bench.sh` and `build --resolution` in `scripts/tune.sh` measure a step
+/// again): each step divides a query's candidates by 6 to 20, at some recall of the
 /// farthest pairs (cosine 0.8–0.9); each bound keeps the mean under about 64 candidates. The
 /// first step, for collections of at most 2,000 documents, has no samples: its candidates are
 /// a fifth of the collection at most (≤ 440), and it finds the most pairs.
@@ -353,7 +354,8 @@ pub struct Weighed {
 
 /// A document's code material: interval digits per class and weighted MinHash samples, enough
 /// to make its codes at every resolution up to its caps ([`Material::codes`]). A builder keeps
-/// this (about 70 bytes for a document) until it knows the collection's size.
+/// its digits and samples (about 70 bytes for a document, in flat arrays) until it knows the
+/// collection's size.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Material {
     /// Fuzzy path: the interval of every class's deviation, per scheme (`schemes × k` bytes);
@@ -558,14 +560,20 @@ impl Lexicon {
 /// Distinct ids for fingerprinters with their own stopwords and classes ([`Lexicon::owner`]).
 static LEXICONS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
-/// Seed index of fuzzy sample `j` of band `band` (`hash::derived`).
-fn fuzzy_seed(band: usize, j: usize) -> u32 {
-    SAMPLE_SEED_BASE + (band * 16 + j) as u32
+/// Seed indices (`hash::derived`) of the fuzzy samples of `bands` bands, `samples` per band,
+/// band-major: sample `j` of band `b` is `SAMPLE_SEED_BASE + 16·b + j`.
+fn fuzzy_seeds(bands: usize, samples: usize) -> Vec<u32> {
+    (0..bands)
+        .flat_map(|b| (0..samples).map(move |j| SAMPLE_SEED_BASE + (b * 16 + j) as u32))
+        .collect()
 }
 
-/// Seed index of row `r` of short band `band`.
-fn short_seed(band: usize, r: usize) -> u32 {
-    SAMPLE_SEED_BASE + 4096 + (band * 16 + r) as u32
+/// Seed indices of the short path's `bands` bands of `rows` rows, band-major: row `r` of band
+/// `b` is `SAMPLE_SEED_BASE + 4096 + 16·b + r`.
+fn short_seeds(bands: usize, rows: usize) -> Vec<u32> {
+    (0..bands)
+        .flat_map(|b| (0..rows).map(move |r| SAMPLE_SEED_BASE + 4096 + (b * 16 + r) as u32))
+        .collect()
 }
 
 /// `hash::derived` indices of the samples start here (format v1–v3 sketches used the indices
@@ -812,18 +820,12 @@ impl Fingerprinter {
                         .digits
                         .extend(dev.iter().map(|&d| interval(d, bounds)));
                 }
-                let seeds: Vec<u32> = (0..caps.bands as usize)
-                    .flat_map(|band| (0..caps.samples as usize).map(move |j| fuzzy_seed(band, j)))
-                    .collect();
+                let seeds = fuzzy_seeds(caps.bands as usize, caps.samples as usize);
                 draw(weighted, &seeds, false, &mut drawn);
                 material.samples.extend(drawn.drain(..).map(|d| d.0));
             }
             if n < p.short_below || n == 0 {
-                let seeds: Vec<u32> = (0..p.minhash_bands as usize)
-                    .flat_map(|band| {
-                        (0..caps.short_rows as usize).map(move |r| short_seed(band, r))
-                    })
-                    .collect();
+                let seeds = short_seeds(p.minhash_bands as usize, caps.short_rows as usize);
                 draw(weighted, &seeds, false, &mut drawn);
                 material.short.extend(drawn.drain(..).map(|d| d.0));
             }
@@ -873,10 +875,7 @@ impl Fingerprinter {
             let expected = self.classes.expected();
             let bands = resolution.bands as usize;
             let samples = resolution.samples as usize;
-            let seeds: Vec<u32> = (0..bands)
-                .flat_map(|band| (0..samples).map(move |j| fuzzy_seed(band, j)))
-                .collect();
-            draw(&weighted, &seeds, true, &mut drawn);
+            draw(&weighted, &fuzzy_seeds(bands, samples), true, &mut drawn);
             // Buffers of one band, reused.
             let mut coords: Vec<(u32, u32, f64)> = Vec::new();
             let (mut values, mut v, mut order, mut costs) =
@@ -936,10 +935,7 @@ impl Fingerprinter {
             }
         }
         if n < p.short_below + p.short_below / 5 || n == 0 {
-            let rows = resolution.short_rows as usize;
-            let seeds: Vec<u32> = (0..p.minhash_bands as usize)
-                .flat_map(|band| (0..rows).map(move |r| short_seed(band, r)))
-                .collect();
+            let seeds = short_seeds(p.minhash_bands as usize, resolution.short_rows as usize);
             drawn.clear();
             draw(&weighted, &seeds, false, &mut drawn);
             let frags: Vec<u32> = drawn.iter().map(|d| d.0).collect();

@@ -52,12 +52,15 @@ pub fn fmix64(mut k: u64) -> u64 {
 #[inline]
 pub fn fmix32(mut k: u32) -> u32 {
     k ^= k >> 16;
-    k = k.wrapping_mul(0x85eb_ca6b);
+    k = k.wrapping_mul(FMIX32_MUL.0);
     k ^= k >> 13;
-    k = k.wrapping_mul(0xc2b2_ae35);
+    k = k.wrapping_mul(FMIX32_MUL.1);
     k ^= k >> 16;
     k
 }
+
+/// The two multipliers of [`fmix32`] (the sketch's vector path repeats its steps).
+pub const FMIX32_MUL: (u32, u32) = (0x85eb_ca6b, 0xc2b2_ae35);
 
 /// The `j`-th derived hash of a 64-bit term hash: `fmix64(h + (j + 1) · φ)` with φ = 0x9e3779b97f4a7c15.
 #[inline]

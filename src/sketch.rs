@@ -320,28 +320,22 @@ fn simhash_word_scalar(terms: &[(u32, f32)], word: u32) -> u64 {
 #[target_feature(enable = "avx2")]
 unsafe fn simhash_word_avx2(terms: &[(u32, f32)], word: u32) -> u64 {
     use std::arch::x86_64::*;
-    let steps = _mm256_setr_epi32(
-        (8 * word + 1).wrapping_mul(LANE_STEP) as i32,
-        (8 * word + 2).wrapping_mul(LANE_STEP) as i32,
-        (8 * word + 3).wrapping_mul(LANE_STEP) as i32,
-        (8 * word + 4).wrapping_mul(LANE_STEP) as i32,
-        (8 * word + 5).wrapping_mul(LANE_STEP) as i32,
-        (8 * word + 6).wrapping_mul(LANE_STEP) as i32,
-        (8 * word + 7).wrapping_mul(LANE_STEP) as i32,
-        (8 * word + 8).wrapping_mul(LANE_STEP) as i32,
-    );
-    // SAFETY (of the unaligned load): HALF_GAUSS is 8 f32s.
+    // Lane k adds the step of lane_hash(s, word, k).
+    let steps: [u32; 8] =
+        std::array::from_fn(|k| (8 * word + k as u32 + 1).wrapping_mul(LANE_STEP));
+    // SAFETY (of the unaligned loads): both arrays hold 8 four-byte values.
+    let steps = _mm256_loadu_si256(steps.as_ptr().cast());
     let gauss = _mm256_loadu_ps(HALF_GAUSS.as_ptr());
     let sign = _mm256_set1_epi32(i32::MIN);
     let mut votes = [_mm256_setzero_ps(); 8];
     for &(s, weight) in terms {
         let scaled = _mm256_mul_ps(_mm256_set1_ps(weight), gauss);
         let mut x = _mm256_add_epi32(_mm256_set1_epi32(s as i32), steps);
-        // fmix32, lane by lane.
+        // hash::fmix32, lane by lane.
         x = _mm256_xor_si256(x, _mm256_srli_epi32::<16>(x));
-        x = _mm256_mullo_epi32(x, _mm256_set1_epi32(0x85eb_ca6b_u32 as i32));
+        x = _mm256_mullo_epi32(x, _mm256_set1_epi32(hash::FMIX32_MUL.0 as i32));
         x = _mm256_xor_si256(x, _mm256_srli_epi32::<13>(x));
-        x = _mm256_mullo_epi32(x, _mm256_set1_epi32(0xc2b2_ae35_u32 as i32));
+        x = _mm256_mullo_epi32(x, _mm256_set1_epi32(hash::FMIX32_MUL.1 as i32));
         x = _mm256_xor_si256(x, _mm256_srli_epi32::<16>(x));
         macro_rules! nibble {
             ($n:literal, $right:literal, $left:literal) => {{

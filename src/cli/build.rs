@@ -132,11 +132,15 @@ impl Args {
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let start = Instant::now();
     let params = args.params()?;
+    let params_fixed = params.resolution.is_some();
     let sources = corpus::sources(&args.inputs)?;
     let mut builder = IndexBuilder::for_lang(args.lang, params)?;
-    // Knowing the collection's size up to a bound spares drawing samples it will not need.
-    if let Some(n) = corpus::count_at_most(&sources)? {
-        builder.size_hint(n);
+    // Knowing the collection's size up to a bound spares drawing samples it will not need; a
+    // fixed resolution (--resolution, --expected-docs) already says what to draw.
+    if !params_fixed {
+        if let Some(n) = corpus::count_at_most(&sources)? {
+            builder.size_hint(n);
+        }
     }
     let bar = util::input_progress(&sources, args.quiet, "indexing");
     let mut skipped = Vec::new();

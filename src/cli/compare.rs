@@ -18,7 +18,9 @@ use std::process::ExitCode;
 /// multi-trial signature (agreeing trials, and the chance that a pair this similar is
 /// detected); the S3 score of spex chunks; the SpotSigs Jaccard; the simhash Hamming distance
 /// with its estimated and exact cosine; the cosine of term frequencies; and the fuzzy-code
-/// collisions (what `pocketdex query` would find in each direction). The last column says
+/// collisions (what `pocketdex query` would find in each direction in an index of at most 2,000
+/// documents: the codes are made with uniform weights at the resolution of the smallest
+/// collections, which has no weighted samples). The last column says
 /// whether each method's score reaches its default threshold, as `pocketdex dups` would use it.
 ///
 /// A and B are files (HTML is recognised and its markup removed, as `pocketdex build` does);

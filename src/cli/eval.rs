@@ -74,7 +74,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let sources = corpus::sources(&args.inputs)?;
     match &args.index {
         Some(path) => {
-            let index = util::open_index(path)?;
+            let index = util::open_index(path, util::Access::Lookups)?;
             if let Some(lang) = args.lang {
                 if lang.code() != index.meta().lang {
                     eprintln!(
@@ -107,7 +107,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
         None => {
             let lang = args.lang.unwrap_or(Lang::En);
-            let builder = IndexBuilder::for_lang(lang, Params::default())?;
+            let mut builder = IndexBuilder::for_lang(lang, Params::default())?;
+            // As `build` does: samples only for the resolutions this collection can need.
+            if let Some(n) = corpus::count_at_most(&sources)? {
+                builder.size_hint(n);
+            }
             let analyzer = builder.fingerprinter().analyzer().clone();
             let start = Instant::now();
             let mut builder = Some(builder);

@@ -17,7 +17,7 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let index = util::open_index(&args.index)?;
+    let index = util::open_index(&args.index, util::Access::Scan)?;
     let m = index.meta();
     let p = &m.params;
     let docs = m.doc_count.max(1) as f64;

@@ -23,7 +23,8 @@ use std::process::ExitCode;
 /// "rank", "codes", "path", "title"?}, best first; then, for every DOC, what its query cost:
 /// {"type": "query", "query", "terms", "lookups", "candidates", "hits"} (index terms of the
 /// DOC, codes looked up, distinct documents they found before ranking, hits printed); a DOC
-/// that could not be read as {"type": "error", "query", "message"}.
+/// skipped as empty or binary as {"type": "query", "query", "message", "hits": 0} (nothing was
+/// looked up); a DOC that could not be read as {"type": "error", "query", "message", "hits": 0}.
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// The index file.
@@ -65,7 +66,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             args.threshold
         );
     }
-    let index = util::open_index(&args.index)?;
+    let index = util::open_index(&args.index, util::Access::Lookups)?;
     // Rank every hit above the threshold so that ties can be settled here, then cut to --top.
     let opts = QueryOptions {
         top: usize::MAX,

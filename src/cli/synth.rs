@@ -202,8 +202,11 @@ fn generate(args: &Args, n: u64) -> anyhow::Result<ExitCode> {
                 let (mut text, mut lines) = (String::new(), String::new());
                 for i in from..(from + CHUNK).min(end) {
                     generator.document(i, &mut text);
-                    lines.push_str(&json!({"id": format!("g{i:08}"), "text": text}).to_string());
-                    lines.push('\n');
+                    // {"id","text"} written directly: no JSON value (and copy of the text) per
+                    // document.
+                    lines.push_str(&format!("{{\"id\":\"g{i:08}\",\"text\":"));
+                    lines.push_str(&serde_json::to_string(&text).expect("a string serialises"));
+                    lines.push_str("}\n");
                 }
                 lines
             })

@@ -5,8 +5,18 @@ use indicatif::{ProgressBar, ProgressStyle};
 use pocketdex::Index;
 use std::path::Path;
 
+/// How a command reads an index, which sets the kernel's read-ahead for its map.
+#[derive(Clone, Copy)]
+pub enum Access {
+    /// A few scattered bytes per lookup (query, eval): read-ahead would page in megabytes a
+    /// query never uses.
+    Lookups,
+    /// Whole sections front to back (verify, info): read-ahead is what makes that fast.
+    Scan,
+}
+
 /// Opens an index file by memory-mapping it and running the cheap checks of [`Index::open`].
-pub fn open_index(path: &Path) -> anyhow::Result<Index<memmap2::Mmap>> {
+pub fn open_index(path: &Path, access: Access) -> anyhow::Result<Index<memmap2::Mmap>> {
     let file = std::fs::File::open(path)
         .with_context(|| format!("cannot open index {}", path.display()))?;
     // SAFETY: the map is read-only and the index never trusts its bytes (every read is bounds-
@@ -15,10 +25,11 @@ pub fn open_index(path: &Path) -> anyhow::Result<Index<memmap2::Mmap>> {
     // are written by rename, never in place, so pocketdex itself never does that.
     let map = unsafe { memmap2::Mmap::map(&file) }
         .with_context(|| format!("cannot map {}", path.display()))?;
-    // A query reads a few scattered bytes per lookup: without this, the kernel reads ahead and
-    // maps neighbouring pages, and one query of a large index pages in megabytes it never uses.
     #[cfg(unix)]
-    let _ = map.advise(memmap2::Advice::Random);
+    let _ = map.advise(match access {
+        Access::Lookups => memmap2::Advice::Random,
+        Access::Scan => memmap2::Advice::Sequential,
+    });
     Index::open(map).with_context(|| format!("{}", path.display()))
 }
 

@@ -15,7 +15,7 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let index = util::open_index(&args.index)?;
+    let index = util::open_index(&args.index, util::Access::Scan)?;
     index
         .verify()
         .map_err(|e| anyhow::anyhow!("{}: {e}", args.index.display()))?;

@@ -110,12 +110,13 @@ pub struct SimhashScore {
 /// Fuzzy-fingerprint code collisions.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct FuzzyScore {
-    /// Codes per document (as indexed).
+    /// Codes per document, as an index of at most 2,000 documents has them (uniform weights,
+    /// `Resolution::for_docs(2)`).
     pub codes: [usize; 2],
     /// Code groups in which the two documents' own codes are equal.
     pub colliding_groups: usize,
     /// Code groups of B that A's query codes (with multi-probe) hit, and the reverse: what
-    /// `pocketdex query` finds in each direction.
+    /// `pocketdex query` finds in each direction in such an index.
     pub query_hits: [usize; 2],
 }
 

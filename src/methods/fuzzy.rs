@@ -100,6 +100,7 @@ pub(crate) fn find(
         return Ok((Vec::new(), 0));
     }
     let mut builder = IndexBuilder::for_lang(lang, Params::default())?;
+    builder.size_hint(docs.len() as u64);
     for (i, d) in docs.iter().enumerate() {
         builder.add_fingerprint(&i.to_string(), None, d.kept.fingerprint());
     }
@@ -119,8 +120,8 @@ pub(crate) fn find(
         .map_init(Vec::new, |hits: &mut Vec<(u32, (Path, u16))>, (a, d)| {
             hits.clear();
             let f = index.fingerprinter();
-            let mut fp = d.kept.fingerprint();
-            f.weigh(&mut fp);
+            // Probes need the terms and classes only (they draw their own samples).
+            let fp = d.kept.fingerprint();
             for code in &f.probes(&fp, index.resolution(), f.params().probes) {
                 if let Some(postings) = index.lookup(code.key) {
                     for b in postings {

@@ -49,25 +49,32 @@ impl Vocabulary {
     /// without counts, the line order is the rank and weights follow Zipf's law (1/rank).
     pub fn from_word_list(raw: &str, limit: usize) -> Result<Vocabulary> {
         let mut entries = Vec::new();
-        for (rank, line) in raw
-            .lines()
-            .map(str::trim)
-            .filter(|l| !l.is_empty() && !l.starts_with('#'))
-            .enumerate()
-            .take(limit)
-        {
+        for (line_no, line) in raw.lines().enumerate() {
+            let line = line.trim();
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
             let (word, weight) = match line.split_once('\t') {
                 Some((w, c)) => (
                     w,
                     c.trim().parse::<f64>().map_err(|_| {
-                        Error::Invalid(format!("word list line {}: bad count {c:?}", rank + 1))
+                        Error::Invalid(format!("word list line {}: bad count {c:?}", line_no + 1))
                     })?,
                 ),
-                None => (line, 1.0 / (rank + 1) as f64),
+                None => (line, 1.0 / (entries.len() + 1) as f64),
             };
             entries.push((word.to_string(), weight));
         }
-        Vocabulary::new(entries)
+        if limit < 2 {
+            return Err(Error::Invalid(
+                "a vocabulary needs at least two words".into(),
+            ));
+        }
+        // The most frequent first (`new` sorts), then the first `limit`.
+        let mut v = Vocabulary::new(entries)?;
+        v.words.truncate(limit);
+        v.weights.truncate(limit);
+        Ok(v)
     }
 
     /// A vocabulary that needs no download: the language's stopwords at the top ranks (running
@@ -341,12 +348,6 @@ impl Generator {
             }
         }
     }
-
-    /// A word drawn from the background distribution (for edits: inserted and substituted words
-    /// are ordinary words of the language).
-    pub fn background_word(&self, rng: &mut Rng) -> &str {
-        &self.vocab.words[self.background.sample(rng.next_u64())]
-    }
 }
 
 /// A 64-bit mix of a seed and a number (SplitMix64 of their combination), so that documents and
@@ -413,6 +414,9 @@ mod tests {
     fn word_lists_rank_by_line_or_count() {
         let v = Vocabulary::from_word_list("b\t1\na\t5\n# comment\nc\t2\n", 10).unwrap();
         assert_eq!(v.words(), ["a", "c", "b"]);
+        // The limit keeps the most frequent, wherever they stand in the list.
+        let v = Vocabulary::from_word_list("b\t1\na\t5\nc\t2\n", 2).unwrap();
+        assert_eq!(v.words(), ["a", "c"]);
         let v = Vocabulary::from_word_list("x\ny\nz\n", 2).unwrap();
         assert_eq!(v.words(), ["x", "y"]);
         assert!(Vocabulary::from_word_list("x\tnot-a-number\n", 10).is_err());

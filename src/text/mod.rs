@@ -1,5 +1,8 @@
 //! Documents to index terms: lossy UTF-8 decoding, binary sniffing, HTML markup removal, Unicode
-//! word segmentation, case folding and stopword removal. The one text path shared by every method.
+//! word segmentation, case folding and stopword removal. Two word paths with the same UAX #29
+//! words: [`for_each_word`] (the fingerprint's fast scanner, folding character by character)
+//! and [`words`] (the classical methods, `str::to_lowercase`, which differs only in folding a
+//! word-final capital sigma to ς; a known difference, listed in issue 10).
 
 mod html;
 mod scan;
@@ -156,7 +159,7 @@ impl Analyzer {
     /// The content terms of a text in order: words with at least one letter that are not stopwords.
     pub fn terms(&self, text: &str) -> Vec<String> {
         words(text)
-            .filter(|w| is_content_word(w) && !self.stopwords.contains(w.as_str()))
+            .filter(|w| is_content_word(w) && !self.is_stopword(w))
             .collect()
     }
 }

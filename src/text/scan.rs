@@ -755,7 +755,8 @@ mod tests {
     use proptest::prelude::*;
     use std::path::Path;
 
-    /// The words as today's path computes them: `unicode_words()`, folded per character.
+    /// The words by definition: `unicode_words()`, folded per character (the path the scanner
+    /// replaced).
     fn reference(text: &str) -> Vec<(String, bool)> {
         text.unicode_words()
             .map(|w| {
