@@ -261,13 +261,18 @@ fn bench_query(c: &mut Criterion, corpus: &Corpus, index: &Index<Vec<u8>>) {
     group.sampling_mode(SamplingMode::Flat);
     group.sample_size(10);
     group.throughput(Throughput::Elements(corpus.docs.len() as u64));
-    group.bench_function(BenchmarkId::new("all_docs", &corpus.tag), |b| {
-        b.iter(|| {
-            for d in &corpus.docs {
-                black_box(index.query(black_box(&d.text), &opts));
-            }
-        })
-    });
+    for (name, opts) in [
+        ("all_docs", opts),
+        ("all_docs_similar", QueryOptions::similar()),
+    ] {
+        group.bench_function(BenchmarkId::new(name, &corpus.tag), |b| {
+            b.iter(|| {
+                for d in &corpus.docs {
+                    black_box(index.query(black_box(&d.text), &opts));
+                }
+            })
+        });
+    }
     group.finish();
 }
 

@@ -89,6 +89,10 @@ struct Store {
     /// caps.short_rows` each).
     short_docs: Vec<u32>,
     short: Vec<u32>,
+    /// Documents on the similar path, in order; their fragments (`similar_bands ×
+    /// caps.similar_rows` each).
+    similar_docs: Vec<u32>,
+    similar: Vec<u32>,
     /// Documents without words and their exact codes.
     exact: Vec<(u32, u64)>,
 }
@@ -260,6 +264,10 @@ impl IndexBuilder {
         if short {
             self.store.short_docs.push(doc);
             self.store.short.extend_from_slice(&m.short);
+        }
+        if !m.similar.is_empty() {
+            self.store.similar_docs.push(doc);
+            self.store.similar.extend_from_slice(&m.similar);
         }
         if let Some(e) = m.exact {
             self.store.exact.push((doc, e));
@@ -503,7 +511,23 @@ fn references(
             );
             codes.into_iter().map(move |c| (c.key, doc))
         });
-    let mut refs: Vec<(u64, u32)> = fuzzy.chain(short).collect();
+    let similar_rows = params.similar_bands as usize * caps.similar_rows as usize;
+    let similar = store
+        .similar_docs
+        .par_iter()
+        .enumerate()
+        .flat_map_iter(|(i, &doc)| {
+            let mut codes = Vec::with_capacity(params.similar_bands as usize);
+            crate::fingerprint::similar_codes(
+                &store.similar[i * similar_rows..(i + 1) * similar_rows],
+                caps,
+                params,
+                resolution,
+                &mut codes,
+            );
+            codes.into_iter().map(move |c| (c.key, doc))
+        });
+    let mut refs: Vec<(u64, u32)> = fuzzy.chain(short).chain(similar).collect();
     refs.extend(store.exact.iter().map(|&(doc, key)| (key, doc)));
     refs
 }

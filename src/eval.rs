@@ -512,6 +512,10 @@ pub struct Settings {
     pub top: Option<usize>,
     /// Probes per fuzzy code (`None`: the index's default).
     pub probes: Option<u8>,
+    /// Queries look up the similar path too (`query --similar`).
+    pub similar: bool,
+    /// Lookups per similar band (`None`: the index's default).
+    pub similar_probes: Option<u8>,
     /// Documents with at least this many content terms are "long" (the index's fuzzy path).
     pub long_min_terms: u32,
 }
@@ -523,6 +527,8 @@ impl Default for Settings {
             threshold: 0.0,
             top: None,
             probes: None,
+            similar: false,
+            similar_probes: None,
             long_min_terms: 30,
         }
     }
@@ -535,6 +541,8 @@ impl Settings {
             top: self.top.unwrap_or(usize::MAX),
             threshold: self.threshold,
             probes: self.probes,
+            similar: self.similar,
+            similar_probes: self.similar_probes,
         }
     }
 }
@@ -666,6 +674,12 @@ pub struct Summary {
     pub precision_score_0_90_cos_0_90: Option<f64>,
     /// Precision of hits with score ≥ 0.9: true cosine ≥ 0.8.
     pub precision_score_0_90_cos_0_80: Option<f64>,
+    /// Recall of pairs with 0.7 ≤ cosine < 0.9 (high-similarity search).
+    pub recall_cos_0_70_0_90: Option<f64>,
+    /// Recall of pairs with 0.6 ≤ cosine < 0.7 (high-similarity search).
+    pub recall_cos_0_60_0_70: Option<f64>,
+    /// Precision of hits with score ≥ 0.7: true cosine ≥ 0.6 (high-similarity search).
+    pub precision_score_0_70_cos_0_60: Option<f64>,
     /// Mean of score − cosine.
     pub estimator_bias: Option<f64>,
     /// Root mean square of score − cosine.
@@ -695,6 +709,8 @@ pub struct Report {
     pub recall: Vec<RecallRange>,
     /// Precision of the hits with score ≥ 0.9.
     pub precision_score_0_90: PrecisionAt,
+    /// Hits with score ≥ 0.7 whose true cosine is ≥ 0.6 (high-similarity search).
+    pub precision_score_0_70_cos_0_60: Ratio,
     /// Queries whose first hit is the query document (or an exact duplicate at equal score).
     pub self_first: Ratio,
     /// Queries whose first hit is the query document or ranks equal to it (same score and code
@@ -784,6 +800,12 @@ impl Report {
             if m < 0.8 {
                 r.push((format!("{m:.2}<=cos<0.80"), m, 0.8));
             }
+            // The ranges of high-similarity search (`query --similar`).
+            for (lo, hi) in [(0.7, 0.9), (0.6, 0.7), (0.5, 0.6)] {
+                if m <= lo {
+                    r.push((format!("{lo:.2}<=cos<{hi:.2}"), lo, hi));
+                }
+            }
             r.push((format!("cos>={m:.2}"), m, 1.0));
             r
         };
@@ -835,6 +857,7 @@ impl Report {
         let mut by_bucket = vec![Moments::default(); nb];
         let mut all = Moments::default();
         let (mut p09, mut p09_09, mut p09_08) = (0u64, 0u64, 0u64);
+        let (mut p07, mut p07_06) = (0u64, 0u64);
         let mut stats = QueryStats {
             queries: answers.len() as u64,
             ..QueryStats::default()
@@ -870,6 +893,10 @@ impl Report {
                         prec[k].0 += 1;
                         prec[k].1 += cos.is_some_and(|c| c >= s) as u64;
                     }
+                }
+                if score >= 0.7 {
+                    p07 += 1;
+                    p07_06 += cos.is_some_and(|c| c >= 0.6) as u64;
                 }
                 if score >= 0.9 {
                     p09 += 1;
@@ -947,6 +974,9 @@ impl Report {
             recall_short_cos_0_90: range_rate("cos>=0.90", |r| r.short),
             precision_score_0_90_cos_0_90: precision_score_0_90.cos_0_90.rate,
             precision_score_0_90_cos_0_80: precision_score_0_90.cos_0_80.rate,
+            recall_cos_0_70_0_90: range_rate("0.70<=cos<0.90", |r| r.all),
+            recall_cos_0_60_0_70: range_rate("0.60<=cos<0.70", |r| r.all),
+            precision_score_0_70_cos_0_60: Ratio::new(p07_06, p07).rate,
             estimator_bias: estimator.bias,
             estimator_rmse: estimator.rmse,
             self_first: self_first.rate,
@@ -961,6 +991,7 @@ impl Report {
             buckets,
             recall,
             precision_score_0_90,
+            precision_score_0_70_cos_0_60: Ratio::new(p07_06, p07),
             self_first,
             self_first_or_tie: Ratio::new(self_tied, asked),
             self_found: Ratio::new(self_found, asked),
@@ -1071,6 +1102,11 @@ impl Report {
             "precision of hits with score ≥ 0.9: cos ≥ 0.9 {}; cos ≥ 0.8 {}",
             ratio(&p.cos_0_90),
             ratio(&p.cos_0_80)
+        );
+        let _ = writeln!(
+            s,
+            "precision of hits with score ≥ 0.7: cos ≥ 0.6 {}",
+            ratio(&self.precision_score_0_70_cos_0_60)
         );
         let e = &self.estimator;
         let _ = writeln!(

@@ -1,7 +1,8 @@
 //! Index terms → prefix-class vector → deviations from the reference → fuzzy codes; plus the
-//! per-document sketch and the short-document path. The ONE path shared by build and query.
+//! per-document sketch, the short-document path and the similar path. The ONE path shared by
+//! build and query.
 //!
-//! A document's codes (the MPHF keys) come from one of three paths:
+//! A document's codes (the MPHF keys) come from these paths:
 //! - **fuzzy** (documents with at least [`Params::min_terms`] terms): for every fuzzification
 //!   scheme and every band (an interleaved subset of the classes), the interval of each class's
 //!   deviation, followed by the band's [`Resolution::samples`] weighted MinHash samples (the
@@ -11,8 +12,14 @@
 //! - **short** (documents with fewer than [`Params::short_below`] terms): bands of weighted
 //!   MinHash samples over the terms, as in LSH (Broder 1997; Indyk & Motwani 1998).
 //! - **exact** (documents with no words at all): a hash of the whitespace-normalised text.
+//! - **similar** (every document with words, besides its other codes): [`Params::similar_bands`]
+//!   bands of weighted MinHash samples drawn with cubed tf·idf weights, which fall on the
+//!   document's most distinctive terms. Only high-similarity queries
+//!   ([`Fingerprinter::similar_probes`], `query --similar`) look them up: they find rewrites,
+//!   revisions and translations (cosine down to about 0.6) that the other paths miss.
 //!
-//! How specific the codes are ([`Resolution`]: bands, samples per band, rows per short band) is
+//! How specific the codes are ([`Resolution`]: bands, samples per band, rows per short and
+//! similar band) is
 //! chosen from the size of the collection ([`Resolution::for_docs`]), so that a query's
 //! candidates stay bounded as the collection grows, and stored in the index.
 //!
@@ -52,6 +59,8 @@ pub struct Resolution {
     pub samples: u8,
     /// Weighted MinHash samples (rows) per band of the short path.
     pub short_rows: u8,
+    /// Weighted MinHash samples (rows) per band of the similar path.
+    pub similar_rows: u8,
 }
 
 /// The resolutions [`Resolution::for_docs`] chooses from, with the largest collection each is
@@ -60,15 +69,17 @@ pub struct Resolution {
 /// again): each step divides a query's candidates by 6 to 20, at some recall of the
 /// farthest pairs (cosine 0.8–0.9); each bound keeps the mean under about 64 candidates. The
 /// first step, for collections of at most 2,000 documents, has no samples: its candidates are
-/// a fifth of the collection at most (≤ 440), and it finds the most pairs.
+/// a fifth of the collection at most (≤ 440), and it finds the most pairs. The similar path's
+/// rows grow on their own schedule (README, "High-similarity search"): at 2 million generated
+/// documents 3 rows keep a `--similar` query under 512 candidates where 2 give ~700.
 pub const LADDER: [(u64, Resolution); 7] = [
-    (2_000, Resolution::new(4, 0, 2)),
-    (50_000, Resolution::new(4, 1, 2)),
-    (350_000, Resolution::new(3, 1, 2)),
-    (5_000_000, Resolution::new(4, 2, 3)),
-    (20_000_000, Resolution::new(3, 2, 3)),
-    (300_000_000, Resolution::new(4, 3, 3)),
-    (u64::MAX, Resolution::new(3, 3, 3)),
+    (2_000, Resolution::new(4, 0, 2, 1)),
+    (50_000, Resolution::new(4, 1, 2, 2)),
+    (350_000, Resolution::new(3, 1, 2, 2)),
+    (5_000_000, Resolution::new(4, 2, 3, 3)),
+    (20_000_000, Resolution::new(3, 2, 3, 4)),
+    (300_000_000, Resolution::new(4, 3, 3, 4)),
+    (u64::MAX, Resolution::new(3, 3, 3, 4)),
 ];
 
 /// At most this many samples per fuzzy band and rows per short band.
@@ -77,16 +88,26 @@ pub const MAX_SAMPLES: u8 = 4;
 /// What a builder that chooses the resolution from the collection's size draws for every
 /// document: enough for every step of [`LADDER`] up to 20 million documents. Larger collections
 /// state their size ([`Params::resolution`]); each sample costs a pass over a document's terms.
-pub const AUTO_CAPS: Resolution = Resolution::new(4, 2, 3);
+pub const AUTO_CAPS: Resolution = Resolution::new(4, 2, 3, 4);
 
 impl Resolution {
     /// A resolution.
-    pub const fn new(bands: u8, samples: u8, short_rows: u8) -> Resolution {
+    pub const fn new(bands: u8, samples: u8, short_rows: u8, similar_rows: u8) -> Resolution {
         Resolution {
             bands,
             samples,
             short_rows,
+            similar_rows,
         }
+    }
+
+    /// True when every part of `self` is at most that of `caps`: codes at `self` can be made
+    /// from material drawn for `caps`.
+    pub fn within(&self, caps: Resolution) -> bool {
+        self.bands <= caps.bands
+            && self.samples <= caps.samples
+            && self.short_rows <= caps.short_rows
+            && self.similar_rows <= caps.similar_rows
     }
 
     /// The resolution for a collection of `docs` documents: the first step of [`LADDER`] whose
@@ -103,12 +124,13 @@ impl Resolution {
     /// builder that will hold at most `docs` documents draws.
     pub fn caps_up_to(docs: u64) -> Resolution {
         let last = Resolution::for_docs(docs);
-        let mut caps = Resolution::new(0, 0, 0);
+        let mut caps = Resolution::new(0, 0, 0, 0);
         for (_, r) in LADDER {
             caps = Resolution::new(
                 caps.bands.max(r.bands),
                 caps.samples.max(r.samples),
                 caps.short_rows.max(r.short_rows),
+                caps.similar_rows.max(r.similar_rows),
             );
             if r == last {
                 break;
@@ -119,12 +141,9 @@ impl Resolution {
 
     /// [`Resolution::for_docs`], or the last step of [`LADDER`] before it that fits `caps`.
     pub fn for_docs_within(docs: u64, caps: Resolution) -> Resolution {
-        let fits = |r: &Resolution| {
-            r.bands <= caps.bands && r.samples <= caps.samples && r.short_rows <= caps.short_rows
-        };
         let mut chosen = LADDER[0].1;
         for (max, r) in LADDER {
-            if !fits(&r) {
+            if !r.within(caps) {
                 break;
             }
             chosen = r;
@@ -148,9 +167,12 @@ impl Resolution {
                 (classes as usize).div_ceil(64)
             )));
         }
-        if self.samples > MAX_SAMPLES || !(1..=MAX_SAMPLES).contains(&self.short_rows) {
+        if self.samples > MAX_SAMPLES
+            || !(1..=MAX_SAMPLES).contains(&self.short_rows)
+            || !(1..=MAX_SAMPLES).contains(&self.similar_rows)
+        {
             return Err(Error::Invalid(format!(
-                "samples per band must be at most {MAX_SAMPLES} and short rows between 1 and {MAX_SAMPLES}"
+                "samples per band must be at most {MAX_SAMPLES}, short and similar rows between 1 and {MAX_SAMPLES}"
             )));
         }
         Ok(())
@@ -172,6 +194,9 @@ impl Resolution {
 /// - `short_below` = 60: documents with fewer terms get short-path codes
 /// - `minhash_bands` = 6 bands on the short path
 /// - `sketch_words` = 3: a 192-bit simhash per document
+/// - `similar_bands` = 2 bands of weighted MinHash samples per document for high-similarity
+///   search (`query --similar`); 0 indexes none
+/// - `similar_probes` = 48 lookups per similar band in a high-similarity query
 /// - `resolution` = `None`: chosen from the collection's size ([`Resolution::for_docs`])
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct Params {
@@ -191,6 +216,10 @@ pub struct Params {
     pub minhash_bands: u8,
     /// Simhash sketch length in 64-bit words.
     pub sketch_words: u8,
+    /// Bands of the similar path (every document with terms); 0: none.
+    pub similar_bands: u8,
+    /// Default number of lookups per similar band in a high-similarity query.
+    pub similar_probes: u8,
     /// How specific the codes are; `None` lets the builder choose from the collection's size.
     pub resolution: Option<Resolution>,
 }
@@ -206,6 +235,8 @@ impl Default for Params {
             short_below: 60,
             minhash_bands: 6,
             sketch_words: 3,
+            similar_bands: 2,
+            similar_probes: 48,
             resolution: None,
         }
     }
@@ -255,6 +286,12 @@ impl Params {
         if self.minhash_bands == 0 || self.minhash_bands > 64 {
             return bad("short-path bands must be between 1 and 64".into());
         }
+        if self.similar_bands > 64 {
+            return bad("similar-path bands must be at most 64".into());
+        }
+        if self.similar_probes == 0 {
+            return bad("similar probes (lookups per similar band) must be at least 1".into());
+        }
         if !(1..=8).contains(&self.sketch_words) {
             return bad(format!(
                 "sketch words must be between 1 and 8, not {}",
@@ -280,6 +317,8 @@ pub enum Path {
     Short,
     /// Exact hash of the normalised text (documents without words).
     Exact,
+    /// Weighted MinHash band codes of every document, looked up by high-similarity queries.
+    Similar,
 }
 
 impl Path {
@@ -289,6 +328,7 @@ impl Path {
             Path::Fuzzy => 1,
             Path::Short => 2,
             Path::Exact => 3,
+            Path::Similar => 4,
         }
     }
 
@@ -298,6 +338,7 @@ impl Path {
             Path::Fuzzy => "fuzzy",
             Path::Short => "short",
             Path::Exact => "exact",
+            Path::Similar => "similar",
         }
     }
 }
@@ -365,6 +406,9 @@ pub struct Material {
     pub samples: Vec<u32>,
     /// Short path: `minhash_bands × rows` fragments (band-major); empty when not on the path.
     pub short: Vec<u32>,
+    /// Similar path: `similar_bands × caps.similar_rows` fragments (band-major); empty for a
+    /// document without terms.
+    pub similar: Vec<u32>,
     /// The exact code, for a text without any word.
     pub exact: Option<u64>,
     /// Caps the samples were drawn for: bands, samples per band, rows per short band.
@@ -573,6 +617,14 @@ fn fuzzy_seeds(bands: usize, samples: usize) -> Vec<u32> {
 fn short_seeds(bands: usize, rows: usize) -> Vec<u32> {
     (0..bands)
         .flat_map(|b| (0..rows).map(move |r| SAMPLE_SEED_BASE + 4096 + (b * 16 + r) as u32))
+        .collect()
+}
+
+/// Seed indices of the similar path's `bands` bands of `rows` rows, band-major: row `r` of
+/// band `b` is `SAMPLE_SEED_BASE + 8192 + 16·b + r`.
+fn similar_seeds(bands: usize, rows: usize) -> Vec<u32> {
+    (0..bands)
+        .flat_map(|b| (0..rows).map(move |r| SAMPLE_SEED_BASE + 8192 + (b * 16 + r) as u32))
         .collect()
 }
 
@@ -829,6 +881,12 @@ impl Fingerprinter {
                 draw(weighted, &seeds, false, &mut drawn);
                 material.short.extend(drawn.drain(..).map(|d| d.0));
             }
+            if p.similar_bands > 0 {
+                let seeds = similar_seeds(p.similar_bands as usize, caps.similar_rows as usize);
+                let sw = similar_weights(weighted);
+                draw(&sw, &seeds, false, &mut drawn);
+                material.similar.extend(drawn.drain(..).map(|d| d.0));
+            }
         }
         fp.weighed = Some(Weighed {
             idf: idf.id(),
@@ -945,6 +1003,57 @@ impl Fingerprinter {
         out
     }
 
+    /// The similar-path probes of a query: per similar band, the `budget` combinations of its
+    /// rows' samples that a similar document most likely drew. Row by row, the query's terms are
+    /// ranked by their exponential clocks; a document whose weights differ from the query's draws
+    /// one of the query's first few, and combinations are tried in order of their rank sum.
+    /// Empty when the index has no similar path or the query has no terms.
+    ///
+    /// # Panics
+    /// When the fingerprinter has no idf table.
+    pub fn similar_probes(
+        &self,
+        fp: &Fingerprint,
+        resolution: Resolution,
+        budget: u8,
+    ) -> Vec<Code> {
+        let idf = self.weights();
+        let p = &self.params;
+        if fp.exact.is_some() || p.similar_bands == 0 || fp.term_hashes.is_empty() {
+            return Vec::new();
+        }
+        let rows = resolution.similar_rows as usize;
+        let budget = budget.max(1) as usize;
+        let weighted = similar_weights(&weigh_terms(&fp.term_hashes, idf, false).samples);
+        let seeds = similar_seeds(p.similar_bands as usize, rows);
+        // The first `budget` rank tuples have rank sums up to the smallest s with
+        // C(s + rows, rows) ≥ budget tuples, so no rank above s is ever used.
+        let mut s = 0usize;
+        while binomial(s + rows, rows) < budget {
+            s += 1;
+        }
+        let ranked = draw_ranked(&weighted, &seeds, (s + 1).min(RANKED_MAX));
+        let mut out = Vec::with_capacity(p.similar_bands as usize * budget);
+        let mut tuples = Vec::new();
+        let mut frags = [0u32; MAX_SAMPLES as usize];
+        for band in 0..p.similar_bands as usize {
+            let lists = &ranked[band * rows..(band + 1) * rows];
+            let lens: Vec<usize> = lists.iter().map(Vec::len).collect();
+            rank_tuples(&lens, budget, &mut tuples);
+            for t in tuples.chunks_exact(rows) {
+                for (r, &rank) in t.iter().enumerate() {
+                    frags[r] = lists[r][rank as usize];
+                }
+                out.push(Code {
+                    key: similar_key(resolution, band, &frags[..rows]),
+                    path: Path::Similar,
+                    group: band as u16,
+                });
+            }
+        }
+        out
+    }
+
     /// Fingerprints and weighs a query text and returns its probes at `resolution`, with the
     /// fingerprint (for the sketch).
     ///
@@ -984,9 +1093,7 @@ impl Material {
     ) -> Vec<Code> {
         let caps = self.caps;
         assert!(
-            resolution.bands <= caps.bands
-                && resolution.samples <= caps.samples
-                && resolution.short_rows <= caps.short_rows,
+            resolution.within(caps),
             "resolution {resolution:?} exceeds the material's caps {caps:?}"
         );
         if let Some(exact) = self.exact {
@@ -1006,6 +1113,9 @@ impl Material {
         }
         if (terms < params.short_below || terms == 0) && !self.short.is_empty() {
             short_codes(&self.short, caps, params, resolution, &mut out);
+        }
+        if !self.similar.is_empty() {
+            similar_codes(&self.similar, caps, params, resolution, &mut out);
         }
         out
     }
@@ -1065,6 +1175,26 @@ pub fn short_codes(
     }
 }
 
+/// The similar-path codes of a document from its fragments (`similar_bands ×
+/// caps.similar_rows`, band-major) at `resolution`.
+pub fn similar_codes(
+    frags: &[u32],
+    caps: Resolution,
+    params: &Params,
+    resolution: Resolution,
+    out: &mut Vec<Code>,
+) {
+    let rows = caps.similar_rows as usize;
+    for band in 0..params.similar_bands as usize {
+        let f = &frags[band * rows..band * rows + resolution.similar_rows as usize];
+        out.push(Code {
+            key: similar_key(resolution, band, f),
+            path: Path::Similar,
+            group: band as u16,
+        });
+    }
+}
+
 /// A fuzzy band code: xxh3 of `[1, scheme, bands, samples, band, digits…, samples as u32 LE…]`.
 fn fuzzy_key(scheme: usize, r: Resolution, band: usize, digits: &[u32], samples: &[u32]) -> u64 {
     let mut bytes = [0u8; 5 + 64 + 4 * MAX_SAMPLES as usize];
@@ -1099,11 +1229,23 @@ fn short_key(r: Resolution, band: usize, frags: &[u32]) -> u64 {
     hash::h64(&bytes[..at], hash::CODE_SEED)
 }
 
+/// A similar band code: xxh3 of `[4, rows, band, fragments as u32 LE…]`.
+fn similar_key(r: Resolution, band: usize, frags: &[u32]) -> u64 {
+    let mut bytes = [0u8; 3 + 4 * MAX_SAMPLES as usize];
+    bytes[..3].copy_from_slice(&[Path::Similar.tag(), r.similar_rows, band as u8]);
+    let mut at = 3;
+    for &f in frags {
+        bytes[at..at + 4].copy_from_slice(&f.to_le_bytes());
+        at += 4;
+    }
+    hash::h64(&bytes[..at], hash::CODE_SEED)
+}
+
 /// A document's terms weighed, from one idf lookup per term.
 struct Weights {
     /// The set source as sampling needs it: per element, its 64-bit MinHash base (the two
-    /// halves of its term hash folded) and its integer weight tf · round(16 · idf).
-    samples: Vec<(u64, u64)>,
+    /// halves of its term hash folded) and its weight tf · round(16 · idf), a whole number.
+    samples: Vec<(u64, f64)>,
     /// The sketch's terms: [`sketch::sketch_base`] and `tf · idf` in f32 (the idf a whole
     /// number of sixteenths, so the same as [`Idf::get`] gives).
     sketch: Vec<(u32, f32)>,
@@ -1118,7 +1260,7 @@ fn weigh_terms(terms: &[TermHash], idf: &Idf, with_sketch: bool) -> Weights {
     for &(h, tf) in terms {
         let q = idf.quantum(h);
         w.samples
-            .push((h as u64 ^ (h >> 64) as u64, tf as u64 * q as u64));
+            .push((h as u64 ^ (h >> 64) as u64, (tf as u64 * q as u64) as f64));
         if with_sketch {
             w.sketch
                 .push((sketch::sketch_base(h), tf as f32 * (q as f32 / IDF_SCALE)));
@@ -1134,20 +1276,19 @@ fn weigh_terms(terms: &[TermHash], idf: &Idf, with_sketch: bool) -> Weights {
 /// SAMPLE_SEED_BASE + ⌊g/2⌋)`, so one hash serves two samples. Writes, per sample `g` of
 /// `seeds`, the winner's fragment (low 32 bits of its base) and, with `runner_up`, the second
 /// element's. Ties go to the smaller base.
-fn draw(terms: &[(u64, u64)], seeds: &[u32], runner_up: bool, out: &mut Vec<(u32, Option<u32>)>) {
+fn draw(terms: &[(u64, f64)], seeds: &[u32], runner_up: bool, out: &mut Vec<(u32, Option<u32>)>) {
     for chunk in seeds.chunks(16) {
         draw16(terms, chunk, runner_up, out);
     }
 }
 
 /// [`draw`] for at most 16 seeds, in one pass over the terms.
-fn draw16(terms: &[(u64, u64)], seeds: &[u32], runner_up: bool, out: &mut Vec<(u32, Option<u32>)>) {
+fn draw16(terms: &[(u64, f64)], seeds: &[u32], runner_up: bool, out: &mut Vec<(u32, Option<u32>)>) {
     // (clock, base) of the best and second best element per sample.
     let mut best = [(f64::INFINITY, u64::MAX); 16];
     let mut second = [(f64::INFINITY, u64::MAX); 16];
     debug_assert!(seeds.len() <= 16);
-    for &(base, weight) in terms {
-        let w = weight as f64;
+    for &(base, w) in terms {
         let mut pair = (u32::MAX, 0u64);
         for (i, &g) in seeds.iter().enumerate() {
             if pair.0 != g / 2 {
@@ -1179,6 +1320,110 @@ fn draw16(terms: &[(u64, u64)], seeds: &[u32], runner_up: bool, out: &mut Vec<(u
             best[i].1 as u32,
             (runner_up && second[i].0.is_finite()).then_some(second[i].1 as u32),
         ));
+    }
+}
+
+/// The similar path's weights: the cube of the samples' tf · idf (exact in f64 up to 2^17 per
+/// weight and correctly rounded above, so the same on every machine). Cubing concentrates the
+/// samples on a document's most distinctive terms, which documents saying the same thing in other
+/// words share, while the common words unrelated documents share weigh next to nothing:
+/// on the development sets it found more pairs at cosine 0.5–0.7 with a third of the
+/// candidates of the plain weights (README, "High-similarity search").
+fn similar_weights(w: &[(u64, f64)]) -> Vec<(u64, f64)> {
+    w.iter().map(|&(b, x)| (b, x * x * x)).collect()
+}
+
+/// At most this many ranked samples per row of a similar query.
+const RANKED_MAX: usize = 64;
+
+/// Per seed of `seeds`, the fragments of the (at most) `k` elements with the smallest clocks,
+/// smallest first: [`draw`]'s winner and the elements that would win next.
+fn draw_ranked(terms: &[(u64, f64)], seeds: &[u32], k: usize) -> Vec<Vec<u32>> {
+    debug_assert!((1..=RANKED_MAX).contains(&k));
+    let mut out = Vec::with_capacity(seeds.len());
+    for chunk in seeds.chunks(16) {
+        // (clock, base) of the k best elements per seed, ascending; `len[i]` of them are set.
+        let mut best = [[(f64::INFINITY, u64::MAX); RANKED_MAX]; 16];
+        let mut len = [0usize; 16];
+        for &(base, w) in terms {
+            let mut pair = (u32::MAX, 0u64);
+            for (i, &g) in chunk.iter().enumerate() {
+                if pair.0 != g / 2 {
+                    pair = (g / 2, hash::derived(base, SAMPLE_SEED_BASE + g / 2));
+                }
+                let v = if g % 2 == 0 {
+                    pair.1 as u32
+                } else {
+                    (pair.1 >> 32) as u32
+                };
+                let bar = best[i][k - 1].0;
+                let one_minus_u = ((!v) as f64 + 0.5) * (1.0 / 4_294_967_296.0);
+                if one_minus_u >= bar * w * (1.0 + 1e-9) {
+                    continue;
+                }
+                let e = (neg_ln_unit(v) / w, base);
+                let list = &mut best[i][..k];
+                let at = list.partition_point(|x| x.0 < e.0 || (x.0 == e.0 && x.1 < e.1));
+                if at < k {
+                    list.copy_within(at..k - 1, at + 1);
+                    list[at] = e;
+                    len[i] = (len[i] + 1).min(k);
+                }
+            }
+        }
+        for i in 0..chunk.len() {
+            out.push(best[i][..len[i]].iter().map(|e| e.1 as u32).collect());
+        }
+    }
+    out
+}
+
+/// C(n, k), saturating.
+fn binomial(n: usize, k: usize) -> usize {
+    (0..k).fold(1usize, |acc, i| acc.saturating_mul(n - i) / (i + 1))
+}
+
+/// The first `count` tuples of ranks `(r_0, …)` with `r_i < lens[i]`, in order of their sum,
+/// then lexicographically, written flat to `out`.
+fn rank_tuples(lens: &[usize], count: usize, out: &mut Vec<u32>) {
+    out.clear();
+    if lens.contains(&0) {
+        return;
+    }
+    let mut t = vec![0u32; lens.len()];
+    let mut written = 0;
+    // Tuples of sum s, for s = 0, 1, …, each in lexicographic order.
+    let max_sum: usize = lens.iter().map(|l| l - 1).sum();
+    for sum in 0..=max_sum {
+        fill(lens, sum, 0, &mut t, out, &mut written, count);
+        if written >= count {
+            break;
+        }
+    }
+    fn fill(
+        lens: &[usize],
+        left: usize,
+        i: usize,
+        t: &mut [u32],
+        out: &mut Vec<u32>,
+        written: &mut usize,
+        count: usize,
+    ) {
+        if *written >= count {
+            return;
+        }
+        if i + 1 == lens.len() {
+            if left < lens[i] {
+                t[i] = left as u32;
+                out.extend_from_slice(t);
+                *written += 1;
+            }
+            return;
+        }
+        for r in 0..lens[i].min(left + 1) {
+            t[i] = r as u32;
+            fill(lens, left - r, i + 1, t, out, written, count);
+        }
     }
 }
 
@@ -1334,7 +1579,7 @@ mod tests {
     fn ladder_is_ordered_and_within_caps() {
         assert!(LADDER.windows(2).all(|w| w[0].0 < w[1].0));
         assert_eq!(Resolution::for_docs(0), LADDER[0].1);
-        assert_eq!(Resolution::for_docs(2_000_000), Resolution::new(4, 2, 3));
+        assert_eq!(Resolution::for_docs(2_000_000), Resolution::new(4, 2, 3, 3));
         assert_eq!(Resolution::for_docs(u64::MAX), LADDER[6].1);
         for (_, r) in LADDER {
             r.validate(24).unwrap();
@@ -1342,11 +1587,11 @@ mod tests {
         assert_eq!(fp().caps(), AUTO_CAPS);
         assert_eq!(
             Resolution::for_docs_within(2_000_000, AUTO_CAPS),
-            Resolution::new(4, 2, 3)
+            Resolution::new(4, 2, 3, 3)
         );
         assert_eq!(
             Resolution::for_docs_within(1 << 40, AUTO_CAPS),
-            Resolution::new(3, 2, 3)
+            Resolution::new(3, 2, 3, 4)
         );
         assert_eq!(Resolution::for_docs_within(10, AUTO_CAPS), LADDER[0].1);
     }
@@ -1354,8 +1599,8 @@ mod tests {
     #[test]
     fn auto_caps_hold_the_ladder_up_to_20_million() {
         assert_eq!(Resolution::caps_up_to(20_000_000), AUTO_CAPS);
-        assert_eq!(Resolution::caps_up_to(200_000), Resolution::new(4, 1, 2));
-        assert_eq!(Resolution::caps_up_to(1_000), Resolution::new(4, 0, 2));
+        assert_eq!(Resolution::caps_up_to(200_000), Resolution::new(4, 1, 2, 2));
+        assert_eq!(Resolution::caps_up_to(1_000), Resolution::new(4, 0, 2, 1));
     }
 
     #[test]
@@ -1410,7 +1655,7 @@ mod tests {
     fn samples_follow_the_weights() {
         // Element 22 weighs three times element 11: it wins about 3/4 of the samples, and the
         // fast rejection never changes a winner.
-        let terms = [(11u64, 1u64), (22, 3)];
+        let terms = [(11u64, 1.0), (22, 3.0)];
         let seeds: Vec<u32> = (0..4000).collect();
         let mut out = Vec::new();
         for chunk in seeds.chunks(16) {
@@ -1422,8 +1667,8 @@ mod tests {
             .iter()
             .all(|d| d.1 == Some(if d.0 == 22 { 11 } else { 22 })));
         // Against the clocks computed in full for a larger set.
-        let many: Vec<(u64, u64)> = (0..300u64)
-            .map(|i| (hash::fmix64(i + 1), 1 + i % 7))
+        let many: Vec<(u64, f64)> = (0..300u64)
+            .map(|i| (hash::fmix64(i + 1), (1 + i % 7) as f64))
             .collect();
         for g in 0..64u32 {
             let mut got = Vec::new();
@@ -1437,14 +1682,14 @@ mod tests {
                     } else {
                         (x >> 32) as u32
                     };
-                    (neg_ln_unit(v) / w as f64, b)
+                    (neg_ln_unit(v) / w, b)
                 })
                 .min_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)))
                 .unwrap();
             assert_eq!(got[0].0, want.1 as u32);
         }
         let mut one = Vec::new();
-        draw(&[(7, 1)], &[5], true, &mut one);
+        draw(&[(7, 1.0)], &[5], true, &mut one);
         assert_eq!(one, [(7, None)]);
     }
 
@@ -1459,13 +1704,70 @@ mod tests {
             .filter(|r| r.samples <= AUTO_CAPS.samples)
         {
             let codes = f.codes(&doc, r);
-            assert_eq!(codes.len(), r.bands as usize, "{r:?}");
+            let (fuzzy, similar): (Vec<Code>, Vec<Code>) =
+                codes.into_iter().partition(|c| c.path == Path::Fuzzy);
+            assert_eq!(fuzzy.len(), r.bands as usize, "{r:?}");
+            assert_eq!(similar.len(), 2, "{r:?}");
+            assert!(similar.iter().all(|c| c.path == Path::Similar));
             let probes = f.probes(&doc, r, 24);
             assert_eq!(probes.len(), r.bands as usize * 24);
-            for c in &codes {
+            for c in &fuzzy {
                 assert!(probes.contains(c), "{r:?}");
             }
+            // A similar query's first probe per band is the document's own code.
+            let similar_probes = f.similar_probes(&doc, r, 48);
+            assert_eq!(similar_probes.len(), 2 * 48, "{r:?}");
+            for (band, c) in similar.iter().enumerate() {
+                assert_eq!(similar_probes[band * 48], *c, "{r:?}");
+            }
+            assert!(!probes.iter().any(|p| similar_probes.contains(p)));
         }
+    }
+
+    #[test]
+    fn ranked_draws_extend_the_winner_in_clock_order() {
+        let many: Vec<(u64, f64)> = (0..300u64)
+            .map(|i| (hash::fmix64(i + 7), (1 + i % 5) as f64 * 1000.0))
+            .collect();
+        let seeds: Vec<u32> = (0..20).collect();
+        let ranked = draw_ranked(&many, &seeds, 6);
+        let mut best = Vec::new();
+        draw(&many, &seeds, true, &mut best);
+        for (g, list) in ranked.iter().enumerate() {
+            // Against the clocks computed in full.
+            let mut clocks: Vec<(f64, u64)> = many
+                .iter()
+                .map(|&(b, w)| {
+                    let x = hash::derived(b, SAMPLE_SEED_BASE + g as u32 / 2);
+                    let v = if g % 2 == 0 {
+                        x as u32
+                    } else {
+                        (x >> 32) as u32
+                    };
+                    (neg_ln_unit(v) / w, b)
+                })
+                .collect();
+            clocks.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+            let want: Vec<u32> = clocks[..6].iter().map(|c| c.1 as u32).collect();
+            assert_eq!(list, &want, "seed {g}");
+            assert_eq!(list[0], best[g].0);
+            assert_eq!(Some(list[1]), best[g].1);
+        }
+        // Fewer elements than asked for: all of them.
+        assert_eq!(draw_ranked(&many[..3], &[4], 6)[0].len(), 3);
+    }
+
+    #[test]
+    fn rank_tuples_come_by_rank_sum() {
+        let mut out = Vec::new();
+        rank_tuples(&[3, 3], 6, &mut out);
+        assert_eq!(out, [0, 0, 0, 1, 1, 0, 0, 2, 1, 1, 2, 0]);
+        rank_tuples(&[2, 1, 2], 10, &mut out);
+        assert_eq!(out, [0, 0, 0, 0, 0, 1, 1, 0, 0, 1, 0, 1], "only 4 exist");
+        rank_tuples(&[4], 2, &mut out);
+        assert_eq!(out, [0, 1]);
+        rank_tuples(&[0, 3], 2, &mut out);
+        assert!(out.is_empty());
     }
 
     /// Terms and class counts as the plain definition gives them: UAX #29 words, lower-cased
@@ -1544,17 +1846,19 @@ mod tests {
             "Quantum chromodynamics describes strong interactions between quarks and gluons.",
         );
         let codes = f.codes(&short, r);
-        assert!(codes.iter().all(|c| c.path == Path::Short));
-        assert_eq!(codes.len(), 6);
+        let on = |codes: &[Code], path| codes.iter().filter(|c| c.path == path).count();
+        assert_eq!(on(&codes, Path::Short), 6);
+        assert_eq!(on(&codes, Path::Similar), 2);
+        assert_eq!(codes.len(), 8);
         let none = f.fingerprint("the of and 1234");
-        assert!(
-            f.codes(&none, r).iter().all(|c| c.path == Path::Short),
-            "{none:?}"
-        );
+        let codes = f.codes(&none, r);
+        assert_eq!(on(&codes, Path::Short), 6, "{none:?}");
+        assert_eq!(on(&codes, Path::Similar), 2, "{none:?}");
         let punct = f.fingerprint("--- ... !!!");
         let codes = f.codes(&punct, r);
         assert_eq!(codes.len(), 1);
         assert_eq!(codes[0].path, Path::Exact);
         assert_eq!(f.probes(&punct, r, 24), codes);
+        assert!(f.similar_probes(&punct, r, 48).is_empty());
     }
 }

@@ -1,4 +1,5 @@
-//! pocketdex: near-duplicate search with fuzzy-fingerprints in one small, memory-mapped index.
+//! pocketdex: near-duplicate and high-similarity search with fuzzy-fingerprints in one small,
+//! memory-mapped index.
 //!
 //! The data flow, one module per stage:
 //!

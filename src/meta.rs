@@ -45,6 +45,9 @@ impl Meta {
         w.u8(r.bands);
         w.u8(r.samples);
         w.u8(r.short_rows);
+        w.u8(p.similar_bands);
+        w.u8(p.similar_probes);
+        w.u8(r.similar_rows);
         w.u8(p.schemes.len() as u8);
         for s in &p.schemes {
             w.u8(s.len() as u8);
@@ -78,11 +81,10 @@ impl Meta {
         let short_below = r.u32()?;
         let minhash_bands = r.u8()?;
         let sketch_words = r.u8()?;
-        let resolution = Resolution {
-            bands: r.u8()?,
-            samples: r.u8()?,
-            short_rows: r.u8()?,
-        };
+        let (bands, samples, short_rows) = (r.u8()?, r.u8()?, r.u8()?);
+        let similar_bands = r.u8()?;
+        let similar_probes = r.u8()?;
+        let resolution = Resolution::new(bands, samples, short_rows, r.u8()?);
         let n = r.u8()?;
         let mut schemes = Vec::with_capacity(n as usize);
         for _ in 0..n {
@@ -99,6 +101,8 @@ impl Meta {
             short_below,
             minhash_bands,
             sketch_words,
+            similar_bands,
+            similar_probes,
             resolution: Some(resolution),
         };
         params

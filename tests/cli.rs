@@ -228,3 +228,59 @@ fn verify_exits_2_on_a_flipped_byte() {
         bytes[at] ^= 1;
     }
 }
+
+/// `query --similar`: a copy of an article with a quarter of its words replaced, which the
+/// near-duplicate codes of a 2-million-document index miss, is found through the similar path;
+/// `--similar-probes` needs `--similar`; `info` says what the similar path is.
+#[test]
+fn similar_finds_a_heavily_edited_copy() {
+    let tmp = tempfile::tempdir().unwrap();
+    let index = tmp.path().join("big.pdx").display().to_string();
+    let o = pocketdex(&[
+        "build",
+        "samples/wiki-en",
+        "-o",
+        &index,
+        "--expected-docs",
+        "2000000",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let docs = common::samples();
+    let j = docs.iter().position(|d| d.0 == "Jupiter.txt").unwrap();
+    let text = &docs[j].1;
+    let n = text.split_whitespace().count() / 4;
+    let mut rng = common::Rng::new(1);
+    let edited = common::edit_words(text, &docs[j + 1].1, n, &mut rng);
+    let query = tmp.path().join("edited.txt");
+    std::fs::write(&query, edited).unwrap();
+    let q = query.display().to_string();
+
+    let o = pocketdex(&["query", &index, &q, "--json"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    let o = pocketdex(&["query", &index, &q, "--json", "--similar"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let lines: Vec<serde_json::Value> = stdout(&o)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines[0]["id"], "Jupiter.txt", "{lines:?}");
+    assert_eq!(lines[0]["path"], "similar");
+    let stats = lines.last().unwrap();
+    assert_eq!(stats["type"], "query");
+    assert!(stats["lookups"].as_u64().unwrap() > 96, "{stats}");
+    // The default threshold of --similar is 0.4: every hit has at least that score.
+    assert!(lines
+        .iter()
+        .filter(|l| l["type"] == "hit")
+        .all(|l| l["score"].as_f64().unwrap() >= 0.4));
+
+    let o = pocketdex(&["query", &index, &q, "--similar-probes", "8"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("--similar"), "{}", stderr(&o));
+    let o = pocketdex(&["info", &index]);
+    assert!(
+        stdout(&o).contains("similar path      every document: 2 weighted MinHash bands × 3 rows"),
+        "{}",
+        stdout(&o)
+    );
+}

@@ -1,9 +1,9 @@
 //! Golden files: an index of each format version committed in `tests/golden/`, opened and
 //! queried as a user's old file would be, and the current one rebuilt byte for byte.
 //!
-//! `create_format_v4` writes the file only when it is missing (then commit it). A change that
-//! alters any byte of the format makes `rebuild_matches_golden_v4` fail: bump the format
-//! version, add `v5.pdx`, and keep a test that says what happens to v4 files.
+//! `create_format_v5` writes the file only when it is missing (then commit it). A change that
+//! alters any byte of the format makes `rebuild_matches_golden_v5` fail: bump the format
+//! version, add `v6.pdx`, and keep a test that says what happens to v5 files.
 
 mod common;
 
@@ -14,6 +14,7 @@ const GOLDEN_V1: &str = "tests/golden/v1.pdx";
 const GOLDEN_V2: &str = "tests/golden/v2.pdx";
 const GOLDEN_V3: &str = "tests/golden/v3.pdx";
 const GOLDEN_V4: &str = "tests/golden/v4.pdx";
+const GOLDEN_V5: &str = "tests/golden/v5.pdx";
 
 /// The golden corpus: every 15th sample article (20 documents), titled by its first line.
 fn corpus() -> Vec<(String, String, String)> {
@@ -27,7 +28,7 @@ fn corpus() -> Vec<(String, String, String)> {
         .collect()
 }
 
-fn build_v4() -> Vec<u8> {
+fn build_v5() -> Vec<u8> {
     let mut b = IndexBuilder::for_lang(Lang::En, Params::default()).unwrap();
     for (name, title, text) in corpus() {
         b.add(&name, Some(&title), &text);
@@ -38,24 +39,30 @@ fn build_v4() -> Vec<u8> {
 }
 
 #[test]
-fn create_format_v4() {
-    let path = root().join(GOLDEN_V4);
+fn create_format_v5() {
+    let path = root().join(GOLDEN_V5);
     if !path.exists() {
-        std::fs::write(&path, build_v4()).unwrap();
-        panic!("wrote {GOLDEN_V4}: commit it (a missing golden file must not pass silently)");
+        std::fs::write(&path, build_v5()).unwrap();
+        panic!("wrote {GOLDEN_V5}: commit it (a missing golden file must not pass silently)");
     }
 }
 
 /// Versions 1 (no IDF section), 2 (fuzzy codes without samples, unweighted MinHash on the
-/// short path) and 3 (another sketch and sample clock) are refused with an error that says to
-/// rebuild: their codes and sketches are not those a version 4 query computes.
+/// short path), 3 (another sketch and sample clock) and 4 (no similar path, so no
+/// `query --similar`) are refused with an error that says to rebuild: their codes, sketches
+/// or parameters are not those a version 5 query expects.
 #[test]
-fn test_format_v1_to_v3_are_refused() {
-    for (path, got) in [(GOLDEN_V1, 1), (GOLDEN_V2, 2), (GOLDEN_V3, 3)] {
+fn test_format_v1_to_v4_are_refused() {
+    for (path, got) in [
+        (GOLDEN_V1, 1),
+        (GOLDEN_V2, 2),
+        (GOLDEN_V3, 3),
+        (GOLDEN_V4, 4),
+    ] {
         let bytes = std::fs::read(root().join(path)).unwrap();
         let e = Index::open(bytes).err().expect("an old file is not read");
         assert!(
-            matches!(e, pocketdex::Error::Version { expected: 4, got: g } if g == got),
+            matches!(e, pocketdex::Error::Version { expected: 5, got: g } if g == got),
             "{e:?}"
         );
         assert!(e.to_string().contains("rebuild the index"), "{e}");
@@ -63,8 +70,8 @@ fn test_format_v1_to_v3_are_refused() {
 }
 
 #[test]
-fn test_format_v4() {
-    let bytes = std::fs::read(root().join(GOLDEN_V4)).expect("tests/golden/v4.pdx is committed");
+fn test_format_v5() {
+    let bytes = std::fs::read(root().join(GOLDEN_V5)).expect("tests/golden/v5.pdx is committed");
     let index = Index::open(bytes).unwrap();
     index.verify().unwrap();
     let docs = corpus();
@@ -81,13 +88,24 @@ fn test_format_v4() {
     let cut: String = text.split_inclusive(". ").skip(1).collect();
     let r = index.query(&cut, &QueryOptions::default());
     assert_eq!(index.name(r.hits[0].doc).as_deref(), Some(name.as_str()));
+    // The similar path answers as it did when the file was written: every document finds itself
+    // through it alone, first.
+    let f = index.fingerprinter();
+    for (i, (name, _, text)) in docs.iter().enumerate() {
+        let fp = f.fingerprint_query(text);
+        let probes = f.similar_probes(&fp, index.resolution(), f.params().similar_probes);
+        let mut found = Vec::new();
+        let keys: Vec<u64> = probes.iter().map(|c| c.key).collect();
+        index.lookup_many(&keys, |_, postings| found.extend(postings));
+        assert!(found.contains(&(i as u32)), "{name}");
+    }
 }
 
 #[test]
-fn rebuild_matches_golden_v4() {
-    let golden = std::fs::read(root().join(GOLDEN_V4)).expect("tests/golden/v4.pdx is committed");
+fn rebuild_matches_golden_v5() {
+    let golden = std::fs::read(root().join(GOLDEN_V5)).expect("tests/golden/v5.pdx is committed");
     assert!(
-        build_v4() == golden,
-        "today's build of the golden corpus differs from {GOLDEN_V4}: the format changed; bump VERSION"
+        build_v5() == golden,
+        "today's build of the golden corpus differs from {GOLDEN_V5}: the format changed; bump VERSION"
     );
 }

@@ -90,6 +90,63 @@ fn lookups_agree_with_a_brute_force_oracle() {
     assert_eq!(batched, one_by_one);
 }
 
+/// A `--similar` query's candidates are exactly the documents that share a code with its
+/// probes (brute force over every document's codes), and a similar query keeps every candidate of
+/// the default one.
+#[test]
+fn similar_candidates_agree_with_a_brute_force_oracle() {
+    let docs: Vec<(String, String)> = samples().into_iter().take(150).collect();
+    let index = Index::open(build(&docs)).unwrap();
+    let f = index.fingerprinter().clone();
+    let r = index.resolution();
+    let codes: Vec<BTreeSet<u64>> = docs
+        .iter()
+        .map(|(_, t)| {
+            f.codes(&f.fingerprint(t), r)
+                .iter()
+                .map(|c| c.key)
+                .collect()
+        })
+        .collect();
+    let mut rng = Rng::new(5);
+    let all = QueryOptions {
+        top: usize::MAX,
+        threshold: 0.0,
+        ..QueryOptions::default()
+    };
+    for (i, (_, text)) in docs.iter().enumerate().step_by(5) {
+        // Heavily edited: a third of the words from another article.
+        let n = text.split_whitespace().count() / 3;
+        let q = edit_words(text, &docs[(i + 1) % docs.len()].1, n.max(1), &mut rng);
+        let fp = f.fingerprint_query(&q);
+        let mut probes: Vec<u64> = f
+            .probes(&fp, r, f.params().probes)
+            .iter()
+            .map(|c| c.key)
+            .collect();
+        probes.extend(
+            f.similar_probes(&fp, r, f.params().similar_probes)
+                .iter()
+                .map(|c| c.key),
+        );
+        let want: BTreeSet<u32> = (0..docs.len() as u32)
+            .filter(|&d| probes.iter().any(|k| codes[d as usize].contains(k)))
+            .collect();
+        let similar = index.query(
+            &q,
+            &QueryOptions {
+                similar: true,
+                ..all.clone()
+            },
+        );
+        let got: BTreeSet<u32> = similar.hits.iter().map(|h| h.doc).collect();
+        assert_eq!(got, want, "query {i}");
+        assert_eq!(similar.candidates, want.len());
+        let near: BTreeSet<u32> = index.query(&q, &all).hits.iter().map(|h| h.doc).collect();
+        assert!(near.is_subset(&got));
+    }
+}
+
 #[test]
 fn builds_are_reproducible() {
     let docs: Vec<(String, String)> = samples().into_iter().take(50).collect();
@@ -293,7 +350,7 @@ mod random_corpora {
                 prop_assert_eq!(&got, want);
             }
             for (i, (_, text)) in docs.iter().enumerate() {
-                let r = index.query(text, &QueryOptions { top: usize::MAX, threshold: 0.0, probes: None });
+                let r = index.query(text, &QueryOptions { top: usize::MAX, threshold: 0.0, ..Default::default() });
                 prop_assert!(r.hits.iter().any(|h| h.doc == i as u32 && h.score == 1.0), "doc {} not found by itself", i);
             }
         }

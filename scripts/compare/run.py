@@ -5,7 +5,7 @@ Same collection, same ground truth (scripts/oracle/truth.py), same content words
 
 Usage:
   scripts/compare/run.py INPUT [--lang en|de] [--out DIR] [--pairs PAIRS.tsv]
-                         [--pocketdex BIN] [--repeat N] [--no-ds05]
+                         [--pocketdex BIN] [--repeat N] [--no-ds05] [--similar]
 
 INPUT is a directory (every regular file below it; id = path relative to INPUT)
 or a .jsonl file with one {"id","text","title"?} per line - read exactly as
@@ -26,6 +26,14 @@ signatures (scoring is timed apart from querying).
 
 pocketdex: `pocketdex build INPUT -o DIR/pocketdex.pdx` and
 `pocketdex query DIR/pocketdex.pdx INPUT --json --top 1000 --threshold 0.5`.
+
+--similar (high-similarity search) replaces the tools above with: datasketch
+MinHashLSH over content-word sets at threshold 0.3 and 0.5 plus over word
+3-shingles at 0.3 (same signing), and pocketdex built with its defaults and with
+--expected-docs 2000000, each queried with `--threshold 0 --top 10` with and
+without `query --similar`. Recall per cosine bucket [0.5,0.6) .. >=0.9,
+hits and candidates per query, index bytes per doc, and for pocketdex the share
+of hits with score >= 0.7 whose cosine is >= 0.6.
 
 Truth: cosine buckets come from pairs.tsv; the J >= 0.8 set (recall and the
 extra "precision (J>=0.8)" column) is exact word-3-shingle Jaccard over ALL
@@ -71,9 +79,10 @@ def log(msg: str) -> None:
 
 
 def load_corpus(inp: str, lang: str):
+    """(ids, content words per doc, text bytes, stopword source), read as truth.py reads."""
     stop, stop_src = truth.load_stopwords(
         SimpleNamespace(no_stopwords=False, stopwords=None, lang=lang))
-    ids, shingles, nbytes = [], [], 0
+    ids, words, nbytes = [], [], 0
     seen = set()
     for did, name, text in truth.iter_docs(inp, "include", False):
         if did in seen:  # truth.py keeps the first of duplicate ids
@@ -82,16 +91,16 @@ def load_corpus(inp: str, lang: str):
         nbytes += len(text.encode("utf-8", errors="replace"))
         if truth.looks_like_html(name, text):
             text = truth.strip_html(text)
-        words = truth.content_words(text, stop)
-        if len(words) == 0:
-            sh = []
-        elif len(words) < 3:
-            sh = [" ".join(words)]
-        else:
-            sh = list({" ".join(words[i:i + 3]) for i in range(len(words) - 2)})
         ids.append(did)
-        shingles.append(sh)
-    return ids, shingles, nbytes, stop_src
+        words.append(truth.content_words(text, stop))
+    return ids, words, nbytes, stop_src
+
+
+def shingles3(words: list[str]) -> list[str]:
+    """Distinct word 3-shingles; 1-2 words give one shingle of them, none gives none (as truth.py)."""
+    if len(words) < 3:
+        return [" ".join(words)] if words else []
+    return list({" ".join(words[i:i + 3]) for i in range(len(words) - 2)})
 
 
 def exact_jaccard_pairs(ids, shingles, thr: float, chunk_cells: int = 4_000_000):
@@ -156,7 +165,9 @@ def timed(fn, repeat: int):
     return best, res
 
 
-def run_datasketch(ids, shingles, out: str, thresholds, repeat: int = 1):
+def run_datasketch(ids, shingles, out: str, thresholds, repeat: int = 1, tag: str = "", feature: str | None = None):
+    """One MinHashLSH per threshold over the same signatures of `shingles` (any set of strings per
+    doc). Files and rows are named datasketch<tag>[-t<thr>]; `feature` names the sets in the label."""
     import datasketch
     from datasketch import MinHash, MinHashLSH
 
@@ -186,13 +197,15 @@ def run_datasketch(ids, shingles, out: str, thresholds, repeat: int = 1):
             lambda: [(i, o, sigs[i].jaccard(sigs[o])) for i, c in cands for o in c if o != i], 1)
 
         size = len(pickle.dumps(lsh, protocol=pickle.HIGHEST_PROTOCOL))
-        name = "datasketch" if thr == 0.8 else f"datasketch-t{thr}"
+        name = f"datasketch{tag}" + ("" if thr == 0.8 else f"-t{thr}")
+        over = f" over {feature}" if feature else ""
         path = os.path.join(out, f"{name}.hits.jsonl")
         write_hits(path, ids, hits)
         results.append(dict(
-            tool=name, label=f"datasketch {datasketch.__version__} MinHashLSH t={thr} (b={lsh.b}, r={lsh.r})",
+            tool=name, label=f"datasketch {datasketch.__version__} MinHashLSH{over} t={thr} (b={lsh.b}, r={lsh.r})",
             version=datasketch.__version__, params=dict(num_perm=NUM_PERM, threshold=thr, b=lsh.b, r=lsh.r,
-                                                       hash="sha1_hash32 (default)", seed=1),
+                                                       hash="sha1_hash32 (default)", seed=1,
+                                                       feature=feature or "word 3-shingles"),
             docs=len(ids), indexed=len(live), sign_s=t_sign, insert_s=t_insert, query_s=t_query,
             score_s=t_score, index_bytes=size, index_bytes_note="len(pickle.dumps(lsh)), int keys",
             hits_file=path, hits=hits))
@@ -245,11 +258,13 @@ def run_rensa(ids, shingles, out: str, repeat: int = 1):
 # pocketdex
 
 
-def run_pocketdex(binary: str, inp: str, lang: str, out: str, ndocs_corpus: int, repeat: int = 1):
-    pdx = os.path.join(out, "pocketdex.pdx")
-    version = subprocess.run([binary, "--version"], capture_output=True, text=True).stdout.strip()
+def pocketdex_version(binary: str) -> str:
+    return subprocess.run([binary, "--version"], capture_output=True, text=True).stdout.strip()
 
-    t_build, b = timed(lambda: subprocess.run([binary, "build", inp, "-o", pdx, "--lang", lang, "--quiet"],
+
+def build_pocketdex(binary: str, inp: str, lang: str, pdx: str, repeat: int = 1, extra=()):
+    """`pocketdex build INPUT -o PDX --lang L [extra]`; index bytes exclude the NAMES section."""
+    t_build, b = timed(lambda: subprocess.run([binary, "build", inp, "-o", pdx, "--lang", lang, "--quiet", *extra],
                                               capture_output=True, text=True), repeat)
     if b.returncode != 0:
         sys.exit(f"error: pocketdex build failed ({b.returncode}):\n{b.stderr}")
@@ -258,12 +273,20 @@ def run_pocketdex(binary: str, inp: str, lang: str, out: str, ndocs_corpus: int,
                                      text=True, check=True).stdout)
     names = sum(s["len"] for s in info["sections"] if s["name"] == "NAMES")
     fbytes = os.path.getsize(pdx)
+    docs = info["documents"]
+    return dict(params=info.get("params"), docs=docs, indexed=docs, build_s=t_build,
+                index_bytes=fbytes - names, index_bytes_note=f"file {fbytes} B minus NAMES {names} B",
+                file_bytes=fbytes, build_stderr=b.stderr.strip()[-2000:])
 
-    qpath = os.path.join(out, "pocketdex.query.jsonl")
+
+def query_pocketdex(binary: str, pdx: str, inp: str, out: str, name: str, qargs, repeat: int = 1):
+    """`pocketdex query PDX INPUT --json [qargs]`: raw output in DIR/<name>.query.jsonl, hits
+    (self excluded) in DIR/<name>.hits.jsonl; `candidates` sums the query records' candidates."""
+    qpath = os.path.join(out, f"{name}.query.jsonl")
 
     def query():
         with open(qpath, "wb") as f:
-            return subprocess.run([binary, "query", pdx, inp, "--json", "--top", "1000", "--threshold", "0.5"],
+            return subprocess.run([binary, "query", pdx, inp, "--json", *qargs],
                                   stdout=f, stderr=subprocess.PIPE)
 
     t_query, q = timed(query, repeat)
@@ -282,7 +305,7 @@ def run_pocketdex(binary: str, inp: str, lang: str, out: str, ndocs_corpus: int,
                 return label[len(p):].lstrip("/")
         return label
 
-    hits, errors, queries = [], 0, set()
+    hits, errors, queries, candidates = [], 0, set(), 0
     with open(qpath, encoding="utf-8") as f:
         for line in f:
             line = line.strip()
@@ -294,37 +317,46 @@ def run_pocketdex(binary: str, inp: str, lang: str, out: str, ndocs_corpus: int,
                 continue
             if "query" in o:
                 queries.add(o["query"])
+            if o.get("type") == "query":
+                candidates += o.get("candidates", 0)
             if "query" in o and "id" in o:
                 qi = qid(o["query"])
                 if o["id"] != qi:
                     hits.append((qi, o["id"], float(o["score"])))
-    path = os.path.join(out, "pocketdex.hits.jsonl")
+    path = os.path.join(out, f"{name}.hits.jsonl")
     with open(path, "w", encoding="utf-8", newline="\n") as f:
         for qi, oi, s in hits:
             f.write(json.dumps({"query": qi, "id": oi, "score": s}, ensure_ascii=False) + "\n")
+    return dict(query_args=list(qargs), query_s=t_query, query_errors=errors, queries_seen=len(queries),
+                candidates=candidates, hits_file=path, hits_named=hits)
 
-    docs = info["documents"]
-    return dict(
-        tool="pocketdex", label=f"{version} (defaults)", version=version, params=info.get("params"),
-        docs=docs, indexed=docs, build_s=t_build, query_s=t_query, query_docs=ndocs_corpus,
-        query_errors=errors, queries_seen=len(queries),
-        index_bytes=fbytes - names, index_bytes_note=f"file {fbytes} B minus NAMES {names} B",
-        file_bytes=fbytes, hits_file=path, hits_named=hits,
-        build_stderr=b.stderr.strip()[-2000:])
+
+def run_pocketdex(binary: str, inp: str, lang: str, out: str, ndocs_corpus: int, repeat: int = 1):
+    version = pocketdex_version(binary)
+    pdx = os.path.join(out, "pocketdex.pdx")
+    b = build_pocketdex(binary, inp, lang, pdx, repeat)
+    q = query_pocketdex(binary, pdx, inp, out, "pocketdex", ["--top", "1000", "--threshold", "0.5"], repeat)
+    return dict(tool="pocketdex", label=f"{version} (defaults)", version=version, query_docs=ndocs_corpus,
+                **b, **q)
 
 
 # ----------------------------------------------------------------------------
 # scoring
 
 
+def reported_pairs(named_hits, min_score=None):
+    """Distinct (query_id, other_id) of (query_id, other_id, score) hits, self excluded."""
+    return {(q, o) for q, o, s in named_hits if q != o and (min_score is None or s >= min_score)}
+
+
+def unordered(pairs):
+    return {(q, o) if q < o else (o, q) for q, o in pairs}
+
+
 def score(named_hits, pairs, sets, min_score=None):
     """named_hits: iterable of (query_id, other_id, score)."""
-    reported = set()
-    for q, o, s in named_hits:
-        if q == o or (min_score is not None and s < min_score):
-            continue
-        reported.add((q, o))
-    found = {(q, o) if q < o else (o, q) for q, o in reported}
+    reported = reported_pairs(named_hits, min_score)
+    found = unordered(reported)
     rec = {k: (len(found & v) / len(v) if v else None) for k, v in sets.items()}
     n9 = n8 = n5 = nj = 0
     for q, o in reported:
@@ -344,6 +376,41 @@ def score(named_hits, pairs, sets, min_score=None):
         reported_pairs=nrep, found_unordered=len(found))
 
 
+# High-similarity mode (--similar): recall per cosine bucket of pairs.tsv
+COS_BUCKETS = [(0.5, 0.6), (0.6, 0.7), (0.7, 0.8), (0.8, 0.9), (0.9, None)]
+PREC_SCORE, PREC_COS = 0.7, 0.6  # pocketdex: share of hits with score >= 0.7 whose true cosine is >= 0.6
+
+
+def bucket_name(lo, hi) -> str:
+    return f"≥{lo}" if hi is None else f"[{lo},{hi})"
+
+
+def best_partners(pairs, k: int):
+    """(a, b, cosine) for each doc's k partners of highest true cosine in pairs.tsv: what a tool
+    limited to k hits per query (self excluded) could report at best."""
+    nb = {}
+    for (a, b), v in pairs.items():
+        nb.setdefault(a, []).append((-v[0], b))
+        nb.setdefault(b, []).append((-v[0], a))
+    return [(a, b, -c) for a, v in nb.items() for c, b in sorted(v)[:k]]
+
+
+def score_similar(named_hits, pairs, buckets, nqueries: int, precision: bool = True):
+    """Recall per bucket (found if either doc reports the other), hits per query and, if
+    `precision`, the share of hits with score >= PREC_SCORE whose cosine is >= PREC_COS."""
+    reported = reported_pairs(named_hits)
+    found = unordered(reported)
+    m = dict(recall={k: (len(found & v) / len(v) if v else None) for k, v in buckets.items()},
+             reported_pairs=len(reported), hits_per_query=len(reported) / nqueries if nqueries else None,
+             precision=None)
+    if precision:
+        high = reported_pairs(named_hits, PREC_SCORE)
+        # over distinct (query, id) hits, like the precision of the default mode; absent = cosine < 0.5
+        good = sum(1 for q, o in high if pairs.get((q, o) if q < o else (o, q), (0.0,))[0] >= PREC_COS)
+        m.update(precision=good / len(high) if high else None, precision_hits=len(high))
+    return m
+
+
 def fmt(x, digits=3):
     return "–" if x is None else f"{x:.{digits}f}"
 
@@ -352,18 +419,104 @@ def fmt_int(x):
     return "–" if x is None else f"{x:,.0f}"
 
 
+def run_similar(args, out: str, ids, words, shingles, pairs):
+    """--similar: datasketch over content-word sets (t=0.3, 0.5) and word 3-shingles (t=0.3), and
+    pocketdex query with and without --similar on an index sized for this collection and one sized
+    for 2M documents; all at threshold 0 (every candidate is a hit). Returns (markdown, json fields)."""
+    inp, n = args.input, len(ids)
+    buckets = {bucket_name(lo, hi): {k for k, v in pairs.items() if v[0] >= lo and (hi is None or v[0] < hi)}
+               for lo, hi in COS_BUCKETS}
+    log("truth pairs: " + ", ".join(f"{k} {len(v)}" for k, v in buckets.items()))
+
+    log("datasketch ...")
+    rows = run_datasketch(ids, [list(set(w)) for w in words], out, [0.3, 0.5], args.repeat,
+                          tag="-words", feature="content-word sets")
+    rows += run_datasketch(ids, shingles, out, [0.3], args.repeat, tag="-shingles", feature="word 3-shingles")
+    for r in rows:
+        # score = estimated Jaccard, not comparable to a cosine: no precision at score >= 0.7
+        r.update(score_similar([(ids[q], ids[o], s) for q, o, s in r.pop("hits")], pairs, buckets, n,
+                               precision=False))
+        r["candidates_per_query"] = r["hits_per_query"]  # every LSH candidate is a hit
+        r["index_bytes_per_doc"] = r["index_bytes"] / r["indexed"]
+
+    # pocketdex is asked for --top 10, and the query itself takes one of the 10
+    top = dict(tool="ceiling-top9", label="ceiling of --top 10: each doc's 9 best partners by true cosine",
+               candidates_per_query=None, index_bytes_per_doc=None)
+    top.update(score_similar(best_partners(pairs, 9), pairs, buckets, n, precision=False))
+    top["hits_per_query"] = None  # only pairs with cosine >= 0.5 are known
+    rows.append(top)
+
+    version = pocketdex_version(args.pocketdex)
+    for cfg, build_args in (("", []), ("-2M", ["--expected-docs", "2000000"])):
+        pdx = os.path.join(out, f"pocketdex{cfg}.pdx")
+        log(f"pocketdex build {' '.join(build_args) or '(defaults)'} ...")
+        b = build_pocketdex(args.pocketdex, inp, args.lang, pdx, args.repeat, build_args)
+        for mode, mode_args in (("", []), ("-similar", ["--similar"])):
+            name = f"pocketdex{cfg}{mode}"
+            label = f"{version}: build {' '.join(build_args) or '(defaults)'}; query {' '.join(mode_args)}"
+            q = query_pocketdex(args.pocketdex, pdx, inp, out, name,
+                                ["--threshold", "0", "--top", "10", *mode_args], args.repeat)
+            r = dict(tool=name, label=label.rstrip(), version=version, build_args=build_args, **b, **q)
+            r.update(score_similar(r.pop("hits_named"), pairs, buckets, n))
+            r["candidates_per_query"] = r["candidates"] / n  # distinct docs the lookups found, before ranking
+            r["index_bytes_per_doc"] = r["index_bytes"] / r["docs"]
+            rows.append(r)
+
+    cols = [f"{k} (n={len(v):,})" for k, v in buckets.items()]
+    lines = [
+        f"### {inp}: {n} docs; truth: pairs.tsv (tf-idf cosine of content words ≥ 0.5)",
+        "",
+        "| tool | recall " + " | ".join(cols) + " | hits/query | candidates/query | index bytes/doc "
+        f"| precision (score ≥ {PREC_SCORE} → cos ≥ {PREC_COS}) |",
+        "|---" * (len(cols) + 5) + "|",
+    ]
+    for r in rows:
+        lines.append(f"| {r['label']} | " + " | ".join(fmt(x) for x in r["recall"].values())
+                     + f" | {fmt(r['hits_per_query'], 1)} | {fmt(r['candidates_per_query'], 1)} "
+                     f"| {fmt_int(r['index_bytes_per_doc'])} | {fmt(r['precision'])} |")
+    lines += [
+        "",
+        "Recall: a pair counts as found if either doc reports the other. datasketch: every LSH candidate "
+        "(self excluded) is a hit, so hits = candidates; index bytes = len(pickle.dumps(lsh)) / indexed docs. "
+        "pocketdex: `query INDEX INPUT --json --threshold 0 --top 10 [--similar]`, so at most 10 hits per "
+        "query; candidates = the query records' `candidates` (distinct docs found before ranking); index "
+        "bytes = file minus NAMES / docs; precision is over distinct (query, id) hits with score ≥ "
+        f"{PREC_SCORE}, a pair absent from pairs.tsv has cosine < 0.5.",
+        "Times (s, fastest of {}): ".format(args.repeat)
+        + "; ".join(f"{r['tool']} " + (f"sign {r['sign_s']:.2f} + insert {r['insert_s']:.2f}, query {r['query_s']:.2f}"
+                                      if "sign_s" in r else f"build {r['build_s']:.2f}, query {r['query_s']:.2f}")
+                    for r in rows if "query_s" in r) + ".",
+    ]
+    return "\n".join(lines) + "\n", dict(mode="similar", truth_counts={k: len(v) for k, v in buckets.items()},
+                                        rows=rows)
+
+
+def write_report(out: str, md: str, meta: dict) -> None:
+    """Prints the table and writes DIR/compare.md and DIR/compare.json."""
+    print(md)
+    with open(os.path.join(out, "compare.md"), "w", encoding="utf-8") as f:
+        f.write(md)
+    with open(os.path.join(out, "compare.json"), "w", encoding="utf-8") as f:
+        json.dump(meta | dict(loadavg_end=os.getloadavg()), f, indent=1, ensure_ascii=False)
+    log(f"wrote {out}/compare.md and compare.json")
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("input", help="directory or .jsonl file")
     ap.add_argument("--lang", default="en", help="en or de (stopwords for truth/MinHash; pocketdex --lang)")
     ap.add_argument("--out", help="output directory (default /tmp/pocketdex-compare/<input name>)")
-    ap.add_argument("--pairs", help="reuse an existing truth pairs.tsv (made with --min <= 0.8) instead of running truth.py")
+    ap.add_argument("--pairs", help="reuse an existing truth pairs.tsv (made with --min <= 0.8, <= 0.5 for "
+                                    "--similar) instead of running truth.py")
     ap.add_argument("--pocketdex", default=os.path.join(REPO, "target", "release", "pocketdex"),
                     help="pocketdex binary (default: REPO/target/release/pocketdex)")
     ap.add_argument("--repeat", type=int, default=1,
                     help="time every step this many times and keep the fastest (default 1)")
     ap.add_argument("--no-ds05", action="store_true", help="skip the second datasketch index (threshold 0.5)")
+    ap.add_argument("--similar", action="store_true",
+                    help="high-similarity search instead: recall per cosine bucket of datasketch over "
+                         "content-word sets and of pocketdex query with and without --similar")
     args = ap.parse_args(argv)
 
     inp = args.input
@@ -388,12 +541,21 @@ def main(argv=None) -> int:
 
     # --- corpus ------------------------------------------------------------------
     t0 = time.perf_counter()
-    ids, shingles, nbytes, stop_src = load_corpus(inp, args.lang)
+    ids, words, nbytes, stop_src = load_corpus(inp, args.lang)
+    shingles = [shingles3(w) for w in words]
     t_prep = time.perf_counter() - t0
     n = len(ids)
-    empty = sum(1 for s in shingles if not s)
+    empty = sum(1 for w in words if not w)
     log(f"{n} docs ({nbytes / 1e6:.1f} MB, {empty} without content words), "
         f"read+words+shingles {t_prep:.1f} s, stopwords {stop_src}")
+    meta = dict(input=inp, lang=args.lang, docs=n, bytes=nbytes, docs_without_content_words=empty,
+                prep_s=t_prep, stopwords=stop_src, pairs=pairs_path, repeat=args.repeat,
+                python=sys.version.split()[0], platform=platform.platform(), cpus=os.cpu_count(),
+                loadavg_start=load_start)
+    if args.similar:
+        md, extra = run_similar(args, out, ids, words, shingles, pairs)
+        write_report(out, md, meta | extra)
+        return 0
 
     # pairs.tsv only lists pairs with cosine >= 0.5; a pair of near-identical
     # texts that differ in a few rare (high-idf) words can have J >= 0.8 with a
@@ -493,20 +655,9 @@ def main(argv=None) -> int:
         f"Times: fastest of {args.repeat} run(s); load average at start {load_start[0]:.2f} "
         f"on {os.cpu_count()} cores.",
     ]
-    md = "\n".join(lines) + "\n"
-    print(md)
-    with open(os.path.join(out, "compare.md"), "w", encoding="utf-8") as f:
-        f.write(md)
-    meta = dict(input=inp, lang=args.lang, docs=n, bytes=nbytes, docs_without_content_words=empty,
-                prep_s=t_prep, stopwords=stop_src, pairs=pairs_path,
-                truth_counts={k: len(v) for k, v in sets.items()}, exact_jaccard_s=t_j,
-                jaccard_check=dict(value_mismatches=j_mismatch, missing_from_exact=j_missing),
-                repeat=args.repeat, python=sys.version.split()[0], platform=platform.platform(),
-                cpus=os.cpu_count(), loadavg_start=load_start, loadavg_end=os.getloadavg(),
-                rows=table)
-    with open(os.path.join(out, "compare.json"), "w", encoding="utf-8") as f:
-        json.dump(meta, f, indent=1, ensure_ascii=False)
-    log(f"wrote {out}/compare.md and compare.json")
+    meta.update(truth_counts={k: len(v) for k, v in sets.items()}, exact_jaccard_s=t_j,
+                jaccard_check=dict(value_mismatches=j_mismatch, missing_from_exact=j_missing), rows=table)
+    write_report(out, "\n".join(lines) + "\n", meta)
     return 0
 
 

@@ -41,10 +41,11 @@ pub struct Args {
     #[arg(long, value_name = "N", help_heading = "Fingerprint parameters")]
     expected_docs: Option<u64>,
     /// Fix the resolution instead: bands (class i belongs to band i mod BANDS), weighted MinHash
-    /// samples per fuzzy band code, rows per short-path band.
+    /// samples per fuzzy band code, rows per short-path band, and rows per similar-path band
+    /// (default: what the size ladder pairs with the first three, else 1).
     #[arg(
         long,
-        value_name = "BANDS,SAMPLES,ROWS",
+        value_name = "BANDS,SAMPLES,ROWS[,SIMILAR_ROWS]",
         conflicts_with = "expected_docs",
         help_heading = "Fingerprint parameters"
     )]
@@ -74,6 +75,13 @@ pub struct Args {
     /// Simhash sketch length in 64-bit words.
     #[arg(long, default_value_t = Params::default().sketch_words, help_heading = "Fingerprint parameters")]
     sketch_words: u8,
+    /// Bands of weighted MinHash codes per document for high-similarity search (`query
+    /// --similar`); 0 indexes none (about 3 bytes per document and band).
+    #[arg(long, default_value_t = Params::default().similar_bands, help_heading = "Fingerprint parameters")]
+    similar_bands: u8,
+    /// Default number of lookups per similar band in a `query --similar`.
+    #[arg(long, default_value_t = Params::default().similar_probes, help_heading = "Fingerprint parameters")]
+    similar_probes: u8,
     /// Use z-scores instead of relative deviations from the reference.
     #[arg(long, help_heading = "Fingerprint parameters")]
     zscore: bool,
@@ -94,6 +102,8 @@ impl Args {
             short_below: self.short_below,
             minhash_bands: self.minhash_bands,
             sketch_words: self.sketch_words,
+            similar_bands: self.similar_bands,
+            similar_probes: self.similar_probes,
             ..Params::default()
         };
         if let Some(n) = self.expected_docs {
@@ -105,9 +115,20 @@ impl Args {
                 .map(|x| x.trim().parse::<u8>())
                 .collect::<Result<_, _>>()
                 .ok()
-                .filter(|v: &Vec<u8>| v.len() == 3)
-                .with_context(|| format!("--resolution {r}: expected three numbers, e.g. 4,2,3"))?;
-            p.resolution = Some(Resolution::new(v[0], v[1], v[2]));
+                .filter(|v: &Vec<u8>| v.len() == 3 || v.len() == 4)
+                .with_context(|| {
+                    format!(
+                        "--resolution {r}: expected three or four numbers, e.g. 4,2,3 or 4,2,3,2"
+                    )
+                })?;
+            let similar = v.get(3).copied().unwrap_or_else(|| {
+                pocketdex::fingerprint::LADDER
+                    .iter()
+                    .map(|e| e.1)
+                    .find(|l| (l.bands, l.samples, l.short_rows) == (v[0], v[1], v[2]))
+                    .map_or(1, |l| l.similar_rows)
+            });
+            p.resolution = Some(Resolution::new(v[0], v[1], v[2], similar));
         }
         if self.zscore {
             p.deviation = pocketdex::fingerprint::Deviation::ZScore;
@@ -247,14 +268,15 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         skipped.len()
     );
     eprintln!(
-        "paths: {} fuzzy, {} short (MinHash), {} both, {} exact; resolution: {} bands, {} samples per band, {} rows per short band",
+        "paths: {} fuzzy, {} short (MinHash), {} both, {} exact; resolution: {} bands, {} samples per band, {} rows per short band, {} rows per similar band",
         stats.paths.fuzzy,
         stats.paths.short,
         stats.paths.both,
         stats.paths.exact,
         stats.resolution.bands,
         stats.resolution.samples,
-        stats.resolution.short_rows
+        stats.resolution.short_rows,
+        stats.resolution.similar_rows
     );
     eprintln!(
         "{} distinct codes, {} references; wrote {} ({} bytes): {:.1} bytes/document, {:.1} beyond the names",

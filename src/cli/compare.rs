@@ -291,5 +291,12 @@ fn print_text(
         "groups A's codes hit in B / B's in A",
         "",
     )?;
+    row(
+        out,
+        "similar collisions",
+        &format!("{}/{}", f.similar_hits[0], f.similar_hits[1]),
+        "similar bands A's query --similar hits in B / B's in A",
+        "",
+    )?;
     Ok(())
 }

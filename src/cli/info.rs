@@ -94,6 +94,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         "  short path        documents with < {} terms: {} weighted MinHash bands × {} rows",
         p.short_below, p.minhash_bands, r.short_rows
     );
+    if p.similar_bands > 0 {
+        println!(
+            "  similar path      every document: {} weighted MinHash bands × {} rows (cubed tf·idf); {} lookups per band with query --similar",
+            p.similar_bands, r.similar_rows, p.similar_probes
+        );
+    } else {
+        println!("  similar path      none (built with --similar-bands 0; query --similar finds only near copies)");
+    }
     println!(
         "  sketch            {}-bit simhash per document",
         p.sketch_bits()

@@ -36,13 +36,23 @@ pub struct Args {
     /// Show at most N hits per DOC.
     #[arg(long, default_value_t = 100, value_name = "N")]
     top: usize,
-    /// Keep hits whose estimated similarity is at least T (0 to 1).
-    #[arg(long, default_value_t = 0.5, value_name = "T")]
-    threshold: f32,
+    /// Keep hits whose estimated similarity is at least T (0 to 1; default 0.5, with --similar
+    /// 0.4, so that pairs at cosine 0.6 are not lost to the estimate's error).
+    #[arg(long, value_name = "T")]
+    threshold: Option<f32>,
     /// Lookups per fuzzy band code: the code and its PROBES − 1 most likely neighbours (more
     /// find more edited copies, for time); default: the index's setting (`info` shows it).
     #[arg(long, value_name = "PROBES")]
     probes: Option<u8>,
+    /// High-similarity search: also find documents that say nearly the same thing in other
+    /// words (rewrites, other editions or translations; cosine down to about 0.6), not only
+    /// near copies. Looks up the index's similar path (`info` shows it) besides the usual codes.
+    #[arg(long)]
+    similar: bool,
+    /// Lookups per similar band with --similar (more find more, for time); default: the index's
+    /// setting.
+    #[arg(long, value_name = "PROBES", requires = "similar")]
+    similar_probes: Option<u8>,
     /// JSON Lines output.
     #[arg(long)]
     json: bool,
@@ -59,19 +69,25 @@ enum Answer {
     Skipped(String),
 }
 
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    if !(0.0..=1.0).contains(&args.threshold) {
-        anyhow::bail!(
-            "--threshold must be between 0 and 1, not {}",
-            args.threshold
-        );
+pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
+    let defaults = if args.similar {
+        QueryOptions::similar()
+    } else {
+        QueryOptions::default()
+    };
+    let threshold = args.threshold.unwrap_or(defaults.threshold);
+    if !(0.0..=1.0).contains(&threshold) {
+        anyhow::bail!("--threshold must be between 0 and 1, not {threshold}");
     }
+    args.threshold = Some(threshold);
     let index = util::open_index(&args.index, util::Access::Lookups)?;
     // Rank every hit above the threshold so that ties can be settled here, then cut to --top.
     let opts = QueryOptions {
         top: usize::MAX,
-        threshold: args.threshold,
+        threshold,
         probes: args.probes,
+        similar: args.similar,
+        similar_probes: args.similar_probes,
     };
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
@@ -246,7 +262,7 @@ fn print_result<D: AsRef<[u8]>>(
         r.terms,
         if n == 1 { "" } else { "s" },
         if n == 0 {
-            format!(" at similarity ≥ {}", args.threshold)
+            format!(" at similarity ≥ {}", args.threshold.unwrap_or_default())
         } else {
             String::new()
         }

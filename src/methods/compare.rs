@@ -118,6 +118,9 @@ pub struct FuzzyScore {
     /// Code groups of B that A's query codes (with multi-probe) hit, and the reverse: what
     /// `pocketdex query` finds in each direction in such an index.
     pub query_hits: [usize; 2],
+    /// Similar-path bands of B that A's `query --similar` probes hit, and the reverse (not
+    /// counted in the fields above).
+    pub similar_hits: [usize; 2],
 }
 
 /// Every measure for one pair.
@@ -295,10 +298,23 @@ pub fn compare(a: Input<'_>, b: Input<'_>, options: &Options) -> Result<Comparis
     let res = Resolution::for_docs(2);
     let budget = f.params().probes;
     let fps = [f.fingerprint(a.plain), f.fingerprint(b.plain)];
-    let docs = [f.codes(&fps[0], res), f.codes(&fps[1], res)];
+    // The similar path is reported on its own: the fuzzy rows say what a default query sees.
+    let (docs, similar): (Vec<Vec<Code>>, Vec<Vec<Code>>) = fps
+        .iter()
+        .map(|fp| {
+            f.codes(fp, res)
+                .into_iter()
+                .partition(|c| c.path != crate::fingerprint::Path::Similar)
+        })
+        .unzip();
     let probes = [
         f.probes(&fps[0], res, budget),
         f.probes(&fps[1], res, budget),
+    ];
+    let similar_budget = f.params().similar_probes;
+    let similar_probes = [
+        f.similar_probes(&fps[0], res, similar_budget),
+        f.similar_probes(&fps[1], res, similar_budget),
     ];
     let groups_hit = |q: &[Code], d: &[Code]| {
         let keys: HashSet<u64> = d.iter().map(|c| c.key).collect();
@@ -350,6 +366,10 @@ pub fn compare(a: Input<'_>, b: Input<'_>, options: &Options) -> Result<Comparis
             query_hits: [
                 groups_hit(&probes[0], &docs[1]),
                 groups_hit(&probes[1], &docs[0]),
+            ],
+            similar_hits: [
+                groups_hit(&similar_probes[0], &similar[1]),
+                groups_hit(&similar_probes[1], &similar[0]),
             ],
         },
     })
