@@ -6,7 +6,7 @@
 //! [`sketch::IDF_SAMPLE`] documents wait as whole fingerprints until the idf table is learned.
 
 use crate::error::{Error, Result};
-use crate::fingerprint::{Fingerprint, Fingerprinter, Params, Resolution};
+use crate::fingerprint::{Code, Fingerprint, Fingerprinter, Params, Resolution};
 use crate::format::{self, SectionId, Writer};
 use crate::hash;
 use crate::meta::{self, Meta};
@@ -474,62 +474,48 @@ fn references(
     caps: Resolution,
     resolution: Resolution,
 ) -> Vec<(u64, u32)> {
+    use crate::fingerprint::{band_codes, fuzzy_codes, Path};
     let params = f.params();
     let k = f.classes().k();
     let digits = params.schemes.len() * k;
     let samples = caps.bands as usize * caps.samples as usize;
-    let rows = params.minhash_bands as usize * caps.short_rows as usize;
-    let fuzzy = store
-        .fuzzy_docs
-        .par_iter()
-        .enumerate()
-        .flat_map_iter(|(i, &doc)| {
-            let mut codes = Vec::with_capacity(resolution.bands as usize);
-            crate::fingerprint::fuzzy_codes(
-                &store.digits[i * digits..(i + 1) * digits],
-                &store.samples[i * samples..(i + 1) * samples],
-                caps,
-                params,
-                k,
-                resolution,
-                &mut codes,
-            );
-            codes.into_iter().map(move |c| (c.key, doc))
-        });
-    let short = store
-        .short_docs
-        .par_iter()
-        .enumerate()
-        .flat_map_iter(|(i, &doc)| {
-            let mut codes = Vec::with_capacity(params.minhash_bands as usize);
-            crate::fingerprint::short_codes(
-                &store.short[i * rows..(i + 1) * rows],
-                caps,
-                params,
-                resolution,
-                &mut codes,
-            );
-            codes.into_iter().map(move |c| (c.key, doc))
-        });
-    let similar_rows = params.similar_bands as usize * caps.similar_rows as usize;
-    let similar = store
-        .similar_docs
-        .par_iter()
-        .enumerate()
-        .flat_map_iter(|(i, &doc)| {
-            let mut codes = Vec::with_capacity(params.similar_bands as usize);
-            crate::fingerprint::similar_codes(
-                &store.similar[i * similar_rows..(i + 1) * similar_rows],
-                caps,
-                params,
-                resolution,
-                &mut codes,
-            );
-            codes.into_iter().map(move |c| (c.key, doc))
-        });
-    let mut refs: Vec<(u64, u32)> = fuzzy.chain(short).chain(similar).collect();
+    let short = params.minhash_bands as usize * caps.short_rows as usize;
+    let similar = params.similar_bands as usize * caps.similar_rows as usize;
+    let mut refs = path_refs(&store.fuzzy_docs, |i, out| {
+        fuzzy_codes(
+            &store.digits[i * digits..(i + 1) * digits],
+            &store.samples[i * samples..(i + 1) * samples],
+            caps,
+            params,
+            k,
+            resolution,
+            out,
+        )
+    });
+    for (path, docs, frags, stride) in [
+        (Path::Short, &store.short_docs, &store.short, short),
+        (Path::Similar, &store.similar_docs, &store.similar, similar),
+    ] {
+        refs.extend(path_refs(docs, |i, out| {
+            let m = &frags[i * stride..(i + 1) * stride];
+            band_codes(path, m, caps, params, resolution, out)
+        }));
+    }
     refs.extend(store.exact.iter().map(|&(doc, key)| (key, doc)));
     refs
+}
+
+/// The (code, document) pairs of the documents `docs` of one path, in parallel: `codes(i, out)`
+/// writes the codes of the `i`-th of them.
+fn path_refs(docs: &[u32], codes: impl Fn(usize, &mut Vec<Code>) + Sync) -> Vec<(u64, u32)> {
+    docs.par_iter()
+        .enumerate()
+        .flat_map_iter(|(i, &doc)| {
+            let mut out = Vec::with_capacity(8);
+            codes(i, &mut out);
+            out.into_iter().map(move |c| (c.key, doc))
+        })
+        .collect()
 }
 
 fn leb_len(n: usize) -> u64 {

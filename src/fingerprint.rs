@@ -411,7 +411,8 @@ pub struct Material {
     pub similar: Vec<u32>,
     /// The exact code, for a text without any word.
     pub exact: Option<u64>,
-    /// Caps the samples were drawn for: bands, samples per band, rows per short band.
+    /// Caps the samples were drawn for: bands, samples per band, rows per short and per similar
+    /// band.
     pub caps: Resolution,
 }
 
@@ -604,32 +605,24 @@ impl Lexicon {
 /// Distinct ids for fingerprinters with their own stopwords and classes ([`Lexicon::owner`]).
 static LEXICONS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
-/// Seed indices (`hash::derived`) of the fuzzy samples of `bands` bands, `samples` per band,
-/// band-major: sample `j` of band `b` is `SAMPLE_SEED_BASE + 16·b + j`.
-fn fuzzy_seeds(bands: usize, samples: usize) -> Vec<u32> {
+/// Sample numbers (`g` of [`draw`], index-format.md §8.3) of a path's `bands` bands of `rows`
+/// samples each, band-major: sample `j` of band `b` is `first + 16·b + j`, where `first` is
+/// [`FUZZY_SAMPLES`], [`SHORT_SAMPLES`] or [`SIMILAR_SAMPLES`].
+fn sample_numbers(first: u32, bands: usize, rows: usize) -> Vec<u32> {
     (0..bands)
-        .flat_map(|b| (0..samples).map(move |j| SAMPLE_SEED_BASE + (b * 16 + j) as u32))
+        .flat_map(|b| (0..rows).map(move |j| first + (b * 16 + j) as u32))
         .collect()
 }
 
-/// Seed indices of the short path's `bands` bands of `rows` rows, band-major: row `r` of band
-/// `b` is `SAMPLE_SEED_BASE + 4096 + 16·b + r`.
-fn short_seeds(bands: usize, rows: usize) -> Vec<u32> {
-    (0..bands)
-        .flat_map(|b| (0..rows).map(move |r| SAMPLE_SEED_BASE + 4096 + (b * 16 + r) as u32))
-        .collect()
-}
+/// The first sample number of the fuzzy path's bands.
+const FUZZY_SAMPLES: u32 = SAMPLE_SEED_BASE;
+/// The first sample number of the short path's bands.
+const SHORT_SAMPLES: u32 = SAMPLE_SEED_BASE + 4096;
+/// The first sample number of the similar path's bands.
+const SIMILAR_SAMPLES: u32 = SAMPLE_SEED_BASE + 8192;
 
-/// Seed indices of the similar path's `bands` bands of `rows` rows, band-major: row `r` of
-/// band `b` is `SAMPLE_SEED_BASE + 8192 + 16·b + r`.
-fn similar_seeds(bands: usize, rows: usize) -> Vec<u32> {
-    (0..bands)
-        .flat_map(|b| (0..rows).map(move |r| SAMPLE_SEED_BASE + 8192 + (b * 16 + r) as u32))
-        .collect()
-}
-
-/// `hash::derived` indices of the samples start here (format v1–v3 sketches used the indices
-/// below 64; kept so that a sample's index is what it was).
+/// Sample numbers start here, and [`draw`] adds it once more to `⌊g/2⌋` for the `hash::derived`
+/// index (as format v3 defined it; sketches of v1–v3 used the indices below 64).
 const SAMPLE_SEED_BASE: u32 = 1 << 16;
 
 /// Cost of replacing a sample by its runner-up when probing, on the scale of a deviation's
@@ -872,17 +865,26 @@ impl Fingerprinter {
                         .digits
                         .extend(dev.iter().map(|&d| interval(d, bounds)));
                 }
-                let seeds = fuzzy_seeds(caps.bands as usize, caps.samples as usize);
+                let seeds =
+                    sample_numbers(FUZZY_SAMPLES, caps.bands as usize, caps.samples as usize);
                 draw(weighted, &seeds, false, &mut drawn);
                 material.samples.extend(drawn.drain(..).map(|d| d.0));
             }
             if n < p.short_below || n == 0 {
-                let seeds = short_seeds(p.minhash_bands as usize, caps.short_rows as usize);
+                let seeds = sample_numbers(
+                    SHORT_SAMPLES,
+                    p.minhash_bands as usize,
+                    caps.short_rows as usize,
+                );
                 draw(weighted, &seeds, false, &mut drawn);
                 material.short.extend(drawn.drain(..).map(|d| d.0));
             }
             if p.similar_bands > 0 {
-                let seeds = similar_seeds(p.similar_bands as usize, caps.similar_rows as usize);
+                let seeds = sample_numbers(
+                    SIMILAR_SAMPLES,
+                    p.similar_bands as usize,
+                    caps.similar_rows as usize,
+                );
                 let sw = similar_weights(weighted);
                 draw(&sw, &seeds, false, &mut drawn);
                 material.similar.extend(drawn.drain(..).map(|d| d.0));
@@ -933,7 +935,12 @@ impl Fingerprinter {
             let expected = self.classes.expected();
             let bands = resolution.bands as usize;
             let samples = resolution.samples as usize;
-            draw(&weighted, &fuzzy_seeds(bands, samples), true, &mut drawn);
+            draw(
+                &weighted,
+                &sample_numbers(FUZZY_SAMPLES, bands, samples),
+                true,
+                &mut drawn,
+            );
             // Buffers of one band, reused.
             let mut coords: Vec<(u32, u32, f64)> = Vec::new();
             let (mut values, mut v, mut order, mut costs) =
@@ -993,12 +1000,16 @@ impl Fingerprinter {
             }
         }
         if n < p.short_below + p.short_below / 5 || n == 0 {
-            let seeds = short_seeds(p.minhash_bands as usize, resolution.short_rows as usize);
+            let seeds = sample_numbers(
+                SHORT_SAMPLES,
+                p.minhash_bands as usize,
+                resolution.short_rows as usize,
+            );
             drawn.clear();
             draw(&weighted, &seeds, false, &mut drawn);
             let frags: Vec<u32> = drawn.iter().map(|d| d.0).collect();
             // Drawn for exactly `resolution`, so it is its own caps.
-            short_codes(&frags, resolution, p, resolution, &mut out);
+            band_codes(Path::Short, &frags, resolution, p, resolution, &mut out);
         }
         out
     }
@@ -1006,11 +1017,13 @@ impl Fingerprinter {
     /// The similar-path probes of a query: per similar band, the `budget` combinations of its
     /// rows' samples that a similar document most likely drew. Row by row, the query's terms are
     /// ranked by their exponential clocks; a document whose weights differ from the query's draws
-    /// one of the query's first few, and combinations are tried in order of their rank sum.
-    /// Empty when the index has no similar path or the query has no terms.
+    /// one of the query's first few, and combinations are tried in order of their rank sum
+    /// (at most 64 ranks per row, so at most 64 probes per band with one row). Empty when the
+    /// index has no similar path or the query has no terms.
     ///
     /// # Panics
-    /// When the fingerprinter has no idf table.
+    /// When the fingerprinter has no idf table, or `resolution.similar_rows` is not between 1
+    /// and [`MAX_SAMPLES`].
     pub fn similar_probes(
         &self,
         fp: &Fingerprint,
@@ -1023,9 +1036,13 @@ impl Fingerprinter {
             return Vec::new();
         }
         let rows = resolution.similar_rows as usize;
+        assert!(
+            (1..=MAX_SAMPLES as usize).contains(&rows),
+            "similar rows must be between 1 and {MAX_SAMPLES}, not {rows}"
+        );
         let budget = budget.max(1) as usize;
         let weighted = similar_weights(&weigh_terms(&fp.term_hashes, idf, false).samples);
-        let seeds = similar_seeds(p.similar_bands as usize, rows);
+        let seeds = sample_numbers(SIMILAR_SAMPLES, p.similar_bands as usize, rows);
         // The first `budget` rank tuples have rank sums up to the smallest s with
         // C(s + rows, rows) ≥ budget tuples, so no rank above s is ever used.
         let mut s = 0usize;
@@ -1045,7 +1062,7 @@ impl Fingerprinter {
                     frags[r] = lists[r][rank as usize];
                 }
                 out.push(Code {
-                    key: similar_key(resolution, band, &frags[..rows]),
+                    key: band_key(Path::Similar, resolution.similar_rows, band, &frags[..rows]),
                     path: Path::Similar,
                     group: band as u16,
                 });
@@ -1112,10 +1129,17 @@ impl Material {
             );
         }
         if (terms < params.short_below || terms == 0) && !self.short.is_empty() {
-            short_codes(&self.short, caps, params, resolution, &mut out);
+            band_codes(Path::Short, &self.short, caps, params, resolution, &mut out);
         }
         if !self.similar.is_empty() {
-            similar_codes(&self.similar, caps, params, resolution, &mut out);
+            band_codes(
+                Path::Similar,
+                &self.similar,
+                caps,
+                params,
+                resolution,
+                &mut out,
+            );
         }
         out
     }
@@ -1155,41 +1179,35 @@ pub fn fuzzy_codes(
     }
 }
 
-/// The short-path codes of a document from its fragments (`minhash_bands × caps.short_rows`,
-/// band-major) at `resolution`.
-pub fn short_codes(
+/// The band codes of a document on the short or the similar path from its fragments (`bands ×
+/// caps' rows`, band-major: `minhash_bands × caps.short_rows` or `similar_bands ×
+/// caps.similar_rows`) at `resolution`.
+///
+/// # Panics
+/// For another path.
+pub fn band_codes(
+    path: Path,
     frags: &[u32],
     caps: Resolution,
     params: &Params,
     resolution: Resolution,
     out: &mut Vec<Code>,
 ) {
-    let rows = caps.short_rows as usize;
-    for band in 0..params.minhash_bands as usize {
-        let f = &frags[band * rows..band * rows + resolution.short_rows as usize];
+    let (bands, stride, rows) = match path {
+        Path::Short => (params.minhash_bands, caps.short_rows, resolution.short_rows),
+        Path::Similar => (
+            params.similar_bands,
+            caps.similar_rows,
+            resolution.similar_rows,
+        ),
+        _ => panic!("band codes are made on the short and the similar path, not {path:?}"),
+    };
+    let stride = stride as usize;
+    for band in 0..bands as usize {
+        let f = &frags[band * stride..band * stride + rows as usize];
         out.push(Code {
-            key: short_key(resolution, band, f),
-            path: Path::Short,
-            group: band as u16,
-        });
-    }
-}
-
-/// The similar-path codes of a document from its fragments (`similar_bands ×
-/// caps.similar_rows`, band-major) at `resolution`.
-pub fn similar_codes(
-    frags: &[u32],
-    caps: Resolution,
-    params: &Params,
-    resolution: Resolution,
-    out: &mut Vec<Code>,
-) {
-    let rows = caps.similar_rows as usize;
-    for band in 0..params.similar_bands as usize {
-        let f = &frags[band * rows..band * rows + resolution.similar_rows as usize];
-        out.push(Code {
-            key: similar_key(resolution, band, f),
-            path: Path::Similar,
+            key: band_key(path, rows, band, f),
+            path,
             group: band as u16,
         });
     }
@@ -1217,22 +1235,11 @@ fn fuzzy_key(scheme: usize, r: Resolution, band: usize, digits: &[u32], samples:
     hash::h64(&bytes[..at], hash::CODE_SEED)
 }
 
-/// A short band code: xxh3 of `[2, rows, band, fragments as u32 LE…]`.
-fn short_key(r: Resolution, band: usize, frags: &[u32]) -> u64 {
+/// A short (tag 2) or similar (tag 4) band code: xxh3 of `[tag, rows, band, fragments as u32
+/// LE…]`.
+fn band_key(path: Path, rows: u8, band: usize, frags: &[u32]) -> u64 {
     let mut bytes = [0u8; 3 + 4 * MAX_SAMPLES as usize];
-    bytes[..3].copy_from_slice(&[Path::Short.tag(), r.short_rows, band as u8]);
-    let mut at = 3;
-    for &f in frags {
-        bytes[at..at + 4].copy_from_slice(&f.to_le_bytes());
-        at += 4;
-    }
-    hash::h64(&bytes[..at], hash::CODE_SEED)
-}
-
-/// A similar band code: xxh3 of `[4, rows, band, fragments as u32 LE…]`.
-fn similar_key(r: Resolution, band: usize, frags: &[u32]) -> u64 {
-    let mut bytes = [0u8; 3 + 4 * MAX_SAMPLES as usize];
-    bytes[..3].copy_from_slice(&[Path::Similar.tag(), r.similar_rows, band as u8]);
+    bytes[..3].copy_from_slice(&[path.tag(), rows, band as u8]);
     let mut at = 3;
     for &f in frags {
         bytes[at..at + 4].copy_from_slice(&f.to_le_bytes());
@@ -1323,8 +1330,8 @@ fn draw16(terms: &[(u64, f64)], seeds: &[u32], runner_up: bool, out: &mut Vec<(u
     }
 }
 
-/// The similar path's weights: the cube of the samples' tf · idf (exact in f64 up to 2^17 per
-/// weight and correctly rounded above, so the same on every machine). Cubing concentrates the
+/// The similar path's weights: the cube of the samples' tf · idf, computed as `(q · q) · q` in
+/// f64 (exact up to q = 2^17, then two IEEE-754 roundings: the same on every machine). Cubing concentrates the
 /// samples on a document's most distinctive terms, which documents saying the same thing in other
 /// words share, while the common words unrelated documents share weigh next to nothing:
 /// on the development sets it found more pairs at cosine 0.5–0.7 with a third of the
@@ -1755,6 +1762,42 @@ mod tests {
         }
         // Fewer elements than asked for: all of them.
         assert_eq!(draw_ranked(&many[..3], &[4], 6)[0].len(), 3);
+    }
+
+    /// Drawing only the ranks the first `budget` tuples can use gives the probes that the full
+    /// ranking (64 ranks per row) gives.
+    #[test]
+    fn similar_probes_need_only_the_first_ranks() {
+        let f = fp();
+        let doc = f.fingerprint(include_str!("../tests/data/sample.txt"));
+        for rows in 1..=MAX_SAMPLES {
+            let r = Resolution::new(4, 2, 3, rows);
+            for budget in [1u8, 7, 48, 200] {
+                let got = f.similar_probes(&doc, r, budget);
+                let weights = similar_weights(
+                    &weigh_terms(&doc.term_hashes, f.idf().unwrap(), false).samples,
+                );
+                let seeds = sample_numbers(SIMILAR_SAMPLES, 2, rows as usize);
+                let ranked = draw_ranked(&weights, &seeds, RANKED_MAX);
+                let mut want = Vec::new();
+                let mut tuples = Vec::new();
+                for band in 0..2 {
+                    let lists = &ranked[band * rows as usize..(band + 1) * rows as usize];
+                    let lens: Vec<usize> = lists.iter().map(Vec::len).collect();
+                    rank_tuples(&lens, budget as usize, &mut tuples);
+                    for t in tuples.chunks_exact(rows as usize) {
+                        let frags: Vec<u32> = t
+                            .iter()
+                            .enumerate()
+                            .map(|(j, &k)| lists[j][k as usize])
+                            .collect();
+                        want.push(band_key(Path::Similar, rows, band, &frags));
+                    }
+                }
+                let got: Vec<u64> = got.iter().map(|c| c.key).collect();
+                assert_eq!(got, want, "rows {rows}, budget {budget}");
+            }
+        }
     }
 
     #[test]

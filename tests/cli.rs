@@ -268,11 +268,35 @@ fn similar_finds_a_heavily_edited_copy() {
     let stats = lines.last().unwrap();
     assert_eq!(stats["type"], "query");
     assert!(stats["lookups"].as_u64().unwrap() > 96, "{stats}");
-    // The default threshold of --similar is 0.4: every hit has at least that score.
-    assert!(lines
+    // The default threshold of --similar is 0.4: a query made of four articles scores about 0.5
+    // against each, and keeps exactly the hits of `--threshold 0` that score at least 0.4,
+    // among them one below 0.5.
+    let mix: String = ["Jupiter.txt", "Abacus.txt", "Academic_art.txt", "1.txt"]
         .iter()
-        .filter(|l| l["type"] == "hit")
-        .all(|l| l["score"].as_f64().unwrap() >= 0.4));
+        .map(|n| std::fs::read_to_string(root().join("samples/wiki-en").join(n)).unwrap())
+        .collect();
+    let mixed = tmp.path().join("mix.txt");
+    std::fs::write(&mixed, mix).unwrap();
+    let m = mixed.display().to_string();
+    let hits = |extra: &[&str]| -> Vec<(String, f64)> {
+        let mut args = vec!["query", index.as_str(), m.as_str(), "--json", "--similar"];
+        args.extend_from_slice(extra);
+        stdout(&pocketdex(&args))
+            .lines()
+            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+            .filter(|v| v["type"] == "hit")
+            .map(|v| {
+                (
+                    v["id"].as_str().unwrap().to_string(),
+                    v["score"].as_f64().unwrap(),
+                )
+            })
+            .collect()
+    };
+    let all = hits(&["--threshold", "0"]);
+    let kept: Vec<(String, f64)> = all.iter().filter(|h| h.1 >= 0.4).cloned().collect();
+    assert_eq!(hits(&[]), kept, "{all:?}");
+    assert!(kept.iter().any(|h| h.1 < 0.5), "{all:?}");
 
     let o = pocketdex(&["query", &index, &q, "--similar-probes", "8"]);
     assert_eq!(o.status.code(), Some(2));
@@ -283,4 +307,37 @@ fn similar_finds_a_heavily_edited_copy() {
         "{}",
         stdout(&o)
     );
+}
+
+/// `build --resolution`: three numbers take the similar rows the size ladder pairs with that
+/// many samples, a fourth sets them, anything else is refused with an example.
+#[test]
+fn resolution_option_with_three_or_four_numbers() {
+    let tmp = tempfile::tempdir().unwrap();
+    let index = tmp.path().join("r.pdx").display().to_string();
+    let build = |resolution: &str| {
+        let args = [
+            "build",
+            "samples/wiki-en",
+            "-o",
+            &index,
+            "--resolution",
+            resolution,
+            "-q",
+        ];
+        pocketdex(&args)
+    };
+    for (given, rows) in [("4,0,2", 1), ("4,1,2", 2), ("4,2,3", 4), ("4,2,3,3", 3)] {
+        let o = build(given);
+        assert!(o.status.success(), "{given}: {}", stderr(&o));
+        let info: serde_json::Value =
+            serde_json::from_slice(&pocketdex(&["info", &index, "--json"]).stdout).unwrap();
+        assert_eq!(info["resolution"]["similar_rows"], rows, "{given}: {info}");
+    }
+    for bad in ["4,2", "4,2,3,3,1", "4,x,3", "4,2,3,0", "4,2,3,5"] {
+        let o = build(bad);
+        assert_eq!(o.status.code(), Some(2), "{bad}");
+        let e = stderr(&o);
+        assert!(e.contains("resolution") || e.contains("rows"), "{bad}: {e}");
+    }
 }

@@ -109,3 +109,87 @@ fn rebuild_matches_golden_v5() {
         "today's build of the golden corpus differs from {GOLDEN_V5}: the format changed; bump VERSION"
     );
 }
+
+/// Fuzzy and similar codes computed from `index-format.md` alone (§8.3 byte strings, §8.4 sample
+/// numbers, clocks and cubed weights), at a resolution with two samples per fuzzy band and three
+/// rows per similar band, equal the codes the library indexes.
+#[test]
+fn codes_follow_the_spec() {
+    use pocketdex::fingerprint::{neg_ln_unit, Path, Resolution};
+    use pocketdex::hash::{derived, h64, CODE_SEED};
+    const S: u32 = 65536;
+    let res = Resolution::new(4, 2, 3, 3);
+    let params = Params {
+        resolution: Some(res),
+        ..Params::default()
+    };
+    let docs = corpus();
+    let mut b = IndexBuilder::for_lang(Lang::En, params).unwrap();
+    for (name, title, text) in &docs {
+        b.add(name, Some(title), text);
+    }
+    let mut bytes = Vec::new();
+    b.finish(&mut bytes).unwrap();
+    let index = Index::open(bytes).unwrap();
+    let f = index.fingerprinter();
+    let idf = f.idf().unwrap();
+    for (i, (name, _, text)) in docs.iter().enumerate() {
+        let fp = f.fingerprint(text);
+        // §8.4: base, weight, clock; the element of the smallest clock, ties to the smaller base.
+        let elements: Vec<(u64, f64)> = fp
+            .term_hashes
+            .iter()
+            .map(|&(h, tf)| {
+                let q = (tf as u64 * idf.quantum(h) as u64) as f64;
+                (h as u64 ^ (h >> 64) as u64, q)
+            })
+            .collect();
+        let sample = |g: u32, cube: bool| -> u32 {
+            let mut best = (f64::INFINITY, u64::MAX);
+            for &(a, q) in &elements {
+                let x = derived(a, S + g / 2);
+                let v = if g % 2 == 0 {
+                    x as u32
+                } else {
+                    (x >> 32) as u32
+                };
+                let w = if cube { q * q * q } else { q };
+                let e = (neg_ln_unit(v) / w, a);
+                if e.0 < best.0 || (e.0 == best.0 && e.1 < best.1) {
+                    best = e;
+                }
+            }
+            best.1 as u32
+        };
+        let digits = &fp.weighed.as_ref().unwrap().material.digits;
+        let mut want = Vec::new();
+        for band in 0..4u32 {
+            // §8.3 fuzzy: [1, s, B, w, b, digits of the band's members, fragments LE].
+            let mut key = vec![1u8, 0, 4, 2, band as u8];
+            key.extend((band as usize..24).step_by(4).map(|m| digits[m]));
+            for j in 0..2 {
+                key.extend(sample(S + 16 * band + j, false).to_le_bytes());
+            }
+            want.push((Path::Fuzzy, h64(&key, CODE_SEED)));
+        }
+        for band in 0..2u32 {
+            // §8.3 similar: [4, y, b, fragments of samples S + 8192 + 16·b + j, cubed weights].
+            let mut key = vec![4u8, 3, band as u8];
+            for j in 0..3 {
+                key.extend(sample(S + 8192 + 16 * band + j, true).to_le_bytes());
+            }
+            want.push((Path::Similar, h64(&key, CODE_SEED)));
+        }
+        let got: Vec<(Path, u64)> = f
+            .codes(&fp, res)
+            .iter()
+            .filter(|c| matches!(c.path, Path::Fuzzy | Path::Similar))
+            .map(|c| (c.path, c.key))
+            .collect();
+        assert_eq!(got, want, "{name}");
+        for (_, key) in &want {
+            let docs: Vec<u32> = index.lookup(*key).expect("indexed").collect();
+            assert!(docs.contains(&(i as u32)), "{name}");
+        }
+    }
+}

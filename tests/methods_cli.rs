@@ -250,6 +250,10 @@ fn compare_shows_every_measure() {
     assert!(c["minhash"]["estimate"].as_f64().unwrap() > 0.3);
     assert!(c["simhash"]["hamming"].as_u64().unwrap() <= 64);
     assert!(c["fuzzy"]["colliding_groups"].as_u64().is_some());
+    // Five words changed leave the most distinctive terms: both similar bands collide both ways,
+    // and the fuzzy counts leave the similar path out (4 fuzzy + 6 short codes each).
+    assert_eq!(c["fuzzy"]["similar_hits"], serde_json::json!([2, 2]));
+    assert_eq!(c["fuzzy"]["codes"], serde_json::json!([10, 10]));
     let verdicts = v["verdicts"].as_array().unwrap();
     assert_eq!(verdicts.len(), 7);
     let spex = verdicts.iter().find(|x| x["method"] == "spex").unwrap();
@@ -261,6 +265,7 @@ fn compare_shows_every_measure() {
     let out = stdout(&o);
     assert_eq!(out.matches(" same").count(), 6, "{out}");
     assert!(out.contains("1.0000"), "{out}");
+    assert!(out.contains("similar collisions      2/2"), "{out}");
 
     let o = pocketdex(&["compare", a, "no/such/file"]);
     assert_eq!(o.status.code(), Some(2));

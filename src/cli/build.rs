@@ -42,7 +42,8 @@ pub struct Args {
     expected_docs: Option<u64>,
     /// Fix the resolution instead: bands (class i belongs to band i mod BANDS), weighted MinHash
     /// samples per fuzzy band code, rows per short-path band, and rows per similar-path band
-    /// (default: what the size ladder pairs with the first three, else 1).
+    /// (default: what the size ladder pairs with the same number of samples, as specific as the
+    /// collection size those samples are for).
     #[arg(
         long,
         value_name = "BANDS,SAMPLES,ROWS[,SIMILAR_ROWS]",
@@ -121,11 +122,13 @@ impl Args {
                         "--resolution {r}: expected three or four numbers, e.g. 4,2,3 or 4,2,3,2"
                     )
                 })?;
+            // Samples per band say which collection size the codes are for; the similar rows
+            // of the last ladder step with as many samples suit the largest of those sizes.
             let similar = v.get(3).copied().unwrap_or_else(|| {
                 pocketdex::fingerprint::LADDER
                     .iter()
                     .map(|e| e.1)
-                    .find(|l| (l.bands, l.samples, l.short_rows) == (v[0], v[1], v[2]))
+                    .rfind(|l| l.samples <= v[1])
                     .map_or(1, |l| l.similar_rows)
             });
             p.resolution = Some(Resolution::new(v[0], v[1], v[2], similar));
@@ -268,7 +271,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         skipped.len()
     );
     eprintln!(
-        "paths: {} fuzzy, {} short (MinHash), {} both, {} exact; resolution: {} bands, {} samples per band, {} rows per short band, {} rows per similar band",
+        "paths: {} fuzzy, {} short (MinHash), {} both, {} exact; resolution: {} bands, {} samples per band, {} rows per short band, {} per similar band",
         stats.paths.fuzzy,
         stats.paths.short,
         stats.paths.both,

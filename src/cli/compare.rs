@@ -20,7 +20,10 @@ use std::process::ExitCode;
 /// with its estimated and exact cosine; the cosine of term frequencies; and the fuzzy-code
 /// collisions (what `pocketdex query` would find in each direction in an index of at most 2,000
 /// documents: the codes are made with uniform weights at the resolution of the smallest
-/// collections, which has no weighted samples). The last column says
+/// collections, which has no weighted samples), with the similar-path collisions of
+/// `query --similar` apart (same weights and resolution: one row per band, so they say whether
+/// the two share their most distinctive terms, not what a large index would do). The last
+/// column says
 /// whether each method's score reaches its default threshold, as `pocketdex dups` would use it.
 ///
 /// A and B are files (HTML is recognised and its markup removed, as `pocketdex build` does);

@@ -57,15 +57,9 @@ pub struct Args {
     /// find more edited copies, for time); default: the index's setting (`info` shows it).
     #[arg(long, value_name = "PROBES")]
     probes: Option<u8>,
-    /// Measure high-similarity search (`query --similar`): also find documents that say nearly the same thing in other
-    /// words (rewrites, other editions or translations; cosine down to about 0.6), not only
-    /// near copies. Looks up the index's similar path (`info` shows it) besides the usual codes.
-    #[arg(long)]
-    similar: bool,
-    /// Lookups per similar band with --similar (more find more, for time); default: the index's
-    /// setting.
-    #[arg(long, value_name = "PROBES", requires = "similar")]
-    similar_probes: Option<u8>,
+    /// Measure high-similarity search: queries as `query --similar` makes them.
+    #[command(flatten)]
+    similar: util::SimilarArgs,
     /// Print the report as one JSON object on stdout (the summary still goes to stderr).
     #[arg(long)]
     json: bool,
@@ -84,6 +78,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     match &args.index {
         Some(path) => {
             let index = util::open_index(path, util::Access::Lookups)?;
+            args.similar.warn_if_absent(&index, path);
             if let Some(lang) = args.lang {
                 if lang.code() != index.meta().lang {
                     eprintln!(
@@ -234,8 +229,8 @@ fn measure<D: AsRef<[u8]> + Sync>(
         threshold: args.threshold,
         top: args.top,
         probes: args.probes,
-        similar: args.similar,
-        similar_probes: args.similar_probes,
+        similar: args.similar.similar,
+        similar_probes: args.similar.similar_probes,
         long_min_terms: index.meta().params.min_terms,
     };
     let bar = |what: &str| {

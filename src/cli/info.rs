@@ -96,8 +96,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     );
     if p.similar_bands > 0 {
         println!(
-            "  similar path      every document: {} weighted MinHash bands × {} rows (cubed tf·idf); {} lookups per band with query --similar",
-            p.similar_bands, r.similar_rows, p.similar_probes
+            "  similar path      every document: {} weighted MinHash bands × {} row{} (cubed tf·idf); {} lookups per band with query --similar",
+            p.similar_bands,
+            r.similar_rows,
+            if r.similar_rows == 1 { "" } else { "s" },
+            p.similar_probes
         );
     } else {
         println!("  similar path      none (built with --similar-bands 0; query --similar finds only near copies)");

@@ -44,15 +44,8 @@ pub struct Args {
     /// find more edited copies, for time); default: the index's setting (`info` shows it).
     #[arg(long, value_name = "PROBES")]
     probes: Option<u8>,
-    /// High-similarity search: also find documents that say nearly the same thing in other
-    /// words (rewrites, other editions or translations; cosine down to about 0.6), not only
-    /// near copies. Looks up the index's similar path (`info` shows it) besides the usual codes.
-    #[arg(long)]
-    similar: bool,
-    /// Lookups per similar band with --similar (more find more, for time); default: the index's
-    /// setting.
-    #[arg(long, value_name = "PROBES", requires = "similar")]
-    similar_probes: Option<u8>,
+    #[command(flatten)]
+    similar: util::SimilarArgs,
     /// JSON Lines output.
     #[arg(long)]
     json: bool,
@@ -69,8 +62,8 @@ enum Answer {
     Skipped(String),
 }
 
-pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
-    let defaults = if args.similar {
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let defaults = if args.similar.similar {
         QueryOptions::similar()
     } else {
         QueryOptions::default()
@@ -79,15 +72,15 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
     if !(0.0..=1.0).contains(&threshold) {
         anyhow::bail!("--threshold must be between 0 and 1, not {threshold}");
     }
-    args.threshold = Some(threshold);
     let index = util::open_index(&args.index, util::Access::Lookups)?;
+    args.similar.warn_if_absent(&index, &args.index);
     // Rank every hit above the threshold so that ties can be settled here, then cut to --top.
     let opts = QueryOptions {
         top: usize::MAX,
         threshold,
         probes: args.probes,
-        similar: args.similar,
-        similar_probes: args.similar_probes,
+        similar: args.similar.similar,
+        similar_probes: args.similar.similar_probes,
     };
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
@@ -97,7 +90,7 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
             match answer {
                 Answer::Hits(r) => {
                     any_hit |= !r.hits.is_empty();
-                    print_result(&index, &q.label, r, &args, out)?;
+                    print_result(&index, &q.label, r, &args, threshold, out)?;
                 }
                 Answer::Skipped(reason) => {
                     let is_error = reason.starts_with("cannot read");
@@ -213,6 +206,7 @@ fn print_result<D: AsRef<[u8]>>(
     label: &str,
     mut r: QueryResult,
     args: &Args,
+    threshold: f32,
     out: &mut dyn Write,
 ) -> anyhow::Result<()> {
     // Equal scores: the document the query was read from first (a file queried against an index
@@ -262,7 +256,7 @@ fn print_result<D: AsRef<[u8]>>(
         r.terms,
         if n == 1 { "" } else { "s" },
         if n == 0 {
-            format!(" at similarity ≥ {}", args.threshold.unwrap_or_default())
+            format!(" at similarity ≥ {threshold}")
         } else {
             String::new()
         }

@@ -5,6 +5,35 @@ use indicatif::{ProgressBar, ProgressStyle};
 use pocketdex::Index;
 use std::path::Path;
 
+/// `--similar` and `--similar-probes`, shared by `query` and `eval`.
+#[derive(clap::Args, Debug)]
+pub struct SimilarArgs {
+    /// High-similarity search: also find documents that say nearly the same thing in other
+    /// words (rewrites, revisions, other editions or translations; cosine down to about 0.6),
+    /// not only near copies. Looks up the index's similar path (`info` shows it) besides the
+    /// usual codes: about twice the lookups.
+    #[arg(long)]
+    pub similar: bool,
+    /// Lookups per similar band with --similar (more find more, for time; at most 64 with one
+    /// row per band); default: the index's setting.
+    #[arg(long, value_name = "PROBES", requires = "similar",
+          value_parser = clap::value_parser!(u8).range(1..))]
+    pub similar_probes: Option<u8>,
+}
+
+impl SimilarArgs {
+    /// Says on stderr when --similar cannot find more than the default query: the index was
+    /// built without the similar path.
+    pub fn warn_if_absent<D: AsRef<[u8]>>(&self, index: &Index<D>, path: &Path) {
+        if self.similar && index.meta().params.similar_bands == 0 {
+            eprintln!(
+                "pocketdex: warning: {} has no similar path (built with --similar-bands 0): --similar finds only what the default query finds",
+                path.display()
+            );
+        }
+    }
+}
+
 /// How a command reads an index, which sets the kernel's read-ahead for its map.
 #[derive(Clone, Copy)]
 pub enum Access {
