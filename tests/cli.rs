@@ -341,3 +341,40 @@ fn resolution_option_with_three_or_four_numbers() {
         assert!(e.contains("resolution") || e.contains("rows"), "{bad}: {e}");
     }
 }
+
+/// A reader that stops early (`pocketdex query … | head -n 1`) is not an error: the closed pipe
+/// ends the command quietly with status 0, for a directory of queries and for JSON Lines.
+#[test]
+fn closed_stdout_exits_quietly() {
+    use std::io::{BufRead, BufReader};
+    use std::process::Stdio;
+    let tmp = tempfile::tempdir().unwrap();
+    let index = build_sample(tmp.path());
+    for extra in [&[][..], &["--json"][..]] {
+        // Every hit of every sample article (a few hundred kilobytes, more than a pipe holds).
+        let mut child = Command::new(env!("CARGO_BIN_EXE_pocketdex"))
+            .args([
+                "query",
+                &index,
+                "samples/wiki-en",
+                "--threshold",
+                "0",
+                "--similar",
+            ])
+            .args(extra)
+            .current_dir(root())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut first = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut first)
+            .unwrap();
+        assert!(!first.is_empty());
+        // The reader is dropped here: the pipe is closed with most of the output unwritten.
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        assert!(out.stderr.is_empty(), "{}", stderr(&out));
+    }
+}
