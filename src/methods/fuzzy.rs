@@ -99,7 +99,13 @@ pub(crate) fn find(
     if docs.len() < 2 {
         return Ok((Vec::new(), 0));
     }
-    let mut builder = IndexBuilder::for_lang(lang, Params::default())?;
+    // Pairs at the method's thresholds (0.8 by default) are near copies: the probes below look
+    // up no similar-path codes, so the index leaves them out.
+    let params = Params {
+        similar_bands: 0,
+        ..Params::default()
+    };
+    let mut builder = IndexBuilder::for_lang(lang, params)?;
     builder.size_hint(docs.len() as u64);
     for (i, d) in docs.iter().enumerate() {
         builder.add_fingerprint(&i.to_string(), None, d.kept.fingerprint());
