@@ -359,56 +359,63 @@ fn pass<D: AsRef<[u8]>>(idx: &Index<D>, queries: &[Query], opts: &QueryOptions) 
     })
 }
 
-/// The high-similarity row of a measurement: `query --similar` in the library.
-fn similar_row(v: &Value) -> String {
-    let f = |x: &Value, d: usize| x.as_f64().map_or("-".into(), |x| format!("{x:.d$}"));
-    let m = &v["similar"];
+/// A number with `d` decimals, or "-".
+fn num(x: &Value, d: usize) -> String {
+    x.as_f64().map_or("-".into(), |x| format!("{x:.d$}"))
+}
+
+/// The cells of one library pass ([`pass`]): candidates "mean / p50 / p99 / max", query time
+/// "p50 / p99 µs", and recall by edit rate.
+fn pass_cells(m: &Value) -> [String; 3] {
     let c = &m["candidates"];
+    let t = &m["library_query_us"];
     let recall: Vec<String> = m["recall_by_rate"]
         .as_object()
-        .map(|o| o.iter().map(|(r, x)| format!("{r}: {}", f(x, 4))).collect())
+        .map(|o| {
+            o.iter()
+                .map(|(r, x)| format!("{r}: {}", num(x, 4)))
+                .collect()
+        })
         .unwrap_or_default();
+    [
+        format!(
+            "{} / {} / {} / {}",
+            num(&c["mean"], 1),
+            num(&c["p50"], 0),
+            num(&c["p99"], 0),
+            num(&c["max"], 0)
+        ),
+        format!("{} / {} µs", num(&t["p50"], 1), num(&t["p99"], 1)),
+        recall.join(", "),
+    ]
+}
+
+/// The high-similarity row of a measurement: `query --similar` in the library.
+fn similar_row(v: &Value) -> String {
+    let m = &v["similar"];
+    let [candidates, time, recall] = pass_cells(m);
     format!(
-        "| {} | {} | {} / {} / {} / {} | {} / {} µs | {} | {} |",
+        "| {} | {} | {candidates} | {time} | {} | {recall} |",
         v["label"].as_str().unwrap_or(""),
         v["documents"],
-        f(&c["mean"], 1),
-        f(&c["p50"], 0),
-        f(&c["p99"], 0),
-        f(&c["max"], 0),
-        f(&m["library_query_us"]["p50"], 1),
-        f(&m["library_query_us"]["p99"], 1),
-        f(&m["lookups_mean"], 0),
-        recall.join(", "),
+        num(&m["lookups_mean"], 0),
     )
 }
 
 fn row(v: &Value) -> String {
-    let f = |x: &Value, d: usize| x.as_f64().map_or("-".into(), |x| format!("{x:.d$}"));
-    let c = &v["candidates"];
-    let recall: Vec<String> = v["recall_by_rate"]
-        .as_object()
-        .map(|m| m.iter().map(|(r, x)| format!("{r}: {}", f(x, 4))).collect())
-        .unwrap_or_default();
+    let [candidates, time, recall] = pass_cells(v);
     format!(
-        "| {} | {} | {} s ({} MB/s, {}× `wc -w`), {} MB peak | {} | {} / {} / {} / {} | {} / {} µs | {} µs | {} | {} / {} MB |",
+        "| {} | {} | {} s ({} MB/s, {}× `wc -w`), {} MB peak | {} | {candidates} | {time} | {} µs | {recall} | {} / {} MB |",
         v["label"].as_str().unwrap_or(""),
         v["documents"],
-        f(&v["build_secs"], 1),
-        f(&v["build_mb_per_sec"], 0),
-        f(&v["build_speed_vs_wc"], 2),
-        f(&v["build_peak_mb"], 0),
-        f(&v["bytes_per_doc_beyond_names"], 1),
-        f(&c["mean"], 1),
-        f(&c["p50"], 0),
-        f(&c["p99"], 0),
-        f(&c["max"], 0),
-        f(&v["library_query_us"]["p50"], 1),
-        f(&v["library_query_us"]["p99"], 1),
-        f(&v["cli_query_us_per_doc"], 1),
-        recall.join(", "),
-        f(&v["one_query_cold_rss_mb"], 1),
-        f(&v["one_query_rss_mb"], 1),
+        num(&v["build_secs"], 1),
+        num(&v["build_mb_per_sec"], 0),
+        num(&v["build_speed_vs_wc"], 2),
+        num(&v["build_peak_mb"], 0),
+        num(&v["bytes_per_doc_beyond_names"], 1),
+        num(&v["cli_query_us_per_doc"], 1),
+        num(&v["one_query_cold_rss_mb"], 1),
+        num(&v["one_query_rss_mb"], 1),
     )
 }
 

@@ -139,6 +139,17 @@ impl Resolution {
         caps
     }
 
+    /// The similar rows [`LADDER`] pairs with `samples` per fuzzy band: samples say which
+    /// collection sizes the codes are for, and the rows of the last step with at most that many
+    /// samples suit the largest of those sizes (what `build --resolution B,S,R` takes).
+    pub fn similar_rows_for_samples(samples: u8) -> u8 {
+        LADDER
+            .iter()
+            .map(|e| e.1)
+            .rfind(|l| l.samples <= samples)
+            .map_or(1, |l| l.similar_rows)
+    }
+
     /// [`Resolution::for_docs`], or the last step of [`LADDER`] before it that fits `caps`.
     pub fn for_docs_within(docs: u64, caps: Resolution) -> Resolution {
         let mut chosen = LADDER[0].1;
@@ -920,14 +931,43 @@ impl Fingerprinter {
     /// # Panics
     /// When the fingerprinter has no idf table.
     pub fn probes(&self, fp: &Fingerprint, resolution: Resolution, budget: u8) -> Vec<Code> {
-        let idf = self.weights();
+        self.query_probes(fp, resolution, budget, None)
+    }
+
+    /// What a query looks up: [`Fingerprinter::probes`] and, with `similar` = `Some(budget)`,
+    /// [`Fingerprinter::similar_probes`] with that budget, from one weighing of the query's terms.
+    ///
+    /// # Panics
+    /// As [`Fingerprinter::probes`] and [`Fingerprinter::similar_probes`].
+    pub fn query_probes(
+        &self,
+        fp: &Fingerprint,
+        resolution: Resolution,
+        budget: u8,
+        similar: Option<u8>,
+    ) -> Vec<Code> {
+        let weighted = weigh_terms(&fp.term_hashes, self.weights(), false).samples;
+        let mut out = self.probes_from(fp, &weighted, resolution, budget);
+        if let Some(b) = similar {
+            self.similar_probes_from(fp, &weighted, resolution, b, &mut out);
+        }
+        out
+    }
+
+    /// [`Fingerprinter::probes`] with the query's terms weighed (`weigh_terms`).
+    fn probes_from(
+        &self,
+        fp: &Fingerprint,
+        weighted: &[(u64, f64)],
+        resolution: Resolution,
+        budget: u8,
+    ) -> Vec<Code> {
         let p = &self.params;
         if let Some(exact) = fp.exact {
             return vec![Code::exact(exact)];
         }
         let mut out = Vec::new();
         let n = fp.terms;
-        let weighted = weigh_terms(&fp.term_hashes, idf, false).samples;
         let mut drawn = Vec::new();
         if n >= p.min_terms - p.min_terms / 5 && n > 0 {
             let dev = self.deviations(&fp.class_counts);
@@ -936,7 +976,7 @@ impl Fingerprinter {
             let bands = resolution.bands as usize;
             let samples = resolution.samples as usize;
             draw(
-                &weighted,
+                weighted,
                 &sample_numbers(FUZZY_SAMPLES, bands, samples),
                 true,
                 &mut drawn,
@@ -1006,7 +1046,7 @@ impl Fingerprinter {
                 resolution.short_rows as usize,
             );
             drawn.clear();
-            draw(&weighted, &seeds, false, &mut drawn);
+            draw(weighted, &seeds, false, &mut drawn);
             let frags: Vec<u32> = drawn.iter().map(|d| d.0).collect();
             // Drawn for exactly `resolution`, so it is its own caps.
             band_codes(Path::Short, &frags, resolution, p, resolution, &mut out);
@@ -1030,10 +1070,24 @@ impl Fingerprinter {
         resolution: Resolution,
         budget: u8,
     ) -> Vec<Code> {
-        let idf = self.weights();
+        let weighted = weigh_terms(&fp.term_hashes, self.weights(), false).samples;
+        let mut out = Vec::new();
+        self.similar_probes_from(fp, &weighted, resolution, budget, &mut out);
+        out
+    }
+
+    /// [`Fingerprinter::similar_probes`] with the query's terms weighed, appended to `out`.
+    fn similar_probes_from(
+        &self,
+        fp: &Fingerprint,
+        weighted: &[(u64, f64)],
+        resolution: Resolution,
+        budget: u8,
+        out: &mut Vec<Code>,
+    ) {
         let p = &self.params;
         if fp.exact.is_some() || p.similar_bands == 0 || fp.term_hashes.is_empty() {
-            return Vec::new();
+            return;
         }
         let rows = resolution.similar_rows as usize;
         assert!(
@@ -1041,7 +1095,7 @@ impl Fingerprinter {
             "similar rows must be between 1 and {MAX_SAMPLES}, not {rows}"
         );
         let budget = budget.max(1) as usize;
-        let weighted = similar_weights(&weigh_terms(&fp.term_hashes, idf, false).samples);
+        let weighted = similar_weights(weighted);
         let seeds = sample_numbers(SIMILAR_SAMPLES, p.similar_bands as usize, rows);
         // The first `budget` rank tuples have rank sums up to the smallest s with
         // C(s + rows, rows) ≥ budget tuples, so no rank above s is ever used.
@@ -1050,7 +1104,7 @@ impl Fingerprinter {
             s += 1;
         }
         let ranked = draw_ranked(&weighted, &seeds, (s + 1).min(RANKED_MAX));
-        let mut out = Vec::with_capacity(p.similar_bands as usize * budget);
+        out.reserve(p.similar_bands as usize * budget);
         let mut tuples = Vec::new();
         let mut frags = [0u32; MAX_SAMPLES as usize];
         for band in 0..p.similar_bands as usize {
@@ -1068,7 +1122,6 @@ impl Fingerprinter {
                 });
             }
         }
-        out
     }
 
     /// Fingerprints and weighs a query text and returns its probes at `resolution`, with the
@@ -1292,8 +1345,49 @@ fn draw(terms: &[(u64, f64)], seeds: &[u32], runner_up: bool, out: &mut Vec<(u32
 /// [`draw`] for at most 16 seeds, in one pass over the terms.
 fn draw16(terms: &[(u64, f64)], seeds: &[u32], runner_up: bool, out: &mut Vec<(u32, Option<u32>)>) {
     // (clock, base) of the best and second best element per sample.
-    let mut best = [(f64::INFINITY, u64::MAX); 16];
-    let mut second = [(f64::INFINITY, u64::MAX); 16];
+    let none = (f64::INFINITY, u64::MAX);
+    let mut kept = ([none; 16], [none; 16]);
+    clocks(
+        terms,
+        seeds,
+        &mut kept,
+        |(best, second), i| if runner_up { second[i].0 } else { best[i].0 },
+        |(best, second), i, e| {
+            if before(e, best[i]) {
+                second[i] = best[i];
+                best[i] = e;
+            } else if before(e, second[i]) {
+                second[i] = e;
+            }
+        },
+    );
+    let (best, second) = kept;
+    for i in 0..seeds.len() {
+        out.push((
+            best[i].1 as u32,
+            (runner_up && second[i].0.is_finite()).then_some(second[i].1 as u32),
+        ));
+    }
+}
+
+/// True when `(clock, base)` `a` draws before `b`: the smaller clock, ties to the smaller base.
+#[inline(always)]
+fn before(a: (f64, u64), b: (f64, u64)) -> bool {
+    a.0 < b.0 || (a.0 == b.0 && a.1 < b.1)
+}
+
+/// The one pass over a set's elements that every draw makes, for at most 16 sample numbers:
+/// for element `(base, weight)` and sample `seeds[i]`, its clock `−ln(U) / weight` (§8.4 of
+/// index-format.md) is handed to `keep(state, i, (clock, base))` unless `1 − U` already shows it
+/// cannot beat `bar(state, i)`.
+#[inline(always)]
+fn clocks<S>(
+    terms: &[(u64, f64)],
+    seeds: &[u32],
+    state: &mut S,
+    bar: impl Fn(&S, usize) -> f64,
+    mut keep: impl FnMut(&mut S, usize, (f64, u64)),
+) {
     debug_assert!(seeds.len() <= 16);
     for &(base, w) in terms {
         let mut pair = (u32::MAX, 0u64);
@@ -1306,33 +1400,20 @@ fn draw16(terms: &[(u64, f64)], seeds: &[u32], runner_up: bool, out: &mut Vec<(u
             } else {
                 (pair.1 >> 32) as u32
             };
-            let bar = if runner_up { second[i].0 } else { best[i].0 };
             // −ln(U) ≥ 1 − U: most elements are ruled out without a logarithm. The margin keeps
-            // the decision that of the exact clock below, whatever its rounding.
+            // the decision that of the exact clock, whatever its rounding.
             let one_minus_u = ((!v) as f64 + 0.5) * (1.0 / 4_294_967_296.0);
-            if one_minus_u >= bar * w * (1.0 + 1e-9) {
+            if one_minus_u >= bar(state, i) * w * (1.0 + 1e-9) {
                 continue;
             }
-            let e = (neg_ln_unit(v) / w, base);
-            if e.0 < best[i].0 || (e.0 == best[i].0 && e.1 < best[i].1) {
-                second[i] = best[i];
-                best[i] = e;
-            } else if e.0 < second[i].0 || (e.0 == second[i].0 && e.1 < second[i].1) {
-                second[i] = e;
-            }
+            keep(state, i, (neg_ln_unit(v) / w, base));
         }
-    }
-    for i in 0..seeds.len() {
-        out.push((
-            best[i].1 as u32,
-            (runner_up && second[i].0.is_finite()).then_some(second[i].1 as u32),
-        ));
     }
 }
 
 /// The similar path's weights: the cube of the samples' tf · idf, computed as `(q · q) · q` in
-/// f64 (exact up to q = 2^17, then two IEEE-754 roundings: the same on every machine). Cubing concentrates the
-/// samples on a document's most distinctive terms, which documents saying the same thing in other
+/// f64 (exact up to q = 2^17, then two IEEE-754 roundings: the same on every machine). Cubing
+/// concentrates the samples on a document's most distinctive terms, which documents saying the same thing in other
 /// words share, while the common words unrelated documents share weigh next to nothing:
 /// on the development sets it found more pairs at cosine 0.5–0.7 with a third of the
 /// candidates of the plain weights (README, "High-similarity search").
@@ -1350,34 +1431,23 @@ fn draw_ranked(terms: &[(u64, f64)], seeds: &[u32], k: usize) -> Vec<Vec<u32>> {
     let mut out = Vec::with_capacity(seeds.len());
     for chunk in seeds.chunks(16) {
         // (clock, base) of the k best elements per seed, ascending; `len[i]` of them are set.
-        let mut best = [[(f64::INFINITY, u64::MAX); RANKED_MAX]; 16];
-        let mut len = [0usize; 16];
-        for &(base, w) in terms {
-            let mut pair = (u32::MAX, 0u64);
-            for (i, &g) in chunk.iter().enumerate() {
-                if pair.0 != g / 2 {
-                    pair = (g / 2, hash::derived(base, SAMPLE_SEED_BASE + g / 2));
-                }
-                let v = if g % 2 == 0 {
-                    pair.1 as u32
-                } else {
-                    (pair.1 >> 32) as u32
-                };
-                let bar = best[i][k - 1].0;
-                let one_minus_u = ((!v) as f64 + 0.5) * (1.0 / 4_294_967_296.0);
-                if one_minus_u >= bar * w * (1.0 + 1e-9) {
-                    continue;
-                }
-                let e = (neg_ln_unit(v) / w, base);
+        let mut kept = ([[(f64::INFINITY, u64::MAX); RANKED_MAX]; 16], [0usize; 16]);
+        clocks(
+            terms,
+            chunk,
+            &mut kept,
+            |(best, _), i| best[i][k - 1].0,
+            |(best, len), i, e| {
                 let list = &mut best[i][..k];
-                let at = list.partition_point(|x| x.0 < e.0 || (x.0 == e.0 && x.1 < e.1));
+                let at = list.partition_point(|&x| before(x, e));
                 if at < k {
                     list.copy_within(at..k - 1, at + 1);
                     list[at] = e;
                     len[i] = (len[i] + 1).min(k);
                 }
-            }
-        }
+            },
+        );
+        let (best, len) = kept;
         for i in 0..chunk.len() {
             out.push(best[i][..len[i]].iter().map(|e| e.1 as u32).collect());
         }

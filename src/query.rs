@@ -96,11 +96,10 @@ impl<D: AsRef<[u8]>> Index<D> {
             f.idf().map(|i| i.id()),
             "a query must be weighed with its index's idf table"
         );
-        let mut probes = f.probes(fp, self.resolution(), budget);
-        if opts.similar {
-            let budget = opts.similar_probes.unwrap_or(f.params().similar_probes);
-            probes.extend(f.similar_probes(fp, self.resolution(), budget));
-        }
+        let similar = opts
+            .similar
+            .then(|| opts.similar_probes.unwrap_or(f.params().similar_probes));
+        let probes = f.query_probes(fp, self.resolution(), budget, similar);
         // Every (candidate, path, group) that collided, then counted per candidate.
         let mut found: Vec<(u32, Path, u16)> = Vec::new();
         let keys: Vec<u64> = probes.iter().map(|c| c.key).collect();

@@ -122,15 +122,10 @@ impl Args {
                         "--resolution {r}: expected three or four numbers, e.g. 4,2,3 or 4,2,3,2"
                     )
                 })?;
-            // Samples per band say which collection size the codes are for; the similar rows
-            // of the last ladder step with as many samples suit the largest of those sizes.
-            let similar = v.get(3).copied().unwrap_or_else(|| {
-                pocketdex::fingerprint::LADDER
-                    .iter()
-                    .map(|e| e.1)
-                    .rfind(|l| l.samples <= v[1])
-                    .map_or(1, |l| l.similar_rows)
-            });
+            let similar = v
+                .get(3)
+                .copied()
+                .unwrap_or_else(|| Resolution::similar_rows_for_samples(v[1]));
             p.resolution = Some(Resolution::new(v[0], v[1], v[2], similar));
         }
         if self.zscore {
