@@ -29,10 +29,10 @@
 
 use criterion::{Criterion, SamplingMode, Throughput};
 use pocketdex::corpus::{self, Item, Source};
-use pocketdex::methods::groups::group_pairs;
-use pocketdex::methods::trials::{probability, signature, TrialParams};
-use pocketdex::methods::{find_pairs, Method, Options};
-use pocketdex::synth::Rng;
+use pocketdex_eval::synth::Rng;
+use pocketdex_methods::groups::group_pairs;
+use pocketdex_methods::trials::{probability, signature, TrialParams};
+use pocketdex_methods::{find_pairs, Method, Options};
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};

@@ -34,8 +34,8 @@ mod common;
 
 use common::{load_jsonl, load_samples, resolve, tag_of, Doc};
 use criterion::{BenchmarkId, Criterion, SamplingMode, Throughput};
-use pocketdex::synth::Rng;
 use pocketdex::{BuildStats, Index, IndexBuilder, Lang, Params, QueryOptions};
+use pocketdex_eval::synth::Rng;
 use rayon::prelude::*;
 use std::collections::{HashMap, HashSet};
 use std::hint::black_box;
@@ -189,7 +189,7 @@ fn bench_fingerprint(c: &mut Criterion, corpus: &Corpus, index: &Index<Vec<u8>>)
 /// `n` keys that are not in `present`: xxh3 of a counter.
 fn absent_keys(present: &HashSet<u64>, n: usize) -> Vec<u64> {
     (0u64..)
-        .map(|i| xxhash_rust::xxh3::xxh3_64_with_seed(&i.to_le_bytes(), 0x706f_636b_6574))
+        .map(|i| pocketdex::hash::h64(&i.to_le_bytes(), 0x706f_636b_6574))
         .filter(|k| !present.contains(k))
         .take(n)
         .collect()

@@ -5,8 +5,8 @@
 mod common;
 
 use common::{build, edit_words, samples, Rng};
-use pocketdex::eval::{self, evaluate, Settings, TermDocs, TruthPair};
 use pocketdex::{Analyzer, Index, Lang, Params};
+use pocketdex_eval::{self as eval, evaluate, Settings, TermDocs, TruthPair};
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
 use std::process::Command;

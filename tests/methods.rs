@@ -9,14 +9,14 @@
 mod common;
 
 use common::{edit_words, samples, Rng};
-use pocketdex::methods::canon::{Canonicalizer, Level};
-use pocketdex::methods::compare::{compare, Input};
-use pocketdex::methods::groups::{group_pairs, UnionFind};
-use pocketdex::methods::trials::{probability, TrialParams};
-use pocketdex::methods::{
+use pocketdex::text::{self, Analyzer, Lang};
+use pocketdex_methods::canon::{Canonicalizer, Level};
+use pocketdex_methods::compare::{compare, Input};
+use pocketdex_methods::groups::{group_pairs, UnionFind};
+use pocketdex_methods::trials::{probability, TrialParams};
+use pocketdex_methods::{
     find_pairs, spotsigs, Detector, Evidence, Features, Method, Options, Outcome,
 };
-use pocketdex::text::{self, Analyzer, Lang};
 use proptest::prelude::*;
 use std::collections::{HashMap, HashSet};
 
@@ -399,8 +399,8 @@ fn simhash_finds_every_pair_within_the_radius_with_exact_cosine() {
             .map(|(_, t)| {
                 let terms = terms(t);
                 (!terms.is_empty()).then(|| {
-                    pocketdex::methods::simhash::fingerprint(
-                        &pocketdex::methods::cosine::TermVector::from_terms(&terms),
+                    pocketdex_methods::simhash::fingerprint(
+                        &pocketdex_methods::cosine::TermVector::from_terms(&terms),
                     )
                 })
             })

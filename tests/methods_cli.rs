@@ -7,8 +7,8 @@
 mod common;
 
 use common::{pocketdex, root, stderr, stdout};
-use pocketdex::methods::compare::{compare, Input};
-use pocketdex::methods::{Method, Options};
+use pocketdex_methods::compare::{compare, Input};
+use pocketdex_methods::{Method, Options};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Output;

@@ -30,7 +30,7 @@ pub struct Args {
     #[arg(short, long, value_name = "FILE.pdx")]
     output: PathBuf,
     /// Language of the documents: picks the stopwords and the reference distribution.
-    #[arg(long, value_enum, default_value = "en")]
+    #[arg(long, value_parser = crate::cli::util::lang(), default_value = "en")]
     lang: Lang,
     /// Number of prefix classes k.
     #[arg(long, default_value_t = Params::default().classes, help_heading = "Fingerprint parameters")]

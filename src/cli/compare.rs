@@ -3,9 +3,9 @@
 use super::dups::ParamArgs;
 use anyhow::Context;
 use pocketdex::corpus::{self, Item};
-use pocketdex::methods::compare::{compare, Comparison, Input};
-use pocketdex::methods::{Method, Options};
 use pocketdex::text;
+use pocketdex_methods::compare::{compare, Comparison, Input};
+use pocketdex_methods::{Method, Options};
 use serde_json::json;
 use std::io::Write;
 use std::path::Path;
@@ -146,7 +146,7 @@ fn print_text(
         };
         format!("{t}: {}", if pass { yes } else { "no" })
     };
-    let set = |s: &pocketdex::methods::compare::SetScore| {
+    let set = |s: &pocketdex_methods::compare::SetScore| {
         format!("{} shared of {}/{}", s.shared, s.sizes[0], s.sizes[1])
     };
     writeln!(out)?;

@@ -2,7 +2,7 @@
 //! run files), keeping the best-ranked document of each equivalence group.
 
 use anyhow::Context;
-use pocketdex::methods::groups::UnionFind;
+use pocketdex_methods::groups::UnionFind;
 use std::collections::HashMap;
 use std::io::{BufRead, Write};
 use std::path::PathBuf;

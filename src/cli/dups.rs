@@ -3,9 +3,9 @@
 
 use super::util;
 use pocketdex::corpus::{self, Item, Skipped};
-use pocketdex::methods::groups::{group_pairs, Group};
-use pocketdex::methods::{Detector, Evidence, Features, Level, Method, Options, Outcome, Pair};
 use pocketdex::Lang;
+use pocketdex_methods::groups::{group_pairs, Group};
+use pocketdex_methods::{Detector, Evidence, Features, Level, Method, Options, Outcome, Pair};
 use serde_json::json;
 use std::collections::HashSet;
 use std::io::Write;
@@ -66,7 +66,8 @@ pub struct Args {
 #[derive(clap::Args, Debug, Clone)]
 pub struct MethodArgs {
     /// The method (see above).
-    #[arg(short, long, value_enum, default_value = "minhash")]
+    #[arg(short, long, default_value = "minhash",
+          value_parser = crate::cli::util::choice(&Method::ALL, Method::name, Method::description))]
     method: Method,
     /// Keep pairs whose score is at least T (0 < T ≤ 1); default: the method's.
     #[arg(short, long, value_name = "T")]
@@ -83,10 +84,11 @@ pub struct MethodArgs {
 #[derive(clap::Args, Debug, Clone)]
 pub struct ParamArgs {
     /// Language of the documents: stopwords, stemmer and SpotSigs antecedents.
-    #[arg(long, value_enum, default_value = "en")]
+    #[arg(long, value_parser = crate::cli::util::lang(), default_value = "en")]
     lang: Lang,
     /// exact: canonicalization level; each includes the ones before it.
-    #[arg(long, value_enum, default_value = "stem", help_heading = "exact")]
+    #[arg(long, default_value = "stem", help_heading = "exact",
+          value_parser = crate::cli::util::choice(&Level::ALL, Level::name, Level::description))]
     level: Level,
     /// minhash: words per shingle.
     #[arg(long, default_value_t = Options::default().shingle, value_name = "Q", help_heading = "minhash")]

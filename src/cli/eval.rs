@@ -3,9 +3,9 @@
 use super::util;
 use anyhow::Context;
 use pocketdex::corpus::{self, Item, Source};
-use pocketdex::eval::{self, DocMap, Report, Settings, TermDocs};
 use pocketdex::fingerprint::Fingerprint;
 use pocketdex::{Analyzer, Index, IndexBuilder, Lang, Params};
+use pocketdex_eval::{self as eval, DocMap, Report, Settings, TermDocs};
 use serde_json::json;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -21,7 +21,7 @@ use std::time::Instant;
 ///
 /// Writes to --out: eval.tsv (one row per bucket: lo hi pairs found recall found_both
 /// recall_both long_pairs long_recall short_pairs short_recall mean_jaccard3 hits mean_score
-/// bias rmse score_ge_lo correct precision; see the `pocketdex::eval` documentation), eval.json
+/// bias rmse score_ge_lo correct precision; see the `pocketdex_eval` documentation), eval.json
 /// (everything: settings, index parameters, buckets, summary, timings), eval.svg (recall and
 /// precision curves) and truth.tsv (the pairs, in the format of scripts/oracle/truth.py).
 ///
@@ -39,7 +39,7 @@ pub struct Args {
     index: Option<PathBuf>,
     /// Language of the documents when building the index (default: en). With --index, the
     /// index's own stopwords are used.
-    #[arg(long, value_enum)]
+    #[arg(long, value_parser = crate::cli::util::lang())]
     lang: Option<Lang>,
     /// Directory for eval.tsv, eval.json, eval.svg and truth.tsv (created if missing).
     #[arg(long, default_value = "eval-out", value_name = "DIR")]

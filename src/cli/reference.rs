@@ -18,7 +18,7 @@ pub enum Command {
 #[derive(clap::Args, Debug)]
 pub struct BuildArgs {
     /// Language: picks the stopwords left out of the distribution.
-    #[arg(long, value_enum)]
+    #[arg(long, value_parser = crate::cli::util::lang())]
     lang: Lang,
     /// A wordfreq `large_<lang>.msgpack.gz` file.
     #[arg(long, value_name = "FILE")]
@@ -33,8 +33,8 @@ pub struct BuildArgs {
 
 pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
     let Command::Build(a) = cmd;
-    let mut r = Reference::from_wordfreq(
-        &a.wordfreq,
+    let mut r = Reference::from_word_frequencies(
+        pocketdex_eval::wordfreq::read(&a.wordfreq)?,
         a.lang,
         &Analyzer::for_lang(a.lang),
         a.min_share,

@@ -3,9 +3,9 @@
 
 use anyhow::Context;
 use pocketdex::corpus::{self, Item};
-use pocketdex::synth::generate::{Generator, Shape, Vocabulary};
-use pocketdex::synth::{self, Rng};
 use pocketdex::Lang;
+use pocketdex_eval::synth::generate::{Generator, Shape, Vocabulary};
+use pocketdex_eval::synth::{self, Rng};
 use rayon::prelude::*;
 use serde_json::json;
 use std::io::Write;
@@ -88,7 +88,7 @@ pub struct Args {
     /// Language of the pseudo-words and stopwords when there is no --vocab.
     #[arg(
         long,
-        value_enum,
+        value_parser = crate::cli::util::lang(),
         default_value = "en",
         help_heading = "Generated collections"
     )]

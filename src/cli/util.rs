@@ -112,3 +112,31 @@ pub fn size(bytes: u64) -> String {
         format!("{v:.1} {}", UNITS[u])
     }
 }
+
+/// A value parser over a library's named choices (a language, a method, a level): `--help`
+/// lists each name with its description, and any other word is refused with the list.
+pub fn choice<T: Copy + Send + Sync + 'static>(
+    all: &'static [T],
+    name: fn(T) -> &'static str,
+    description: fn(T) -> &'static str,
+) -> impl clap::builder::TypedValueParser<Value = T> {
+    use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
+    PossibleValuesParser::new(
+        all.iter()
+            .map(|&t| PossibleValue::new(name(t)).help(description(t))),
+    )
+    .map(move |s: String| {
+        *all.iter()
+            .find(|&&t| name(t) == s)
+            .expect("clap accepts only the listed names")
+    })
+}
+
+/// `--lang`'s parser: the languages with built-in stopwords and reference tables.
+pub fn lang() -> impl clap::builder::TypedValueParser<Value = pocketdex::Lang> {
+    choice(
+        &pocketdex::Lang::ALL,
+        pocketdex::Lang::code,
+        pocketdex::Lang::description,
+    )
+}

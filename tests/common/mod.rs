@@ -26,7 +26,7 @@ pub fn samples() -> Vec<(String, String)> {
 
 /// The deterministic generator of `pocketdex synth` (SplitMix64), so edits are the same on
 /// every run.
-pub use pocketdex::synth::Rng;
+pub use pocketdex_eval::synth::Rng;
 
 /// `text` with `n` words replaced by words taken from `donor` (a different real text).
 pub fn edit_words(text: &str, donor: &str, n: usize, rng: &mut Rng) -> String {

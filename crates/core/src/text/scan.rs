@@ -1117,8 +1117,9 @@ mod tests {
         eprintln!("{name}: {n} documents, {words} words agree");
     }
 
+    /// The repository root (this crate sits in `crates/core`).
     fn root() -> &'static Path {
-        Path::new(env!("CARGO_MANIFEST_DIR"))
+        Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
     }
 
     fn files(dir: &Path) -> Vec<std::path::PathBuf> {

@@ -30,8 +30,8 @@ pub fn chunks(words: &[u64], chunk: usize) -> Vec<u64> {
 ///
 /// # Example
 /// ```
-/// use pocketdex::methods::spex::{chunks, s3};
-/// use pocketdex::methods::shingles::word_hashes;
+/// use pocketdex_methods::spex::{chunks, s3};
+/// use pocketdex_methods::shingles::word_hashes;
 /// let a = word_hashes(&"one two three four five six seven eight nine ten".split(' ').collect::<Vec<_>>());
 /// let mut b = a.clone();
 /// b[9] = 0; // the last word differs: chunks 1–2 of 3 are shared
@@ -222,7 +222,7 @@ pub(crate) fn find(docs: &[&[u64]], chunk: usize, t: f64) -> (Vec<Pair>, u64, Ve
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::methods::shingles::word_hashes;
+    use crate::shingles::word_hashes;
 
     fn words(s: &str) -> Vec<u64> {
         word_hashes(&s.split_whitespace().collect::<Vec<_>>())

@@ -8,8 +8,9 @@
 //! ([`mphf`], [`mod@format`], [`meta`], [`builder`]) → reader over any bytes ([`index`]) → query
 //! ([`query`]).
 //!
-//! Beside it: the classical near-duplicate methods ([`methods`]) on the same text pipeline, and
-//! the evaluation harness ([`eval`]) that measures all of them against exact similarities.
+//! This crate is the core of a workspace: the classical near-duplicate methods on the same text
+//! pipeline are `pocketdex-methods`, the evaluation harness that measures all of them against
+//! exact similarities is `pocketdex-eval`, and the command line is `pocketdex-cli`.
 //!
 //! Fuzzy-fingerprinting is Stein's (2005) similarity hash; the index is that of "Wikipedia in the
 //! Pocket" (Potthast, SIGIR 2007): all codes of a collection under a minimal perfect hash
@@ -31,7 +32,7 @@
 #![deny(missing_docs)]
 
 // In pipeline order: documents → tokens → prefix classes → fuzzy codes and sketch → MPHF table
-// file → reader → query; then the classical methods and the evaluation around them.
+// file → reader → query.
 pub mod error;
 pub mod hash;
 pub mod corpus;
@@ -45,9 +46,6 @@ pub mod meta;
 pub mod builder;
 pub mod index;
 pub mod query;
-pub mod methods;
-pub mod eval;
-pub mod synth;
 
 pub use builder::{BuildStats, IndexBuilder};
 pub use error::{Error, Result};

@@ -14,7 +14,7 @@ use std::collections::HashSet;
 use unicode_segmentation::UnicodeSegmentation;
 
 /// A language with built-in stopwords and a reference distribution in `reference-corpus/`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Lang {
     /// English.
     En,
@@ -23,6 +23,17 @@ pub enum Lang {
 }
 
 impl Lang {
+    /// Every language, in the order front ends list them.
+    pub const ALL: [Lang; 2] = [Lang::En, Lang::De];
+
+    /// The language's English name, for help texts.
+    pub fn description(self) -> &'static str {
+        match self {
+            Lang::En => "English",
+            Lang::De => "German",
+        }
+    }
+
     /// The ISO 639-1 code, as used in file names and in the index.
     pub fn code(self) -> &'static str {
         match self {
@@ -43,8 +54,8 @@ impl Lang {
     /// The built-in stopword list (see `reference-corpus/README.md` for its source and licence).
     pub fn stopwords(self) -> Vec<String> {
         let raw = match self {
-            Lang::En => include_str!("../../reference-corpus/stopwords/en.txt"),
-            Lang::De => include_str!("../../reference-corpus/stopwords/de.txt"),
+            Lang::En => include_str!("../../../../reference-corpus/stopwords/en.txt"),
+            Lang::De => include_str!("../../../../reference-corpus/stopwords/de.txt"),
         };
         parse_word_list(raw)
     }
@@ -115,10 +126,15 @@ pub fn fold(word: &str) -> String {
     }
 }
 
-/// All words of a text in order: Unicode (UAX #29) word segmentation, case-folded, keeping only
+/// All words of a text in order, as written: Unicode (UAX #29) word segmentation, keeping only
 /// segments with a letter or digit.
+pub fn segments(text: &str) -> impl Iterator<Item = &str> + '_ {
+    text.unicode_words()
+}
+
+/// All words of a text in order, case-folded: [`segments`] through [`fold`].
 pub fn words(text: &str) -> impl Iterator<Item = String> + '_ {
-    text.unicode_words().map(fold)
+    segments(text).map(fold)
 }
 
 /// Turns text into index terms with one language's stopwords.

@@ -13,7 +13,7 @@
 use super::pairs::count_shared;
 use super::shingles::{jaccard_of, overlap, shingle_hash};
 use super::{Evidence, Pair};
-use crate::hash;
+use pocketdex::hash;
 
 /// The parameters of the signature.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -65,7 +65,7 @@ pub fn signature(set: &[u64], params: &TrialParams) -> Vec<u64> {
 ///
 /// # Example
 /// ```
-/// use pocketdex::methods::trials::{probability, TrialParams};
+/// use pocketdex_methods::trials::{probability, TrialParams};
 /// // The note's table: 90% overlap, 14 hashes → 41.5%.
 /// let p = probability(0.90, &TrialParams::default());
 /// assert!((p - 0.415).abs() < 0.001);

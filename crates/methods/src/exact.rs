@@ -16,7 +16,7 @@ pub struct Classes {
 ///
 /// # Example
 /// ```
-/// use pocketdex::methods::exact::classes;
+/// use pocketdex_methods::exact::classes;
 /// let c = classes(&[Some(7), Some(9), None, Some(7), Some(7)]);
 /// assert_eq!(c.reps, [0, 1]);
 /// assert_eq!(c.copies, [(0, 3), (0, 4)]);

@@ -9,8 +9,6 @@ use crate::error::{Error, Result};
 use crate::hash;
 use crate::text::{self, Lang};
 use std::collections::HashMap;
-use std::io::Read;
-use std::path::Path;
 
 /// How many characters of a term make its prefix.
 pub const PREFIX_CHARS: usize = 2;
@@ -39,8 +37,8 @@ impl Reference {
     /// The built-in reference table of a language, from `reference-corpus/`.
     pub fn builtin(lang: Lang) -> Reference {
         let raw = match lang {
-            Lang::En => include_str!("../reference-corpus/en.tsv"),
-            Lang::De => include_str!("../reference-corpus/de.tsv"),
+            Lang::En => include_str!("../../../reference-corpus/en.tsv"),
+            Lang::De => include_str!("../../../reference-corpus/de.tsv"),
         };
         Reference::parse(raw).expect("built-in reference table is valid (tested)")
     }
@@ -109,35 +107,30 @@ impl Reference {
         out
     }
 
-    /// Builds a reference from a wordfreq word list (`large_<lang>.msgpack.gz`: gzip'd msgpack
-    /// `[header, bucket0, bucket1, …]`, every word in bucket i having frequency 10^(−i/100)).
-    /// Stopwords and words without letters are left out, as the analyzer leaves them out of
-    /// documents; prefixes whose share is below `min_share` are dropped (they fall back to a
-    /// hashed class).
-    pub fn from_wordfreq(
-        path: &Path,
+    /// Builds a reference from a word frequency list (e.g. wordfreq's, read by
+    /// `pocketdex_eval::wordfreq::read`): `(word, frequency)` in any order. Stopwords and words
+    /// without letters are left out, as the analyzer leaves them out of documents; prefixes whose
+    /// share is below `min_share` are dropped (they fall back to a hashed class).
+    pub fn from_word_frequencies(
+        words: impl IntoIterator<Item = (String, f64)>,
         lang: Lang,
         analyzer: &text::Analyzer,
         min_share: f64,
     ) -> Result<Reference> {
         let mut mass: HashMap<String, f64> = HashMap::new();
-        for (word, freq) in read_wordfreq(path)? {
-            // A wordfreq entry may hold several segmentation words ("don't" stays one).
+        for (word, freq) in words {
+            // A list entry may hold several segmentation words ("don't" stays one).
             for w in text::words(&word) {
                 if text::is_content_word(&w) && !analyzer.is_stopword(&w) {
                     *mass.entry(prefix_key(&w)).or_default() += freq;
                 }
             }
         }
-        let bad = |what: &str| {
-            Error::Invalid(format!(
-                "{}: not a wordfreq msgpack list: {what}",
-                path.display()
-            ))
-        };
         let total: f64 = mass.values().sum();
         if total <= 0.0 {
-            return Err(bad("no content words"));
+            return Err(Error::Invalid(
+                "the word list holds no content words of the language".into(),
+            ));
         }
         let mut prefixes: Vec<(String, f64)> = mass
             .into_iter()
@@ -151,39 +144,6 @@ impl Reference {
             provenance: Vec::new(),
         })
     }
-}
-
-/// Reads a wordfreq word list (`large_<lang>.msgpack.gz`: gzip'd msgpack `[header, bucket0,
-/// bucket1, …]`, every word in bucket i having frequency 10^(−i/100)): `(word, frequency)`, most
-/// frequent first.
-pub fn read_wordfreq(path: &Path) -> Result<Vec<(String, f64)>> {
-    let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
-    let mut raw = Vec::new();
-    flate2::read::GzDecoder::new(file)
-        .read_to_end(&mut raw)
-        .map_err(|e| Error::io(path, e))?;
-    let bad = |what: &str| {
-        Error::Invalid(format!(
-            "{}: not a wordfreq msgpack list: {what}",
-            path.display()
-        ))
-    };
-    let value = rmpv::decode::read_value(&mut raw.as_slice()).map_err(|e| bad(&e.to_string()))?;
-    let items = value
-        .as_array()
-        .ok_or_else(|| bad("top level is not an array"))?;
-    let mut words = Vec::new();
-    for (i, bucket) in items.iter().enumerate().skip(1) {
-        let freq = 10f64.powf(-((i - 1) as f64) / 100.0);
-        for word in bucket
-            .as_array()
-            .ok_or_else(|| bad("bucket is not an array"))?
-        {
-            let word = word.as_str().ok_or_else(|| bad("word is not a string"))?;
-            words.push((word.to_string(), freq));
-        }
-    }
-    Ok(words)
 }
 
 /// A prefix key of at most 8 UTF-8 bytes as one number (zero-padded: a key never holds U+0000,

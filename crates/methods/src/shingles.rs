@@ -8,7 +8,7 @@
 //! sets of strings).
 
 use super::{SHINGLE_SEED, WORD_SEED};
-use crate::hash;
+use pocketdex::hash;
 
 /// The pinned hash of one (case-folded) word: xxh3-64 with [`WORD_SEED`].
 #[inline]
@@ -39,7 +39,7 @@ pub fn shingle_hash(words: &[u64]) -> u64 {
 ///
 /// # Example
 /// ```
-/// use pocketdex::methods::shingles::{shingles, word_hashes};
+/// use pocketdex_methods::shingles::{shingles, word_hashes};
 /// let w = word_hashes(&["a", "rose", "is", "a", "rose", "is", "a", "rose"]);
 /// assert_eq!(shingles(&w, 3).len(), 3); // "a rose is", "rose is a", "is a rose"
 /// assert_eq!(shingles(&w[..2], 3).len(), 1);

@@ -10,9 +10,9 @@
 //! look alike: with the background alone, every document would have the same word distribution.
 
 use super::Rng;
-use crate::error::{Error, Result};
-use crate::reference::{self, Reference};
-use crate::text::Lang;
+use pocketdex::error::{Error, Result};
+use pocketdex::reference::Reference;
+use pocketdex::text::Lang;
 use std::path::Path;
 
 /// Words with relative frequencies, most frequent first.
@@ -40,7 +40,7 @@ impl Vocabulary {
     /// The `limit` most frequent words of a wordfreq list (`large_en.msgpack.gz`, see
     /// `scripts/fetch-wordfreq.sh`), with their frequencies.
     pub fn from_wordfreq(path: &Path, limit: usize) -> Result<Vocabulary> {
-        let mut words = reference::read_wordfreq(path)?;
+        let mut words = crate::wordfreq::read(path)?;
         words.truncate(limit);
         Vocabulary::new(words)
     }
@@ -405,7 +405,7 @@ mod tests {
         // About half the words are stopwords, as in running text.
         let stop: std::collections::HashSet<String> = Lang::En.stopwords().into_iter().collect();
         g.document(3, &mut a);
-        let words: Vec<String> = crate::text::words(&a).collect();
+        let words: Vec<String> = pocketdex::text::words(&a).collect();
         let share = words.iter().filter(|w| stop.contains(*w)).count() as f64 / words.len() as f64;
         assert!((0.2..0.7).contains(&share), "stopword share {share}");
     }

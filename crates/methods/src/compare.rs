@@ -7,11 +7,11 @@ use super::canon::{Canonicalizer, Level};
 use super::cosine::TermVector;
 use super::shingles::{self, dice_of, jaccard_of, overlap, word_hashes};
 use super::{minhash, simhash, spotsigs, trials, Method, Options};
-use crate::error::Result;
-use crate::fingerprint::{Code, Resolution};
-use crate::sketch::Idf;
-use crate::text;
-use crate::IndexBuilder;
+use pocketdex::error::Result;
+use pocketdex::fingerprint::{Code, Resolution};
+use pocketdex::sketch::Idf;
+use pocketdex::text;
+use pocketdex::IndexBuilder;
 use serde::Serialize;
 use std::collections::HashSet;
 
@@ -203,8 +203,8 @@ fn set_score(a: &[u64], b: &[u64], dice: bool) -> SetScore {
 ///
 /// # Example
 /// ```
-/// use pocketdex::methods::compare::{compare, Input};
-/// use pocketdex::methods::Options;
+/// use pocketdex_methods::compare::{compare, Input};
+/// use pocketdex_methods::Options;
 /// let a = "The Moon is Earth's only natural satellite. It orbits at an average distance of 384,400 km.";
 /// let b = "The Moon is the only natural satellite of Earth. It orbits at an average distance of 384,400 km.";
 /// let c = compare(Input { raw: a, plain: a }, Input { raw: b, plain: b }, &Options::default())?;
@@ -293,7 +293,7 @@ pub fn compare(a: Input<'_>, b: Input<'_>, options: &Options) -> Result<Comparis
 
     // Two documents are no collection to learn idf from: uniform weights, and the resolution
     // of the smallest collections.
-    let builder = IndexBuilder::for_lang(o.lang, crate::Params::default())?;
+    let builder = IndexBuilder::for_lang(o.lang, pocketdex::Params::default())?;
     let f = builder.fingerprinter().clone().with_idf(Idf::uniform());
     let res = Resolution::for_docs(2);
     let budget = f.params().probes;
@@ -304,7 +304,7 @@ pub fn compare(a: Input<'_>, b: Input<'_>, options: &Options) -> Result<Comparis
         .map(|fp| {
             f.codes(fp, res)
                 .into_iter()
-                .partition(|c| c.path != crate::fingerprint::Path::Similar)
+                .partition(|c| c.path != pocketdex::fingerprint::Path::Similar)
         })
         .unzip();
     let probes = [

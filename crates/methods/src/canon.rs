@@ -5,15 +5,12 @@
 //! `text::fold`, the language's stopwords).
 
 use super::CANON_SEED;
-use crate::hash;
-use crate::text::{self, Analyzer, Lang};
+use pocketdex::hash;
+use pocketdex::text::{self, Analyzer, Lang};
 use std::borrow::Cow;
-use unicode_segmentation::UnicodeSegmentation;
 
 /// A canonicalization level; each one includes all the levels before it.
-#[derive(
-    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, clap::ValueEnum, serde::Serialize,
-)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Level {
     /// 1. Runs of white space become one space; leading and trailing space is dropped.
@@ -46,6 +43,18 @@ impl Level {
         self as u8 + 1
     }
 
+    /// One line on what the level does, for help texts.
+    pub fn description(self) -> &'static str {
+        match self {
+            Level::Whitespace => "1. Runs of white space become one space; leading and trailing space is dropped",
+            Level::Markup => "2. HTML markup removed (when the text looks like HTML), as the corpus reader does",
+            Level::Punctuation => "3. Punctuation removed: only UAX #29 words (segments with a letter or digit) remain",
+            Level::Case => "4. Case folded (Unicode lowercase)",
+            Level::Stopwords => "5. Stop words of the language removed",
+            Level::Stem => "6. Words stemmed with the language's Snowball stemmer",
+        }
+    }
+
     /// The command-line name.
     pub fn name(self) -> &'static str {
         match self {
@@ -75,7 +84,7 @@ impl Level {
 ///
 /// # Example
 /// ```
-/// use pocketdex::methods::canon::{Canonicalizer, Level};
+/// use pocketdex_methods::canon::{Canonicalizer, Level};
 /// use pocketdex::Lang;
 /// let c = Canonicalizer::new(Lang::En);
 /// let raw = "<p>The  Cats were <b>running</b>!</p>";
@@ -141,11 +150,11 @@ impl Canonicalizer {
     }
 
     /// The canonical form of text whose markup was already removed (as
-    /// [`corpus`](crate::corpus) delivers it): levels 1 and 2 coincide here.
+    /// [`corpus`](pocketdex::corpus) delivers it): levels 1 and 2 coincide here.
     pub fn canonical_plain(&self, plain: &str, level: Level) -> String {
         match level {
             Level::Whitespace | Level::Markup => normalize_whitespace(plain),
-            Level::Punctuation => join(plain.unicode_words()),
+            Level::Punctuation => join(text::segments(plain)),
             Level::Case | Level::Stopwords | Level::Stem => {
                 let mut out = String::with_capacity(plain.len());
                 for w in text::words(plain) {

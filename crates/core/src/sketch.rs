@@ -443,10 +443,15 @@ mod tests {
 
     #[test]
     fn simhash_equals_its_definition_bit_for_bit() {
-        let mut rng = crate::synth::Rng::new(7);
+        // SplitMix64 through fmix64: fixed random keys and picks.
+        let mut state = 7u64;
+        let mut next = move || {
+            state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            crate::hash::fmix64(state)
+        };
         let mut df = HashMap::new();
         let keys: Vec<u128> = (0..500)
-            .map(|_| (rng.next_u64() as u128) << 64 | rng.next_u64() as u128)
+            .map(|_| (next() as u128) << 64 | next() as u128)
             .collect();
         for (i, k) in keys.iter().enumerate() {
             df.insert(idf_key(*k), 1 + (i as u32 % 300));
@@ -455,7 +460,7 @@ mod tests {
         for n in [0usize, 1, 2, 7, 40, 300] {
             for _ in 0..20 {
                 let terms: Vec<TermHash> = (0..n)
-                    .map(|_| (keys[rng.below(keys.len())], 1 + rng.below(9) as u32))
+                    .map(|_| (keys[next() as usize % keys.len()], 1 + (next() % 9) as u32))
                     .collect();
                 for words in [1, 3, 4] {
                     assert_eq!(

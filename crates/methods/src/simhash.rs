@@ -18,14 +18,14 @@
 
 use super::cosine::TermVector;
 use super::{Evidence, Pair, SIMHASH_SEED};
-use crate::hash;
+use pocketdex::hash;
 use rayon::prelude::*;
 
 /// The 64-bit simhash of a term-frequency vector (0 for an empty one).
 ///
 /// # Example
 /// ```
-/// use pocketdex::methods::{cosine::TermVector, simhash::{fingerprint, hamming}};
+/// use pocketdex_methods::{cosine::TermVector, simhash::{fingerprint, hamming}};
 /// let a = TermVector::from_terms(&["cheap", "flights", "paris", "cheap", "hotels"]);
 /// let b = TermVector::from_terms(&["cheap", "flights", "paris", "cheap", "hotel"]);
 /// assert_eq!(fingerprint(&a), fingerprint(&a.clone()));

@@ -58,7 +58,7 @@ pub struct Group {
 ///
 /// # Example
 /// ```
-/// use pocketdex::methods::{groups::group_pairs, Pair};
+/// use pocketdex_methods::{groups::group_pairs, Pair};
 /// let p = |a, b| Pair::new(a, b, 0.9);
 /// let groups = group_pairs(6, &[p(0, 1), p(4, 5), p(1, 3)]);
 /// assert_eq!(groups[0].members, [0, 1, 3]);

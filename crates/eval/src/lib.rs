@@ -48,11 +48,17 @@
 //! | `score_ge_lo`, `correct`, `precision` | hits with score ≥ `lo`; of those, with true cosine ≥ `lo`; precision(`lo`) |
 //!
 //! Missing values (an empty bucket) are `NA`.
+//!
+//! Beside it: generated collections and edited copies ([`synth`]) and wordfreq's word lists
+//! ([`wordfreq`]), the data sources of the benchmarks and of the reference tables.
 
-use crate::error::{Error, Result};
-use crate::index::Index;
-use crate::query::QueryOptions;
-use crate::text::Analyzer;
+pub mod synth;
+pub mod wordfreq;
+
+use pocketdex::error::{Error, Result};
+use pocketdex::index::Index;
+use pocketdex::query::QueryOptions;
+use pocketdex::text::Analyzer;
 use rayon::prelude::*;
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -280,7 +286,7 @@ pub fn truth_with_progress(
             a,
             b,
             cosine,
-            jaccard3: crate::methods::shingles::jaccard(&sh[a as usize], &sh[b as usize]) as f32,
+            jaccard3: pocketdex_methods::shingles::jaccard(&sh[a as usize], &sh[b as usize]) as f32,
         })
         .collect();
     out.par_sort_unstable_by_key(|p| (p.a, p.b));
@@ -330,7 +336,7 @@ fn shingles(seq: &[u32], vocab: usize) -> Vec<u64> {
             b[..8].copy_from_slice(&x.to_le_bytes());
             b[8..16].copy_from_slice(&y.to_le_bytes());
             b[16..].copy_from_slice(&z.to_le_bytes());
-            xxhash_rust::xxh3::xxh3_64(&b)
+            pocketdex::hash::h64(&b, 0)
         }
     };
     // Term t becomes t + 1 so that 0 pads a document of one or two terms.
@@ -1220,7 +1226,7 @@ impl Report {
 /// analyzer, every document as a query, hits mapped by name.
 ///
 /// ```
-/// use pocketdex::eval::{evaluate, Settings};
+/// use pocketdex_eval::{evaluate, Settings};
 /// use pocketdex::{Index, IndexBuilder, Lang, Params};
 /// let docs: Vec<(String, String)> = vec![
 ///     ("a".into(), "Jupiter is the fifth planet from the Sun and the largest in the Solar System.".into()),

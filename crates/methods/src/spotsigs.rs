@@ -17,7 +17,7 @@
 use super::join::{index_sets, self_join, Measure};
 use super::shingles::{shingle_hash, word_hash};
 use super::Pair;
-use crate::text::{Analyzer, Lang};
+use pocketdex::text::{Analyzer, Lang};
 use std::collections::HashSet;
 
 /// The default antecedents of a language: auxiliary verbs and the definite article, after the
@@ -40,11 +40,11 @@ pub fn default_antecedents(lang: Lang) -> Vec<String> {
 /// The spot signatures of a word sequence (case-folded words, e.g. from [`text::words`]): the
 /// sorted, deduplicated signature hashes, and how many signatures were found (with repeats).
 ///
-/// [`text::words`]: crate::text::words
+/// [`text::words`]: pocketdex::text::words
 ///
 /// # Example
 /// ```
-/// use pocketdex::methods::spotsigs::{default_antecedents, signatures};
+/// use pocketdex_methods::spotsigs::{default_antecedents, signatures};
 /// use pocketdex::{Analyzer, Lang};
 /// let words: Vec<String> = pocketdex::text::words("The cat is on the mat in the sun").collect();
 /// let ante = default_antecedents(Lang::En).into_iter().collect();

@@ -14,7 +14,7 @@
 use super::pairs::count_shared;
 use super::shingles::{jaccard, overlap};
 use super::{Evidence, Pair};
-use crate::hash;
+use pocketdex::hash;
 
 /// The sketch of a shingle set: its minimum under each of `p` permutations (empty for an empty
 /// set).
@@ -38,7 +38,7 @@ pub fn sketch(set: &[u64], p: usize) -> Vec<u64> {
 ///
 /// # Example
 /// ```
-/// use pocketdex::methods::minhash::{estimate, sketch};
+/// use pocketdex_methods::minhash::{estimate, sketch};
 /// let a: Vec<u64> = (0..200).collect();
 /// let b: Vec<u64> = (50..250).collect(); // Jaccard 150/250 = 0.6
 /// let est = estimate(&sketch(&a, 256), &sketch(&b, 256));

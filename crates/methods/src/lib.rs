@@ -24,7 +24,7 @@
 //! (kept when the estimate reaches the threshold), with the errors each module documents:
 //! MinHash √(J(1 − J)/p) (≤ 0.044 at p = 128); trials: the detection probability of
 //! [`trials::probability`]; simhash: Binomial(64, θ/π) bits; fuzzy: the index's simhash sketch
-//! of the tf-idf vector (idf learned from a sample of the collection; see [`crate::sketch`]).
+//! of the tf-idf vector (idf learned from a sample of the collection; see [`pocketdex::sketch`]).
 //! spex, SpotSigs and exact compute their score exactly by construction. Pairs are never found
 //! by comparing all pairs of documents.
 //!
@@ -37,8 +37,8 @@
 //! 64 bits had a median cosine above 0.98 there, and a pair at cosine 0.8 falls within 3 bits
 //! with probability 4·10⁻⁴.
 //!
-//! **Tokens.** Every method reads plain text (markup removed, as the [`corpus`](crate::corpus)
-//! reader delivers it) through [`crate::text`]: UAX #29 words, case-folded.
+//! **Tokens.** Every method reads plain text (markup removed, as the [`corpus`](pocketdex::corpus)
+//! reader delivers it) through [`pocketdex::text`]: UAX #29 words, case-folded.
 //! - exact: the canonical text at [`Options::level`] (default: all six levels);
 //! - minhash, trials, simhash, fuzzy: content words ([`Analyzer::terms`]: words with a letter,
 //!   stopwords removed), as the evaluation oracle (`scripts/oracle/truth.py`) counts them;
@@ -56,7 +56,7 @@
 //!
 //! # Example
 //! ```
-//! use pocketdex::methods::{find_pairs, groups::group_pairs, Method, Options};
+//! use pocketdex_methods::{find_pairs, groups::group_pairs, Method, Options};
 //! let texts = [
 //!     "The quick brown fox jumps over the lazy dog near the river bank today.",
 //!     "Mozart was a prolific and influential composer of the Classical period.",
@@ -69,7 +69,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
-//! [`Analyzer::terms`]: crate::text::Analyzer::terms
+//! [`Analyzer::terms`]: pocketdex::text::Analyzer::terms
 
 pub mod canon;
 pub mod compare;
@@ -88,11 +88,11 @@ pub mod trials;
 
 pub use canon::{Canonicalizer, Level};
 
-use crate::error::{Error, Result};
-use crate::fingerprint::Fingerprinter;
-use crate::text::{self, Lang};
-use crate::{hash, IndexBuilder};
 use cosine::{DocFreq, TermVector};
+use pocketdex::error::{Error, Result};
+use pocketdex::fingerprint::Fingerprinter;
+use pocketdex::text::{self, Lang};
+use pocketdex::{hash, IndexBuilder};
 use rayon::prelude::*;
 use std::collections::HashSet;
 
@@ -109,7 +109,7 @@ pub const SIMHASH_SEED: u64 = 0x706b_7464_7831_7368; // "pktdx1sh"
 pub const IDENTITY_SEED: u64 = 0x706b_7464_7831_6964; // "pktdx1id"
 
 /// A near-duplicate detection method.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, clap::ValueEnum, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Method {
     /// Retrieval equivalence: identical canonical text (content-equivalence paper).
@@ -150,6 +150,25 @@ impl Method {
             Method::Spex => "spex",
             Method::Spotsigs => "spotsigs",
             Method::Simhash => "simhash",
+        }
+    }
+
+    /// One line on what the method is, for help texts.
+    pub fn description(self) -> &'static str {
+        match self {
+            Method::Exact => {
+                "Retrieval equivalence: identical canonical text (content-equivalence paper)"
+            }
+            Method::Fuzzy => "pocketdex's fuzzy-fingerprint index, queried with every document",
+            Method::Minhash => "Shingling and MinHash sketches (Broder)",
+            Method::Trials => {
+                "The multi-trial signature (search-engine duplicate-elimination note)"
+            }
+            Method::Spex => "spex chunk selection and the S3 score (content-equivalence paper)",
+            Method::Spotsigs => "SpotSigs: stopword-anchored signatures (Theobald et al.)",
+            Method::Simhash => {
+                "64-bit simhash searched by Hamming distance (Charikar; Manku et al.)"
+            }
         }
     }
 
@@ -511,7 +530,7 @@ impl Detector {
             .collect();
         let fingerprinter = if method == Method::Fuzzy {
             Some(
-                IndexBuilder::for_lang(options.lang, crate::Params::default())?
+                IndexBuilder::for_lang(options.lang, pocketdex::Params::default())?
                     .fingerprinter()
                     .clone(),
             )

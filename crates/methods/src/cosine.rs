@@ -15,7 +15,7 @@ pub struct TermVector {
 impl TermVector {
     /// Counts the terms (the document's content words, e.g. from [`Analyzer::terms`]).
     ///
-    /// [`Analyzer::terms`]: crate::text::Analyzer::terms
+    /// [`Analyzer::terms`]: pocketdex::text::Analyzer::terms
     pub fn from_terms<S: AsRef<str>>(terms: &[S]) -> Self {
         Self::from_counts(terms.iter().map(|t| (word_hash(t.as_ref()), 1)))
     }

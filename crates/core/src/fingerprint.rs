@@ -1773,7 +1773,7 @@ mod tests {
     #[test]
     fn query_probes_contain_the_document_codes() {
         let f = fp();
-        let text = include_str!("../tests/data/sample.txt");
+        let text = include_str!("../../../tests/data/sample.txt");
         let doc = f.fingerprint(text);
         for r in LADDER
             .iter()
@@ -1839,7 +1839,7 @@ mod tests {
     #[test]
     fn similar_probes_need_only_the_first_ranks() {
         let f = fp();
-        let doc = f.fingerprint(include_str!("../tests/data/sample.txt"));
+        let doc = f.fingerprint(include_str!("../../../tests/data/sample.txt"));
         for rows in 1..=MAX_SAMPLES {
             let r = Resolution::new(4, 2, 3, rows);
             for budget in [1u8, 7, 48, 200] {
@@ -1910,7 +1910,7 @@ mod tests {
     #[test]
     fn counts_agree_with_the_plain_definition() {
         let f = fp();
-        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/samples/wiki-en");
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../samples/wiki-en");
         let mut texts: Vec<String> = std::fs::read_dir(dir)
             .unwrap()
             .map(|e| std::fs::read_to_string(e.unwrap().path()).unwrap())
@@ -1929,7 +1929,7 @@ mod tests {
     /// simhash of its terms with the idf table's weights.
     #[test]
     fn sketch_of_weighed_terms_is_the_simhash() {
-        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/samples/wiki-en");
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../samples/wiki-en");
         let texts: Vec<String> = std::fs::read_dir(dir)
             .unwrap()
             .map(|e| std::fs::read_to_string(e.unwrap().path()).unwrap())

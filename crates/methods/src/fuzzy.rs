@@ -7,10 +7,10 @@
 
 use super::cosine::{dot, TermVector};
 use super::{Evidence, Pair};
-use crate::error::Result;
-use crate::fingerprint::{Fingerprint, Path};
-use crate::sketch::estimate_similarity;
-use crate::{Index, IndexBuilder, Lang, Params};
+use pocketdex::error::Result;
+use pocketdex::fingerprint::{Fingerprint, Path};
+use pocketdex::sketch::estimate_similarity;
+use pocketdex::{Index, IndexBuilder, Lang, Params};
 use rayon::prelude::*;
 
 /// How far below the threshold the sketch estimate may be for a pair to be verified. The
