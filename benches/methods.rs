@@ -32,7 +32,7 @@ use pocketdex::corpus::{self, Item, Source};
 use pocketdex_eval::synth::Rng;
 use pocketdex_methods::groups::group_pairs;
 use pocketdex_methods::trials::{probability, signature, TrialParams};
-use pocketdex_methods::{find_pairs, Method, Options};
+use pocketdex_methods::{find_pairs, Options, ALL};
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -174,7 +174,7 @@ fn run_worst_case(path: &str, texts: &[String]) {
     );
     let options = Options::default();
     let mut total = 0.0;
-    for m in Method::ALL {
+    for &m in ALL {
         let start = Instant::now();
         let out = find_pairs(m, &docs, &options).expect("default options are valid");
         let secs = start.elapsed().as_secs_f64();
@@ -205,7 +205,7 @@ fn main() {
         texts.len()
     );
     let options = Options::default();
-    for m in Method::ALL {
+    for &m in ALL {
         let start = Instant::now();
         let out = find_pairs(m, &texts, &options).expect("default options are valid");
         let secs = start.elapsed().as_secs_f64();
@@ -229,7 +229,7 @@ fn main() {
     group.sampling_mode(SamplingMode::Flat);
     group.sample_size(10);
     group.throughput(Throughput::Elements(texts.len() as u64));
-    for m in Method::ALL {
+    for &m in ALL {
         group.bench_function(m.name(), |b| {
             b.iter(|| black_box(find_pairs(m, black_box(&texts), &options).expect("valid")))
         });

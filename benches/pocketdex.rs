@@ -111,7 +111,9 @@ fn build_parallel(docs: &[Doc]) -> (Vec<u8>, BuildStats) {
         docs.par_iter().map(|d| f.fingerprint(&d.text)).collect()
     };
     for (d, fp) in docs.iter().zip(fingerprints) {
-        builder.add_fingerprint(&d.id, d.title.as_deref(), fp);
+        builder
+            .add_fingerprint(&d.id, d.title.as_deref(), fp)
+            .expect("made by the builder's fingerprinter");
     }
     let mut file = Vec::new();
     let stats = builder.finish(&mut file).expect("build into a Vec");

@@ -343,24 +343,30 @@ fn resolution_option_with_three_or_four_numbers() {
 }
 
 /// A reader that stops early (`pocketdex query … | head -n 1`) is not an error: the closed pipe
-/// ends the command quietly with status 0, for a directory of queries and for JSON Lines.
+/// ends the command quietly with status 0, for a directory of queries and for JSON Lines (whose
+/// batches are written from inside the library's reading loop), as text and as JSON.
 #[test]
 fn closed_stdout_exits_quietly() {
     use std::io::{BufRead, BufReader};
     use std::process::Stdio;
     let tmp = tempfile::tempdir().unwrap();
     let index = build_sample(tmp.path());
-    for extra in [&[][..], &["--json"][..]] {
+    let jsonl = tmp.path().join("queries.jsonl");
+    let lines: Vec<String> = common::samples()
+        .iter()
+        .map(|(id, text)| serde_json::json!({"id": id, "text": text}).to_string())
+        .collect();
+    std::fs::write(&jsonl, lines.join("\n")).unwrap();
+    let jsonl = jsonl.to_str().unwrap();
+    for (input, extra) in [
+        ("samples/wiki-en", &[][..]),
+        ("samples/wiki-en", &["--json"][..]),
+        (jsonl, &[][..]),
+        (jsonl, &["--json"][..]),
+    ] {
         // Every hit of every sample article (a few hundred kilobytes, more than a pipe holds).
         let mut child = Command::new(env!("CARGO_BIN_EXE_pocketdex"))
-            .args([
-                "query",
-                &index,
-                "samples/wiki-en",
-                "--threshold",
-                "0",
-                "--similar",
-            ])
+            .args(["query", &index, input, "--threshold", "0", "--similar"])
             .args(extra)
             .current_dir(root())
             .stdout(Stdio::piped())

@@ -7,6 +7,8 @@ mod common;
 use common::{build, edit_words, samples, Rng};
 use pocketdex::{Analyzer, Index, Lang, Params};
 use pocketdex_eval::{self as eval, evaluate, Settings, TermDocs, TruthPair};
+use pocketdex_methods::cosine::{dot, DocFreq, TermVector};
+use pocketdex_methods::shingles::{jaccard, shingles, word_hashes};
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
 use std::process::Command;
@@ -149,6 +151,26 @@ fn truth_equals_brute_force_on_real_text() {
             "no pair in [{lo}, {})",
             lo + 0.05
         );
+    }
+}
+
+/// The truth's measures are the classical methods' own: the same tf-idf cosine (there over
+/// hashed words, here over interned terms) and the same word 3-shingle sets.
+#[test]
+fn truth_agrees_with_the_methods_measures() {
+    let docs = corpus();
+    let terms = terms_of(&docs);
+    let pairs = eval::truth(&term_docs(&terms), 0.5);
+    assert!(pairs.len() >= 100, "only {} pairs", pairs.len());
+    let vectors: Vec<TermVector> = terms.iter().map(|t| TermVector::from_terms(t)).collect();
+    let df = DocFreq::new(&vectors, vectors.len());
+    let weights: Vec<Vec<(u64, f64)>> = vectors.iter().map(|v| df.weights(v)).collect();
+    let sets: Vec<Vec<u64>> = terms.iter().map(|t| shingles(&word_hashes(t), 3)).collect();
+    for p in &pairs {
+        let (a, b) = (p.a as usize, p.b as usize);
+        let cosine = dot(&weights[a], &weights[b]);
+        assert!((cosine - p.cosine as f64).abs() < 1e-6, "{p:?} vs {cosine}");
+        assert_eq!(jaccard(&sets[a], &sets[b]) as f32, p.jaccard3, "{p:?}");
     }
 }
 

@@ -4,7 +4,7 @@
 mod common;
 
 use common::{build, edit_words, samples, Rng};
-use pocketdex::{Index, QueryOptions};
+use pocketdex::{Fingerprinter, Index, IndexBuilder, Lang, Params, QueryOptions};
 use std::collections::{BTreeSet, HashMap};
 
 #[test]
@@ -236,9 +236,15 @@ fn truncated_and_foreign_files_are_errors() {
     );
 }
 
+/// The byte layout of `index-format.md` (§2, §4, §5), written here from
+/// the spec rather than taken from the library, which keeps its layout private.
+const HEADER_LEN: usize = 32;
+const DIR_CHECKSUM_AT: usize = 24;
+const DIR_ENTRY_LEN: usize = 32;
+const TRAILER_LEN: usize = 16;
+
 /// Recomputes every checksum of a file, as a crafted (not merely damaged) file would have them.
 fn reseal(bytes: &mut [u8]) {
-    use pocketdex::format::{DIR_CHECKSUM_AT, DIR_ENTRY_LEN, HEADER_LEN, TRAILER_LEN};
     use pocketdex::hash::checksum;
     let le = |b: &[u8]| u64::from_le_bytes(b[..8].try_into().unwrap());
     let count = u32::from_le_bytes(bytes[12..16].try_into().unwrap()) as usize;
@@ -286,7 +292,7 @@ fn verify_checks_structure_behind_valid_checksums() {
     // Non-zero padding after the directory.
     let mut bad = good.clone();
     let first = section(&bad, "META").start;
-    let dir_end = pocketdex::format::HEADER_LEN + 11 * pocketdex::format::DIR_ENTRY_LEN;
+    let dir_end = HEADER_LEN + 11 * DIR_ENTRY_LEN;
     if first > dir_end {
         bad[first - 1] = 1;
         reseal(&mut bad);
@@ -373,4 +379,74 @@ mod random_corpora {
             }
         }
     }
+}
+
+#[test]
+fn a_file_finds_itself_first_among_identical_copies() {
+    // Two identical documents score alike; the query's own name settles the tie, whichever
+    // of the two was added first, and a path ending in the name counts as the name.
+    let docs = samples();
+    let text = &docs[3].1;
+    let copies = vec![
+        ("a/copy.txt".to_string(), text.clone()),
+        ("b/copy.txt".to_string(), text.clone()),
+    ];
+    let index = Index::open(build(&copies)).unwrap();
+    for (own, want) in [
+        ("b/copy.txt", 1),
+        ("/srv/docs/a/copy.txt", 0),
+        ("a/copy.txt", 0),
+    ] {
+        let opts = QueryOptions {
+            self_name: Some(own.into()),
+            ..QueryOptions::default()
+        };
+        let r = index.query(text, &opts);
+        assert_eq!(r.hits.len(), 2);
+        assert_eq!(r.hits[0].score, r.hits[1].score);
+        assert_eq!(r.hits[0].doc, want, "{own}: {:?}", r.hits);
+        // top = 1 keeps the query's own document, not the lower number.
+        let one = index.query(text, &QueryOptions { top: 1, ..opts });
+        assert_eq!(one.hits.iter().map(|h| h.doc).collect::<Vec<_>>(), [want]);
+    }
+}
+
+#[test]
+fn fingerprints_from_elsewhere_take_the_same_query_path() {
+    let docs: Vec<(String, String)> = samples().into_iter().take(60).collect();
+    let index = Index::open(build(&docs)).unwrap();
+    let opts = QueryOptions::default();
+    // A fingerprinter made apart from the index (same language and parameters), unweighed:
+    // the index weighs it, and the answers are those of a text query.
+    let own = Fingerprinter::for_lang(Lang::En, Params::default()).unwrap();
+    for (_, text) in docs.iter().take(20) {
+        let fp = own.fingerprint(text);
+        assert!(fp.weighed.is_none());
+        let a = index.query_fingerprint(&fp, &opts).unwrap();
+        let b = index.query(text, &opts);
+        assert_eq!(a.hits, b.hits);
+        assert_eq!((a.lookups, a.candidates), (b.lookups, b.candidates));
+    }
+    // Other parameters: refused by the index and by a builder, with a message saying what to do.
+    let other = Fingerprinter::for_lang(
+        Lang::En,
+        Params {
+            classes: 20,
+            ..Params::default()
+        },
+    )
+    .unwrap();
+    let fp = other.fingerprint(&docs[0].1);
+    let e = index.query_fingerprint(&fp, &opts).unwrap_err();
+    assert!(e.to_string().contains("Index::fingerprinter()"), "{e}");
+    let mut builder = IndexBuilder::for_lang(Lang::En, Params::default()).unwrap();
+    let e = builder.add_fingerprint("x", None, fp).unwrap_err();
+    assert!(
+        e.to_string().contains("IndexBuilder::fingerprinter()"),
+        "{e}"
+    );
+    assert!(builder.is_empty());
+    assert!(builder
+        .add_fingerprint("y", None, own.fingerprint(&docs[0].1))
+        .is_ok());
 }

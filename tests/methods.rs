@@ -12,10 +12,17 @@ use common::{edit_words, samples, Rng};
 use pocketdex::text::{self, Analyzer, Lang};
 use pocketdex_methods::canon::{Canonicalizer, Level};
 use pocketdex_methods::compare::{compare, Input};
+use pocketdex_methods::exact::Exact;
+use pocketdex_methods::fuzzy::Fuzzy;
 use pocketdex_methods::groups::{group_pairs, UnionFind};
+use pocketdex_methods::minhash::Minhash;
+use pocketdex_methods::simhash::Simhash;
+use pocketdex_methods::spex::Spex;
+use pocketdex_methods::spotsigs::Spotsigs;
+use pocketdex_methods::trials::Trials;
 use pocketdex_methods::trials::{probability, TrialParams};
 use pocketdex_methods::{
-    find_pairs, spotsigs, Detector, Evidence, Features, Method, Options, Outcome,
+    find_pairs, spotsigs, Detector, Evidence, Features, Method, Options, Outcome, ALL,
 };
 use proptest::prelude::*;
 use std::collections::{HashMap, HashSet};
@@ -57,7 +64,7 @@ fn corpus() -> Vec<(String, String)> {
 }
 
 fn detect(
-    method: Method,
+    method: &'static dyn Method,
     options: Options,
     docs: &[(String, String)],
 ) -> (Detector, Vec<Features>, Outcome) {
@@ -162,7 +169,7 @@ fn exact_groups_equal_canonical_strings() {
             level,
             ..Options::default()
         };
-        let (_, _, out) = detect(Method::Exact, options, &docs);
+        let (_, _, out) = detect(&Exact, options, &docs);
         let texts: Vec<String> = docs
             .iter()
             .map(|(_, t)| canon.canonical_plain(t, level))
@@ -192,7 +199,7 @@ fn exact_groups_equal_canonical_strings() {
 #[test]
 fn minhash_reports_exact_jaccard_and_finds_nearly_all_pairs() {
     let docs = corpus();
-    let (d, features, out) = detect(Method::Minhash, Options::default(), &docs);
+    let (d, features, out) = detect(&Minhash, Options::default(), &docs);
     let sh: Vec<HashSet<String>> = docs.iter().map(|(_, t)| windows(&terms(t), 3)).collect();
     let truth = all_pairs(docs.len(), |a, b| jaccard(&sh[a], &sh[b]), 0.8);
     assert!(
@@ -228,7 +235,7 @@ fn minhash_estimates_without_verification_are_within_their_error() {
         verify: false,
         ..Options::default()
     };
-    let (_, _, out) = detect(Method::Minhash, options, &docs);
+    let (_, _, out) = detect(&Minhash, options, &docs);
     let sh: Vec<HashSet<String>> = docs.iter().map(|(_, t)| windows(&terms(t), 3)).collect();
     assert!(!out.pairs.is_empty());
     for p in &out.pairs {
@@ -252,7 +259,7 @@ fn trials_detect_pairs_as_often_as_the_formula_says() {
         threshold: Some(0.6),
         ..Options::default()
     };
-    let (_, _, out) = detect(Method::Trials, options, &docs);
+    let (_, _, out) = detect(&Trials, options, &docs);
     let ng: Vec<HashSet<String>> = docs.iter().map(|(_, t)| windows(&terms(t), 2)).collect();
     let truth = all_pairs(docs.len(), |a, b| jaccard(&ng[a], &ng[b]), 0.6);
     let recall = check("trials", docs.len(), &out, &truth);
@@ -280,7 +287,7 @@ fn spex_s3_equals_brute_force_exactly() {
             threshold: Some(t),
             ..Options::default()
         };
-        let (_, _, out) = detect(Method::Spex, options, &docs);
+        let (_, _, out) = detect(&Spex, options, &docs);
         let ch: Vec<HashSet<String>> = docs
             .iter()
             .map(|(_, t)| windows(&all_words(t), 8))
@@ -329,7 +336,7 @@ fn spot_strings(text: &str) -> Vec<String> {
 #[test]
 fn spotsigs_jaccard_equals_brute_force_and_sets_aside_error_pages() {
     let docs = corpus();
-    let (_, _, out) = detect(Method::Spotsigs, Options::default(), &docs);
+    let (_, _, out) = detect(&Spotsigs, Options::default(), &docs);
     let sigs: Vec<Vec<String>> = docs.iter().map(|(_, t)| spot_strings(t)).collect();
     let live: Vec<bool> = sigs.iter().map(|s| s.len() >= 4).collect();
     let sets: Vec<HashSet<String>> = sigs.into_iter().map(set_of).collect();
@@ -392,7 +399,7 @@ fn simhash_finds_every_pair_within_the_radius_with_exact_cosine() {
             threshold: Some(0.5),
             ..Options::default()
         };
-        let (d, features, out) = detect(Method::Simhash, options, &docs);
+        let (d, features, out) = detect(&Simhash, options, &docs);
         // The Hamming search is exact for the fingerprints: compare with all pairs.
         let fps: Vec<Option<u64>> = docs
             .iter()
@@ -433,7 +440,7 @@ fn simhash_finds_every_pair_within_the_radius_with_exact_cosine() {
 #[test]
 fn fuzzy_reports_exact_tfidf_cosine() {
     let docs = corpus();
-    let (_, _, out) = detect(Method::Fuzzy, Options::default(), &docs);
+    let (_, _, out) = detect(&Fuzzy, Options::default(), &docs);
     let vecs: Vec<HashMap<String, f64>> = docs.iter().map(|(_, t)| tf(t)).collect();
     let n = docs.len() as f64;
     let mut df: HashMap<&str, f64> = HashMap::new();
@@ -473,7 +480,7 @@ fn known_answers_s3_and_jaccard() {
     let b = "one two three four five six seven eight nine eleven";
     let c = "completely different words appear in this third document here";
     let spex = find_pairs(
-        Method::Spex,
+        &Spex,
         &[a, b, c],
         &Options {
             threshold: Some(0.6),
@@ -496,7 +503,7 @@ fn known_answers_s3_and_jaccard() {
     let x = "alpha beta gamma delta epsilon";
     let y = "alpha beta gamma delta zeta";
     let mh = find_pairs(
-        Method::Minhash,
+        &Minhash,
         &[x, y],
         &Options {
             threshold: Some(0.5),
@@ -606,7 +613,7 @@ fn trials_probability_reproduces_the_notes_table() {
 fn identical_copies_are_compared_once() {
     let t = samples()[0].1.clone();
     let texts = vec![t.clone(); 50];
-    for m in Method::ALL {
+    for &m in ALL {
         let out = find_pairs(m, &texts, &Options::default()).unwrap();
         assert_eq!(out.stats.distinct, 1, "{m:?}");
         assert_eq!(out.pairs.len(), 49, "{m:?}");
@@ -624,14 +631,14 @@ fn bad_options_and_mixed_features_are_errors() {
         threshold: Some(1.5),
         ..Options::default()
     };
-    assert!(Detector::new(Method::Minhash, bad).is_err());
+    assert!(Detector::new(&Minhash, bad).is_err());
     let bad = Options {
         agree: 7,
         ..Options::default()
     };
-    assert!(Detector::new(Method::Trials, bad).is_err());
-    let a = Detector::new(Method::Minhash, Options::default()).unwrap();
-    let b = Detector::new(Method::Spex, Options::default()).unwrap();
+    assert!(Detector::new(&Trials, bad).is_err());
+    let a = Detector::new(&Minhash, Options::default()).unwrap();
+    let b = Detector::new(&Spex, Options::default()).unwrap();
     let f = vec![a.prepare("some text here"), b.prepare("some text here")];
     assert!(a.find(&f).is_err());
 }
@@ -653,7 +660,7 @@ proptest! {
             .map(|d| d.iter().map(|&w| VOCAB[w]).collect::<Vec<_>>().join(" "))
             .collect();
         let options = Options { threshold: Some(t), chunk, ..Options::default() };
-        let (_, _, out) = detect(Method::Spex, options, &texts.iter().map(|x| (String::new(), x.clone())).collect::<Vec<_>>());
+        let (_, _, out) = detect(&Spex, options, &texts.iter().map(|x| (String::new(), x.clone())).collect::<Vec<_>>());
         let ch: Vec<HashSet<String>> = texts.iter().map(|x| windows(&all_words(x), chunk)).collect();
         let truth = all_pairs(
             texts.len(),

@@ -202,7 +202,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                         if !seen.insert(hash::h128(d.id.as_bytes(), 0)) {
                             duplicate_ids.push(d.id.clone());
                         }
-                        builder.add_fingerprint(&d.id, d.title.as_deref(), fp);
+                        builder.add_fingerprint(&d.id, d.title.as_deref(), fp)?;
                         if weighing.get().is_none() {
                             if let Some(f) = builder.weighing_fingerprinter() {
                                 let _ = weighing.set(f.clone());

@@ -5,6 +5,13 @@ use anyhow::Context;
 use pocketdex::corpus::{self, Item};
 use pocketdex::text;
 use pocketdex_methods::compare::{compare, Comparison, Input};
+use pocketdex_methods::exact::Exact;
+use pocketdex_methods::fuzzy::Fuzzy;
+use pocketdex_methods::minhash::Minhash;
+use pocketdex_methods::simhash::Simhash;
+use pocketdex_methods::spex::Spex;
+use pocketdex_methods::spotsigs::Spotsigs;
+use pocketdex_methods::trials::Trials;
 use pocketdex_methods::{Method, Options};
 use serde_json::json;
 use std::io::Write;
@@ -132,14 +139,14 @@ fn print_text(
         )?;
     }
     let verdicts = c.verdicts();
-    let verdict = |m: Method| {
-        let pass = verdicts.iter().any(|v| v.0 == m && v.2);
-        let t = if m == Method::Exact {
+    let verdict = |m: &dyn Method| {
+        let pass = verdicts.iter().any(|v| v.0.is(m) && v.2);
+        let t = if m.is(&Exact) {
             format!("at level {}", o.level.number())
         } else {
             format!("≥ {}", m.default_threshold())
         };
-        let yes = if m == Method::Exact {
+        let yes = if m.is(&Exact) {
             "retrieval-equivalent"
         } else {
             "near-duplicate"
@@ -153,7 +160,7 @@ fn print_text(
     writeln!(out, "exact (identical canonical text)")?;
     for l in &c.exact {
         let v = if l.level == o.level {
-            verdict(Method::Exact)
+            verdict(&Exact)
         } else {
             String::new()
         };
@@ -176,7 +183,7 @@ fn print_text(
         "Jaccard",
         &format!("{:.4}", m.jaccard.score),
         &set(&m.jaccard),
-        &verdict(Method::Minhash),
+        &verdict(&Minhash),
     )?;
     row(
         out,
@@ -196,7 +203,7 @@ fn print_text(
         "Jaccard",
         &format!("{:.4}", t.jaccard.score),
         &set(&t.jaccard),
-        &verdict(Method::Trials),
+        &verdict(&Trials),
     )?;
     row(
         out,
@@ -222,7 +229,7 @@ fn print_text(
         "S3",
         &format!("{:.4}", c.spex.score),
         &set(&c.spex),
-        &verdict(Method::Spex),
+        &verdict(&Spex),
     )?;
     let g = &c.spotsigs;
     writeln!(out, "spotsigs (antecedent + {} words)", o.chain)?;
@@ -231,7 +238,7 @@ fn print_text(
         "Jaccard",
         &format!("{:.4}", g.jaccard.score),
         &set(&g.jaccard),
-        &verdict(Method::Spotsigs),
+        &verdict(&Spotsigs),
     )?;
     for (i, name) in ["A", "B"].iter().enumerate() {
         if g.set_aside[i] {
@@ -268,7 +275,7 @@ fn print_text(
         "exact cosine",
         &format!("{:.4}", h.cosine),
         "",
-        &verdict(Method::Simhash),
+        &verdict(&Simhash),
     )?;
     writeln!(out, "cosine (term frequencies of content words)")?;
     row(
@@ -276,7 +283,7 @@ fn print_text(
         "exact",
         &format!("{:.4}", c.cosine),
         "dups --method fuzzy weighs by tf-idf",
-        &verdict(Method::Fuzzy),
+        &verdict(&Fuzzy),
     )?;
     let f = &c.fuzzy;
     writeln!(out, "fuzzy fingerprints")?;

@@ -4,6 +4,7 @@
 use super::util;
 use pocketdex::corpus::{self, Item, Skipped};
 use pocketdex::Lang;
+use pocketdex_methods::exact::Exact;
 use pocketdex_methods::groups::{group_pairs, Group};
 use pocketdex_methods::{Detector, Evidence, Features, Level, Method, Options, Outcome, Pair};
 use serde_json::json;
@@ -67,8 +68,8 @@ pub struct Args {
 pub struct MethodArgs {
     /// The method (see above).
     #[arg(short, long, default_value = "minhash",
-          value_parser = crate::cli::util::choice(&Method::ALL, Method::name, Method::description))]
-    method: Method,
+          value_parser = crate::cli::util::choice(pocketdex_methods::ALL, |m| m.name(), |m| m.description()))]
+    method: &'static dyn Method,
     /// Keep pairs whose score is at least T (0 < T ≤ 1); default: the method's.
     #[arg(short, long, value_name = "T")]
     threshold: Option<f64>,
@@ -186,7 +187,7 @@ pub fn detect(inputs: &[String], m: &MethodArgs, quiet: bool) -> anyhow::Result<
     let start = Instant::now();
     let detector = Detector::new(m.method, m.options())?;
     let sources = corpus::sources(inputs)?;
-    if m.method == Method::Exact && m.params.level == Level::Whitespace && !quiet {
+    if m.method.is(&Exact) && m.params.level == Level::Whitespace && !quiet {
         eprintln!(
             "note: documents are read with markup removed, so --level whitespace equals --level \
              markup here; `pocketdex compare` shows the levels of raw files"

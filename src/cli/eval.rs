@@ -187,7 +187,7 @@ fn read(
                 match item {
                     Ok((d, terms, fp)) => {
                         if let (Some(b), Some(fp)) = (builder.as_deref_mut(), fp) {
-                            b.add_fingerprint(&d.id, d.title.as_deref(), fp);
+                            b.add_fingerprint(&d.id, d.title.as_deref(), fp)?;
                         }
                         corpus.terms.push(&terms);
                         corpus.ids.push(d.id);

@@ -35,7 +35,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if args.json {
         let o = json!({
             "file": args.index.display().to_string(),
-            "format_version": pocketdex::format::VERSION,
+            "format_version": pocketdex::FORMAT_VERSION,
             "bytes": total,
             "documents": m.doc_count,
             "codes": m.slot_count,
@@ -55,7 +55,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     println!(
         "{}: pocketdex index, format version {}",
         args.index.display(),
-        pocketdex::format::VERSION
+        pocketdex::FORMAT_VERSION
     );
     println!("  language          {}", m.lang);
     println!("  documents         {}", m.doc_count);

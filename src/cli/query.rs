@@ -59,7 +59,7 @@ struct QueryDoc {
 
 enum Answer {
     Hits(QueryResult),
-    Skipped(String),
+    Skipped(corpus::Skipped),
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
@@ -74,26 +74,28 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     let index = util::open_index(&args.index, util::Access::Lookups)?;
     args.similar.warn_if_absent(&index, &args.index);
-    // Rank every hit above the threshold so that ties can be settled here, then cut to --top.
     let opts = QueryOptions {
-        top: usize::MAX,
+        top: args.top,
         threshold,
         probes: args.probes,
         similar: args.similar.similar,
         similar_probes: args.similar.similar_probes,
+        self_name: None,
     };
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     let (mut any_hit, mut errors) = (false, 0usize);
-    let mut emit = |batch: Vec<(QueryDoc, Answer)>, out: &mut dyn Write| -> anyhow::Result<()> {
+    // Output errors stay `io::Error`s, so that a closed stdout is told apart by its kind.
+    let mut emit = |batch: Vec<(QueryDoc, Answer)>, out: &mut dyn Write| -> std::io::Result<()> {
         for (q, answer) in batch {
             match answer {
                 Answer::Hits(r) => {
                     any_hit |= !r.hits.is_empty();
                     print_result(&index, &q.label, r, &args, threshold, out)?;
                 }
-                Answer::Skipped(reason) => {
-                    let is_error = reason.starts_with("cannot read");
+                Answer::Skipped(skipped) => {
+                    let is_error = skipped.kind.is_error();
+                    let reason = skipped.reason;
                     errors += is_error as usize;
                     eprintln!("pocketdex: {}: {}", q.label, reason);
                     if args.json {
@@ -111,8 +113,16 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     };
     let answer = |q: QueryDoc| {
         let a = match &q.item {
-            Item::Doc(d) => Answer::Hits(index.query(&d.text, &opts)),
-            Item::Skipped(s) => Answer::Skipped(s.reason.clone()),
+            // A file queried against an index that holds it and an identical copy finds itself
+            // first.
+            Item::Doc(d) => Answer::Hits(index.query(
+                &d.text,
+                &QueryOptions {
+                    self_name: Some(q.label.clone()),
+                    ..opts.clone()
+                },
+            )),
+            Item::Skipped(s) => Answer::Skipped(s.clone()),
         };
         (q, a)
     };
@@ -143,9 +153,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                         answer(QueryDoc { label, item })
                     },
                     |_| {},
-                    |batch| {
-                        emit(batch, &mut out).map_err(|e| pocketdex::Error::Invalid(e.to_string()))
-                    },
+                    |batch| emit(batch, &mut out).map_err(pocketdex::Error::from),
                 )?;
             }
             Ok(Source::Dir(dir)) => {
@@ -178,6 +186,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                     label: arg.clone(),
                     item: Item::Skipped(corpus::Skipped {
                         id: arg.clone(),
+                        kind: corpus::SkipKind::Unreadable(
+                            e.io_kind().unwrap_or(std::io::ErrorKind::Other),
+                        ),
                         reason: format!("cannot read: {e}"),
                     }),
                 };
@@ -195,35 +206,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     })
 }
 
-/// True when `id` names the same file as the query label: equal, or a suffix at a `/` boundary.
-fn same_name(label: &str, id: &str) -> bool {
-    let label = label.replace('\\', "/");
-    label == id || label.ends_with(&format!("/{id}"))
-}
-
 fn print_result<D: AsRef<[u8]>>(
     index: &Index<D>,
     label: &str,
-    mut r: QueryResult,
+    r: QueryResult,
     args: &Args,
     threshold: f32,
     out: &mut dyn Write,
-) -> anyhow::Result<()> {
-    // Equal scores: the document the query was read from first (a file queried against an index
-    // holding it and an identical copy finds itself first), then the library's order.
-    r.hits.sort_by(|a, b| {
-        b.score
-            .total_cmp(&a.score)
-            .then(b.codes.cmp(&a.codes))
-            .then_with(|| {
-                let (na, nb) = (
-                    index.name(a.doc).unwrap_or_default(),
-                    index.name(b.doc).unwrap_or_default(),
-                );
-                same_name(label, &nb).cmp(&same_name(label, &na))
-            })
-    });
-    r.hits.truncate(args.top);
+) -> std::io::Result<()> {
     if args.json {
         for (rank, h) in r.hits.iter().enumerate() {
             let mut o = json!({

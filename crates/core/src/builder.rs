@@ -7,11 +7,11 @@
 
 use crate::error::{Error, Result};
 use crate::fingerprint::{Code, Fingerprint, Fingerprinter, Params, Resolution};
-use crate::format::{self, SectionId, Writer};
+use crate::format::{self, Directory, SectionId, Writer};
 use crate::hash;
 use crate::meta::{self, Meta};
 use crate::mphf;
-use crate::reference::{Classes, Reference};
+use crate::reference::Reference;
 use crate::sketch::{self, Idf};
 use crate::text::{Analyzer, Lang};
 use rayon::prelude::*;
@@ -139,8 +139,6 @@ impl IndexBuilder {
 
     /// A builder with any reference distribution and stopwords.
     pub fn new(params: Params, reference: &Reference, analyzer: Analyzer) -> Result<Self> {
-        params.validate()?;
-        let classes = Classes::new(reference, params.classes)?;
         if reference.lang.len() > 16 {
             return Err(Error::Invalid("language code longer than 16 bytes".into()));
         }
@@ -148,7 +146,7 @@ impl IndexBuilder {
             return Err(Error::Invalid("stopwords must be at most 255 bytes".into()));
         }
         Ok(IndexBuilder {
-            fingerprinter: Fingerprinter::new(params, classes, analyzer)?,
+            fingerprinter: Fingerprinter::with_reference(params, reference, analyzer)?,
             lang: reference.lang.clone(),
             names: StringList::default(),
             titles: StringList::default(),
@@ -208,13 +206,33 @@ impl IndexBuilder {
             .as_ref()
             .unwrap_or(&self.fingerprinter)
             .fingerprint(text);
-        self.add_fingerprint(name, title, fp)
+        self.push(name, title, fp)
     }
 
     /// Adds a document fingerprinted by [`IndexBuilder::fingerprinter`] or
-    /// [`IndexBuilder::weighing_fingerprinter`] (e.g. on another thread). A fingerprint weighed
-    /// with another idf table is weighed again.
-    pub fn add_fingerprint(&mut self, name: &str, title: Option<&str>, mut fp: Fingerprint) -> u32 {
+    /// [`IndexBuilder::weighing_fingerprinter`] (e.g. on another thread), or by any fingerprinter
+    /// with the same parameters, classes and stopwords; returns its number. A fingerprint
+    /// weighed with another idf table, or for smaller caps, is weighed again.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] when the fingerprint was made with other parameters, classes or
+    /// stopwords: its codes would never meet the others'.
+    pub fn add_fingerprint(
+        &mut self,
+        name: &str,
+        title: Option<&str>,
+        fp: Fingerprint,
+    ) -> Result<u32> {
+        if !self.fingerprinter.made(&fp) {
+            return Err(Error::Invalid(format!(
+                "{name}: fingerprint made with other parameters, classes or stopwords than this builder's; fingerprint it with IndexBuilder::fingerprinter()"
+            )));
+        }
+        Ok(self.push(name, title, fp))
+    }
+
+    /// Adds a fingerprint this builder's parameters made.
+    fn push(&mut self, name: &str, title: Option<&str>, mut fp: Fingerprint) -> u32 {
         let doc = self.names.len() as u32;
         self.names.push(name);
         self.titles.push(title.unwrap_or(""));
@@ -222,7 +240,11 @@ impl IndexBuilder {
         match &self.weighing {
             Some(f) => {
                 let id = f.idf().map(Idf::id);
-                if fp.weighed.as_ref().map(|w| w.idf) != id {
+                let fits = fp
+                    .weighed
+                    .as_ref()
+                    .is_some_and(|w| Some(w.idf) == id && f.caps().within(w.material.caps));
+                if !fits {
                     f.weigh(&mut fp);
                 }
                 self.keep(doc, &fp);
@@ -524,30 +546,8 @@ fn leb_len(n: usize) -> u64 {
 
 /// Writes header, directory, 8-aligned sections and trailer; returns the file length.
 fn write_file<W: Write>(out: W, sections: &[(SectionId, Vec<u8>)]) -> Result<u64> {
-    let dir_end = format::HEADER_LEN + sections.len() * format::DIR_ENTRY_LEN;
-    let mut offsets = Vec::with_capacity(sections.len());
-    let mut at = dir_end.next_multiple_of(format::ALIGN);
-    for (_, b) in sections {
-        offsets.push(at);
-        at = (at + b.len()).next_multiple_of(format::ALIGN);
-    }
-    let file_len = (at + format::TRAILER_LEN) as u64;
-    let mut head = Writer::default();
-    head.buf.extend_from_slice(&format::MAGIC);
-    head.u32(format::VERSION);
-    head.u32(sections.len() as u32);
-    head.u64(file_len);
-    head.u64(0); // directory checksum, filled below
-    for ((id, b), &off) in sections.iter().zip(&offsets) {
-        head.u32(*id as u32);
-        head.u32(0);
-        head.u64(off as u64);
-        head.u64(b.len() as u64);
-        head.u64(hash::checksum(b));
-    }
-    let dir_sum = dir_checksum(&head.buf);
-    head.buf[format::DIR_CHECKSUM_AT..format::HEADER_LEN].copy_from_slice(&dir_sum.to_le_bytes());
-
+    let views: Vec<(SectionId, &[u8])> = sections.iter().map(|(id, b)| (*id, &b[..])).collect();
+    let dir = Directory::layout(&views);
     let mut out = ChecksumWriter {
         inner: out,
         hasher: xxhash_rust::xxh3::Xxh3::with_seed(hash::CHECKSUM_SEED),
@@ -557,26 +557,18 @@ fn write_file<W: Write>(out: W, sections: &[(SectionId, Vec<u8>)]) -> Result<u64
         path: None,
         source: e,
     };
-    out.write_all(&head.buf).map_err(io)?;
-    for ((_, b), &off) in sections.iter().zip(&offsets) {
-        out.pad_to(off as u64).map_err(io)?;
+    out.write_all(&dir.encode()).map_err(io)?;
+    for (e, (_, b)) in dir.entries().iter().zip(sections) {
+        out.pad_to(e.offset).map_err(io)?;
         out.write_all(b).map_err(io)?;
     }
-    out.pad_to(file_len - format::TRAILER_LEN as u64)
+    out.pad_to(dir.file_len - format::TRAILER_LEN as u64)
         .map_err(io)?;
     let sum = out.hasher.digest();
     out.inner.write_all(&sum.to_le_bytes()).map_err(io)?;
     out.inner.write_all(&format::END_MAGIC).map_err(io)?;
     out.inner.flush().map_err(io)?;
-    Ok(file_len)
-}
-
-/// Checksum of the header (without its checksum field) and the directory.
-pub(crate) fn dir_checksum(head_and_dir: &[u8]) -> u64 {
-    let mut h = xxhash_rust::xxh3::Xxh3::with_seed(hash::CHECKSUM_SEED);
-    h.update(&head_and_dir[..format::DIR_CHECKSUM_AT]);
-    h.update(&head_and_dir[format::HEADER_LEN..]);
-    h.digest()
+    Ok(dir.file_len)
 }
 
 struct ChecksumWriter<W> {

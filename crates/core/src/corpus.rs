@@ -25,8 +25,35 @@ pub struct Document {
 pub struct Skipped {
     /// The id or path of the input.
     pub id: String,
-    /// Why it was skipped.
+    /// What kind of input it was: front ends choose exit statuses and output types by it.
+    pub kind: SkipKind,
+    /// Why it was skipped, for people.
     pub reason: String,
+}
+
+/// Why an input was skipped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SkipKind {
+    /// The file could not be read (its [`std::io::ErrorKind`]): an error, not a property of
+    /// the document.
+    Unreadable(std::io::ErrorKind),
+    /// Nothing but white space.
+    Empty,
+    /// NUL or control bytes: not text.
+    Binary,
+    /// No text left once markup is removed.
+    NoText,
+    /// A JSON Lines record that is not JSON.
+    InvalidJson,
+    /// A JSON Lines record without a `"text"` field.
+    NoTextField,
+}
+
+impl SkipKind {
+    /// True for the kinds that are errors of reading rather than documents without text.
+    pub fn is_error(self) -> bool {
+        matches!(self, SkipKind::Unreadable(_))
+    }
 }
 
 /// What one input item became.
@@ -158,6 +185,7 @@ pub fn read_file(path: &Path, id: String) -> Item {
         }
         Err(e) => Item::Skipped(Skipped {
             id,
+            kind: SkipKind::Unreadable(e.kind()),
             reason: format!("cannot read: {e}"),
         }),
     }
@@ -168,12 +196,14 @@ pub fn from_bytes(id: String, title: Option<String>, bytes: &[u8], html: Option<
     if bytes.iter().all(u8::is_ascii_whitespace) {
         return Item::Skipped(Skipped {
             id,
+            kind: SkipKind::Empty,
             reason: "empty".into(),
         });
     }
     if text::looks_binary(bytes) {
         return Item::Skipped(Skipped {
             id,
+            kind: SkipKind::Binary,
             reason: "binary (NUL or control bytes)".into(),
         });
     }
@@ -195,6 +225,7 @@ fn from_text(
     if text.trim().is_empty() {
         return Item::Skipped(Skipped {
             id,
+            kind: SkipKind::NoText,
             reason: "no text (empty after removing markup)".into(),
         });
     }
@@ -220,6 +251,7 @@ pub fn from_json_line(line: &str, fallback_id: String) -> Item {
         Err(e) => {
             return Item::Skipped(Skipped {
                 id: fallback_id,
+                kind: SkipKind::InvalidJson,
                 reason: format!("invalid JSON: {e}"),
             })
         }
@@ -233,10 +265,12 @@ pub fn from_json_line(line: &str, fallback_id: String) -> Item {
         Some(text) if !text.trim().is_empty() => from_text(id, doc.title, text, None, 0),
         Some(_) => Item::Skipped(Skipped {
             id,
+            kind: SkipKind::Empty,
             reason: "empty".into(),
         }),
         None => Item::Skipped(Skipped {
             id,
+            kind: SkipKind::NoTextField,
             reason: "no \"text\" field".into(),
         }),
     }

@@ -62,6 +62,15 @@ impl Error {
         }
     }
 
+    /// The kind of the underlying I/O error, for an I/O error: how front ends tell a closed
+    /// output (`BrokenPipe`) or a missing file from other failures without reading messages.
+    pub fn io_kind(&self) -> Option<std::io::ErrorKind> {
+        match self {
+            Error::Io { source, .. } => Some(source.kind()),
+            _ => None,
+        }
+    }
+
     /// A corrupt-structure error.
     pub fn format(what: impl Into<String>) -> Self {
         Error::Format { what: what.into() }

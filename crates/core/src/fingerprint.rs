@@ -33,9 +33,9 @@
 
 use crate::error::{Error, Result};
 use crate::hash;
-use crate::reference::Classes;
+use crate::reference::{Classes, Reference};
 use crate::sketch::{self, Idf, TermHash, IDF_SCALE};
-use crate::text::{self, Analyzer};
+use crate::text::{self, Analyzer, Lang};
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
@@ -390,6 +390,10 @@ pub struct Fingerprint {
     pub exact: Option<u64>,
     /// Codes material and sketch, once weighed with an idf table ([`Fingerprinter::weigh`]).
     pub weighed: Option<Weighed>,
+    /// [`Fingerprinter::identity`] of the fingerprinter that made it: a builder or an index
+    /// refuses a fingerprint made with other parameters, classes or stopwords, whose codes
+    /// would never meet theirs.
+    pub maker: u64,
 }
 
 /// The parts of a fingerprint that depend on the idf table: the weighted MinHash samples the
@@ -441,6 +445,8 @@ pub struct Fingerprinter {
     caps: Resolution,
     /// Identifies the stopwords and classes to each thread's [`Lexicon`]; kept by clones.
     lexicon: u64,
+    /// What its fingerprints are comparable by ([`Fingerprinter::identity`]).
+    identity: u64,
 }
 
 /// Term statistics of one document.
@@ -654,14 +660,64 @@ impl Fingerprinter {
                 classes.k()
             )));
         }
+        // What a fingerprint depends on: the parameters that shape terms, digits, samples and
+        // sketches (not the query-time probe budgets, nor the resolution, whose caps a builder
+        // checks itself), the classes and the stopwords. The identity lives only in memory
+        // (never in a file), so `Debug` text is a stable enough description.
+        let p = &params;
+        let identity = hash::h64(
+            format!(
+                "{:?} {:?} {:?} {} {} {} {} {}\n{classes:?}\n{:?}",
+                p.classes,
+                p.schemes,
+                p.deviation,
+                p.min_terms,
+                p.short_below,
+                p.minhash_bands,
+                p.sketch_words,
+                p.similar_bands,
+                analyzer.stopwords()
+            )
+            .as_bytes(),
+            0,
+        );
         Ok(Fingerprinter {
             caps: params.resolution.unwrap_or(AUTO_CAPS),
+            identity,
             params,
             classes,
             analyzer,
             idf: None,
             lexicon: LEXICONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
         })
+    }
+
+    /// A fingerprinter with the built-in reference and stopwords of `lang`: the one
+    /// [`IndexBuilder::for_lang`](crate::IndexBuilder::for_lang) uses with the same parameters.
+    pub fn for_lang(lang: Lang, params: Params) -> Result<Self> {
+        Self::with_reference(params, &Reference::builtin(lang), Analyzer::for_lang(lang))
+    }
+
+    /// A fingerprinter with any reference distribution and stopwords.
+    pub fn with_reference(
+        params: Params,
+        reference: &Reference,
+        analyzer: Analyzer,
+    ) -> Result<Self> {
+        let classes = Classes::new(reference, params.classes)?;
+        Self::new(params, classes, analyzer)
+    }
+
+    /// What makes two fingerprinters' fingerprints comparable: a number equal for equal
+    /// parameters, classes and stopwords (the idf table and caps aside, which a builder or an
+    /// index applies itself). Valid within one process only.
+    pub fn identity(&self) -> u64 {
+        self.identity
+    }
+
+    /// True when `fp` was made by a fingerprinter with this one's [`identity`](Self::identity).
+    pub fn made(&self, fp: &Fingerprint) -> bool {
+        fp.maker == self.identity
     }
 
     /// The same fingerprinter with samples and sketches weighted by `idf`.
@@ -842,6 +898,7 @@ impl Fingerprinter {
             term_hashes,
             exact,
             weighed: None,
+            maker: self.identity,
         }
     }
 

@@ -3,6 +3,8 @@
 //! tables). `index-format.md` is the source of truth; names here follow its sections.
 
 use crate::error::{Error, Result};
+use crate::hash;
+use std::ops::Range;
 
 /// The first eight bytes of every index file (PNG-style: a high byte, a name, CR LF, ^Z, LF).
 pub const MAGIC: [u8; 8] = *b"\x89PDX\r\n\x1a\n";
@@ -86,6 +88,192 @@ impl SectionId {
             SectionId::Idf => "IDF",
         }
     }
+}
+
+/// Where one section is and what its bytes hash to (one directory entry).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Entry {
+    /// The section.
+    pub id: SectionId,
+    /// Offset from the start of the file (a multiple of [`ALIGN`]).
+    pub offset: u64,
+    /// Length in bytes (without padding).
+    pub len: u64,
+    /// [`hash::checksum`] of the section's bytes.
+    pub checksum: u64,
+}
+
+impl Entry {
+    /// The section's bytes as a range of the file.
+    pub fn range(&self) -> Range<usize> {
+        self.offset as usize..(self.offset + self.len) as usize
+    }
+}
+
+/// The header and the section directory (`index-format.md` §4, §5): the one type that
+/// lays them out for the builder and decodes and checks them for the reader.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Directory {
+    /// Total bytes of the file, trailer included.
+    pub file_len: u64,
+    /// The entries in file order.
+    entries: Vec<Entry>,
+}
+
+impl Directory {
+    /// Lays out sections of these lengths in this order: each at the next multiple of
+    /// [`ALIGN`] after the directory and the section before it, then the trailer.
+    pub fn layout(sections: &[(SectionId, &[u8])]) -> Directory {
+        let mut at = (HEADER_LEN + sections.len() * DIR_ENTRY_LEN).next_multiple_of(ALIGN);
+        let mut entries = Vec::with_capacity(sections.len());
+        for (id, bytes) in sections {
+            entries.push(Entry {
+                id: *id,
+                offset: at as u64,
+                len: bytes.len() as u64,
+                checksum: hash::checksum(bytes),
+            });
+            at = (at + bytes.len()).next_multiple_of(ALIGN);
+        }
+        Directory {
+            file_len: (at + TRAILER_LEN) as u64,
+            entries,
+        }
+    }
+
+    /// Header and directory bytes, with the directory checksum.
+    pub fn encode(&self) -> Vec<u8> {
+        let mut w = Writer::default();
+        w.buf.extend_from_slice(&MAGIC);
+        w.u32(VERSION);
+        w.u32(self.entries.len() as u32);
+        w.u64(self.file_len);
+        w.u64(0); // directory checksum, filled below
+        for e in &self.entries {
+            w.u32(e.id as u32);
+            w.u32(0);
+            w.u64(e.offset);
+            w.u64(e.len);
+            w.u64(e.checksum);
+        }
+        let sum = dir_checksum(&w.buf);
+        w.buf[DIR_CHECKSUM_AT..HEADER_LEN].copy_from_slice(&sum.to_le_bytes());
+        w.buf
+    }
+
+    /// Decodes and checks the header and directory of a whole file: magic, version, length, end
+    /// magic, the directory checksum, and every section inside the file, aligned, in order and
+    /// at most once. Section contents are not read.
+    pub fn decode(bytes: &[u8]) -> Result<Directory> {
+        if bytes.len() < MAGIC.len() || bytes[..8] != MAGIC {
+            return Err(Error::BadMagic);
+        }
+        if bytes.len() < HEADER_LEN + TRAILER_LEN {
+            return Err(Error::Truncated {
+                what: format!("{} bytes is shorter than a header", bytes.len()),
+            });
+        }
+        let mut r = Reader::new(&bytes[8..HEADER_LEN], "header");
+        let version = r.u32()?;
+        if version != VERSION {
+            return Err(Error::Version {
+                expected: VERSION,
+                got: version,
+            });
+        }
+        let count = r.u32()? as usize;
+        let file_len = r.u64()?;
+        let dir_sum = r.u64()?;
+        if file_len != bytes.len() as u64 {
+            let what = format!(
+                "the header says {file_len} bytes, the file has {}",
+                bytes.len()
+            );
+            return Err(if file_len > bytes.len() as u64 {
+                Error::Truncated { what }
+            } else {
+                Error::format(what)
+            });
+        }
+        if bytes[bytes.len() - 8..] != END_MAGIC {
+            return Err(Error::format("end magic missing"));
+        }
+        let dir_end = count
+            .checked_mul(DIR_ENTRY_LEN)
+            .and_then(|n| n.checked_add(HEADER_LEN))
+            .filter(|&e| e <= bytes.len() - TRAILER_LEN)
+            .ok_or_else(|| Error::format(format!("{count} sections do not fit the file")))?;
+        let got = dir_checksum(&bytes[..dir_end]);
+        if got != dir_sum {
+            return Err(Error::ChecksumMismatch {
+                section: "header and directory",
+                expected: dir_sum,
+                got,
+            });
+        }
+        let mut entries: Vec<Entry> = Vec::with_capacity(count);
+        let mut last_end = dir_end as u64;
+        let mut r = Reader::new(&bytes[HEADER_LEN..dir_end], "directory");
+        for _ in 0..count {
+            let id = r.u32()?;
+            if r.u32()? != 0 {
+                return Err(Error::format(
+                    "a directory entry's reserved field is not zero",
+                ));
+            }
+            let (offset, len, checksum) = (r.u64()?, r.u64()?, r.u64()?);
+            let id = SectionId::from_u32(id)
+                .ok_or_else(|| Error::format(format!("unknown section id {id}")))?;
+            let end = offset
+                .checked_add(len)
+                .filter(|&e| e <= (bytes.len() - TRAILER_LEN) as u64);
+            match end {
+                Some(end) if offset % ALIGN as u64 == 0 && offset >= last_end => last_end = end,
+                _ => {
+                    return Err(Error::format(format!(
+                        "section {} is out of bounds",
+                        id.name()
+                    )))
+                }
+            }
+            if entries.iter().any(|e| e.id == id) {
+                return Err(Error::format(format!(
+                    "section {} appears twice",
+                    id.name()
+                )));
+            }
+            entries.push(Entry {
+                id,
+                offset,
+                len,
+                checksum,
+            });
+        }
+        Ok(Directory { file_len, entries })
+    }
+
+    /// The entries in file order.
+    pub fn entries(&self) -> &[Entry] {
+        &self.entries
+    }
+
+    /// The entry of a section, if the file has it.
+    pub fn get(&self, id: SectionId) -> Option<&Entry> {
+        self.entries.iter().find(|e| e.id == id)
+    }
+
+    /// Bytes of header and directory.
+    pub fn len_bytes(&self) -> usize {
+        HEADER_LEN + self.entries.len() * DIR_ENTRY_LEN
+    }
+}
+
+/// Checksum of the header (without its checksum field) and the directory.
+fn dir_checksum(head_and_dir: &[u8]) -> u64 {
+    let mut h = xxhash_rust::xxh3::Xxh3::with_seed(hash::CHECKSUM_SEED);
+    h.update(&head_and_dir[..DIR_CHECKSUM_AT]);
+    h.update(&head_and_dir[HEADER_LEN..]);
+    h.digest()
 }
 
 /// The 16-bit check stored in a code's slot: the code's top 16 bits.
@@ -375,11 +563,6 @@ impl<'a> Strings<'a> {
     /// Number of strings.
     pub fn len(&self) -> u32 {
         self.count
-    }
-
-    /// True when the table holds no strings.
-    pub fn is_empty(&self) -> bool {
-        self.count == 0
     }
 
     /// The bytes of string `i`, or `None` when `i` is out of range or the table is damaged.

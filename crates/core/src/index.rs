@@ -5,7 +5,7 @@
 
 use crate::error::{Error, Result};
 use crate::fingerprint::{Fingerprinter, Resolution};
-use crate::format::{self, SectionId, Strings};
+use crate::format::{self, Directory, SectionId, Strings};
 use crate::hash;
 use crate::meta::{self, Meta};
 use crate::mphf;
@@ -20,10 +20,8 @@ pub struct Index<D> {
     meta: Meta,
     fingerprinter: Fingerprinter,
     mphf: mphf::Function,
-    /// Byte range of each section, by `SectionId as usize`.
-    ranges: [Option<Range<usize>>; 11],
-    /// Stored checksum of each section.
-    checksums: [u64; 11],
+    /// Where each section is, and its checksum.
+    dir: Directory,
     starts_bits_len: usize,
 }
 
@@ -44,108 +42,20 @@ impl<D: AsRef<[u8]>> Index<D> {
     /// IDF, MPHF). It does not scan postings, sketches or names: [`Index::verify`] does.
     pub fn open(data: D) -> Result<Self> {
         let bytes = data.as_ref();
-        if bytes.len() < format::MAGIC.len() || bytes[..8] != format::MAGIC {
-            return Err(Error::BadMagic);
-        }
-        if bytes.len() < format::HEADER_LEN + format::TRAILER_LEN {
-            return Err(Error::Truncated {
-                what: format!("{} bytes is shorter than a header", bytes.len()),
-            });
-        }
-        let mut r = format::Reader::new(&bytes[8..format::HEADER_LEN], "header");
-        let version = r.u32()?;
-        if version != format::VERSION {
-            return Err(Error::Version {
-                expected: format::VERSION,
-                got: version,
-            });
-        }
-        let count = r.u32()? as usize;
-        let file_len = r.u64()?;
-        let dir_sum = r.u64()?;
-        if file_len != bytes.len() as u64 {
-            return Err(if file_len > bytes.len() as u64 {
-                Error::Truncated {
-                    what: format!(
-                        "the header says {file_len} bytes, the file has {}",
-                        bytes.len()
-                    ),
-                }
-            } else {
-                Error::format(format!(
-                    "the header says {file_len} bytes, the file has {}",
-                    bytes.len()
-                ))
-            });
-        }
-        if bytes[bytes.len() - 8..] != format::END_MAGIC {
-            return Err(Error::format("end magic missing"));
-        }
-        let dir_end = count
-            .checked_mul(format::DIR_ENTRY_LEN)
-            .and_then(|n| n.checked_add(format::HEADER_LEN))
-            .filter(|&e| e <= bytes.len() - format::TRAILER_LEN)
-            .ok_or_else(|| Error::format(format!("{count} sections do not fit the file")))?;
-        let got = crate::builder::dir_checksum(&bytes[..dir_end]);
-        if got != dir_sum {
-            return Err(Error::ChecksumMismatch {
-                section: "header and directory",
-                expected: dir_sum,
-                got,
-            });
-        }
-        let mut ranges: [Option<Range<usize>>; 11] = Default::default();
-        let mut checksums = [0u64; 11];
-        let mut last_end = dir_end;
-        let mut r = format::Reader::new(&bytes[format::HEADER_LEN..dir_end], "directory");
-        for _ in 0..count {
-            let id = r.u32()?;
-            if r.u32()? != 0 {
-                return Err(Error::format(
-                    "a directory entry's reserved field is not zero",
-                ));
-            }
-            let offset = r.u64()?;
-            let len = r.u64()?;
-            let sum = r.u64()?;
-            let section = SectionId::from_u32(id)
-                .ok_or_else(|| Error::format(format!("unknown section id {id}")))?;
-            let end = offset
-                .checked_add(len)
-                .filter(|&e| e <= (bytes.len() - format::TRAILER_LEN) as u64);
-            let (offset, end) = match end {
-                Some(end) if offset % format::ALIGN as u64 == 0 && offset >= last_end as u64 => {
-                    (offset as usize, end as usize)
-                }
-                _ => {
-                    return Err(Error::format(format!(
-                        "section {} is out of bounds",
-                        section.name()
-                    )))
-                }
-            };
-            if ranges[id as usize].replace(offset..end).is_some() {
-                return Err(Error::format(format!(
-                    "section {} appears twice",
-                    section.name()
-                )));
-            }
-            checksums[id as usize] = sum;
-            last_end = end;
-        }
+        let dir = Directory::decode(bytes)?;
         let section = |id: SectionId| -> Result<&[u8]> {
-            let range = ranges[id as usize]
-                .clone()
+            let e = dir
+                .get(id)
                 .ok_or_else(|| Error::format(format!("section {} is missing", id.name())))?;
-            Ok(&bytes[range])
+            Ok(&bytes[e.range()])
         };
         let checked = |id: SectionId| -> Result<&[u8]> {
             let s = section(id)?;
-            let got = hash::checksum(s);
-            if got != checksums[id as usize] {
+            let (expected, got) = (dir.get(id).map_or(0, |e| e.checksum), hash::checksum(s));
+            if got != expected {
                 return Err(Error::ChecksumMismatch {
                     section: id.name(),
-                    expected: checksums[id as usize],
+                    expected,
                     got,
                 });
             }
@@ -208,8 +118,7 @@ impl<D: AsRef<[u8]>> Index<D> {
             meta,
             fingerprinter,
             mphf,
-            ranges,
-            checksums,
+            dir,
             starts_bits_len,
         })
     }
@@ -232,23 +141,20 @@ impl<D: AsRef<[u8]>> Index<D> {
                 got,
             });
         }
-        for id in SectionId::ALL {
-            if let Some(r) = &self.ranges[id as usize] {
-                let got = hash::checksum(&bytes[r.clone()]);
-                if got != self.checksums[id as usize] {
-                    return Err(Error::ChecksumMismatch {
-                        section: id.name(),
-                        expected: self.checksums[id as usize],
-                        got,
-                    });
-                }
+        for e in self.dir.entries() {
+            let got = hash::checksum(&bytes[e.range()]);
+            if got != e.checksum {
+                return Err(Error::ChecksumMismatch {
+                    section: e.id.name(),
+                    expected: e.checksum,
+                    got,
+                });
             }
         }
-        // Padding between the directory, the sections and the trailer is zero.
-        let mut regions: Vec<Range<usize>> = self.ranges.iter().flatten().cloned().collect();
-        regions.sort_by_key(|r| r.start);
-        let dir_end = format::HEADER_LEN + regions.len() * format::DIR_ENTRY_LEN;
-        let mut at = dir_end;
+        // Padding between the directory, the sections and the trailer is zero (the directory
+        // keeps sections in file order).
+        let regions: Vec<Range<usize>> = self.dir.entries().iter().map(|e| e.range()).collect();
+        let mut at = self.dir.len_bytes();
         for r in regions
             .iter()
             .chain(std::iter::once(&(body.len()..body.len())))
@@ -293,16 +199,16 @@ impl<D: AsRef<[u8]>> Index<D> {
             }
         }
         for id in [SectionId::Names, SectionId::Titles] {
-            if let Some(r) = &self.ranges[id as usize] {
-                Strings::parse(&bytes[r.clone()], id.name())?.check(id.name())?;
+            if let Some(e) = self.dir.get(id) {
+                Strings::parse(&bytes[e.range()], id.name())?.check(id.name())?;
             }
         }
         Ok(())
     }
 
     fn section(&self, id: SectionId) -> &[u8] {
-        match &self.ranges[id as usize] {
-            Some(r) => &self.data.as_ref()[r.clone()],
+        match self.dir.get(id) {
+            Some(e) => &self.data.as_ref()[e.range()],
             None => &[],
         }
     }
@@ -530,18 +436,15 @@ impl<D: AsRef<[u8]>> Index<D> {
 
     /// Sections in file order with their offsets and lengths.
     pub fn sections(&self) -> Vec<SectionInfo> {
-        let mut v: Vec<SectionInfo> = SectionId::ALL
+        self.dir
+            .entries()
             .iter()
-            .filter_map(|&id| {
-                self.ranges[id as usize].as_ref().map(|r| SectionInfo {
-                    name: id.name(),
-                    offset: r.start as u64,
-                    len: r.len() as u64,
-                })
+            .map(|e| SectionInfo {
+                name: e.id.name(),
+                offset: e.offset,
+                len: e.len,
             })
-            .collect();
-        v.sort_by_key(|s| s.offset);
-        v
+            .collect()
     }
 
     /// Total bytes of the index.

@@ -4,9 +4,15 @@
 //! The data flow, one module per stage:
 //!
 //! documents ([`corpus`]) → tokens ([`text`]) → prefix-class vector and deviations from the
-//! reference ([`mod@reference`], [`fingerprint`]) → fuzzy codes ([`fingerprint`]) → MPHF table file
-//! ([`mphf`], [`mod@format`], [`meta`], [`builder`]) → reader over any bytes ([`index`]) → query
-//! ([`query`]).
+//! reference ([`mod@reference`], [`fingerprint`]) → fuzzy codes and sketch ([`fingerprint`],
+//! [`sketch`]) → MPHF table file ([`IndexBuilder`]; the MPHF, the byte layout and the META
+//! section are private modules that follow `index-format.md`) → reader over any bytes
+//! ([`Index`]) → query ([`Index::query`], [`Index::query_fingerprint`]).
+//!
+//! What a user needs is re-exported here: [`IndexBuilder`] and [`Index`] with
+//! [`QueryOptions`], [`QueryResult`] and [`Hit`]; [`Fingerprinter`] and [`Params`] to
+//! fingerprint on other threads or machines; [`Lang`], [`Reference`] and [`Analyzer`] for
+//! other languages; one [`Error`] type whose variants say what went wrong and what to do.
 //!
 //! This crate is the core of a workspace: the classical near-duplicate methods on the same text
 //! pipeline are `pocketdex-methods`, the evaluation harness that measures all of them against
@@ -40,17 +46,20 @@ pub mod text;
 pub mod reference;
 pub mod fingerprint;
 pub mod sketch;
-pub mod mphf;
-pub mod format;
-pub mod meta;
-pub mod builder;
-pub mod index;
-pub mod query;
+mod mphf;
+mod format;
+mod meta;
+mod builder;
+mod index;
+mod query;
 
-pub use builder::{BuildStats, IndexBuilder};
+pub use builder::{BuildStats, IndexBuilder, PathCounts};
 pub use error::{Error, Result};
 pub use fingerprint::{Fingerprinter, Params};
-pub use index::Index;
+pub use index::{Index, ListLengths, Postings, SectionInfo};
+pub use meta::Meta;
+/// The index format version this build writes and reads (`index-format.md` §14).
+pub const FORMAT_VERSION: u32 = format::VERSION;
 pub use query::{Hit, QueryOptions, QueryResult};
 pub use reference::{Classes, Reference};
 pub use text::{Analyzer, Lang};

@@ -1,9 +1,10 @@
 //! Querying: fingerprint the query with the index's own parameters, look up every code and
 //! multi-probe variant, and rank the candidates by the similarity their sketches estimate.
 
+use crate::error::{Error, Result};
 use crate::fingerprint::{Fingerprint, Path};
 use crate::index::Index;
-use crate::sketch::estimate_similarity;
+use crate::sketch::{estimate_similarity, simhash};
 
 /// How to query.
 #[derive(Clone, Debug)]
@@ -20,6 +21,11 @@ pub struct QueryOptions {
     pub similar: bool,
     /// Lookups per similar band when `similar`; `None` = the index's default.
     pub similar_probes: Option<u8>,
+    /// The query's own name, when it may be in the index (a file path or a document id):
+    /// among hits of equal score and code groups, a document with this name, or whose name
+    /// ends this path at a `/`, comes first. A document queried against an index that holds
+    /// it and an identical copy then finds itself first.
+    pub self_name: Option<String>,
 }
 
 impl QueryOptions {
@@ -43,6 +49,7 @@ impl Default for QueryOptions {
             probes: None,
             similar: false,
             similar_probes: None,
+            self_name: None,
         }
     }
 }
@@ -73,32 +80,57 @@ pub struct QueryResult {
     pub hits: Vec<Hit>,
 }
 
+/// True when an index name is the query's own name: equal, or a suffix of it at a `/` (or `\`).
+fn is_self(query: &str, name: &str) -> bool {
+    query == name
+        || (query.len() > name.len()
+            && query.ends_with(name)
+            && matches!(query.as_bytes()[query.len() - name.len() - 1], b'/' | b'\\'))
+}
+
 impl<D: AsRef<[u8]>> Index<D> {
     /// Finds the indexed documents that are near copies of `text`.
     pub fn query(&self, text: &str, opts: &QueryOptions) -> QueryResult {
-        self.query_fingerprint(&self.fingerprinter().fingerprint_query(text), opts)
+        let fp = self.fingerprinter().fingerprint_query(text);
+        self.rank(&fp, fp.sketch(), opts)
     }
 
-    /// Finds the indexed documents that are near copies of a document fingerprinted (and
-    /// weighed) by this index's [`Index::fingerprinter`] ([`Fingerprinter::fingerprint_query`]
-    /// or [`Fingerprinter::fingerprint`]).
+    /// Finds the indexed documents that are near copies of a document fingerprinted by a
+    /// fingerprinter with this index's parameters, classes and stopwords: this index's
+    /// [`Index::fingerprinter`] (e.g. on other threads), or
+    /// [`Fingerprinter::for_lang`](crate::Fingerprinter::for_lang) with the parameters the index
+    /// was built with. A fingerprint not weighed with this index's idf table is weighed here.
     ///
-    /// [`Fingerprinter::fingerprint_query`]: crate::Fingerprinter::fingerprint_query
-    /// [`Fingerprinter::fingerprint`]: crate::Fingerprinter::fingerprint
-    ///
-    /// # Panics
-    /// When the fingerprint was weighed with another idf table.
-    pub fn query_fingerprint(&self, fp: &Fingerprint, opts: &QueryOptions) -> QueryResult {
+    /// # Errors
+    /// [`Error::Invalid`] when the fingerprint was made with other parameters, classes or
+    /// stopwords, whose codes would never meet this index's.
+    pub fn query_fingerprint(&self, fp: &Fingerprint, opts: &QueryOptions) -> Result<QueryResult> {
         let f = self.fingerprinter();
-        let budget = opts.probes.unwrap_or(f.params().probes);
-        assert_eq!(
-            fp.weighed.as_ref().map(|w| w.idf),
-            f.idf().map(|i| i.id()),
-            "a query must be weighed with its index's idf table"
-        );
-        let similar = opts
-            .similar
-            .then(|| opts.similar_probes.unwrap_or(f.params().similar_probes));
+        if !f.made(fp) {
+            return Err(Error::Invalid(
+                "the fingerprint was made with other parameters, classes or stopwords than this index's; fingerprint it with Index::fingerprinter()".into(),
+            ));
+        }
+        let idf = f.idf().expect("an open index has its idf table");
+        if fp.weighed.as_ref().map(|w| w.idf) == Some(idf.id()) {
+            Ok(self.rank(fp, fp.sketch(), opts))
+        } else {
+            let sketch = simhash(&fp.term_hashes, idf, f.params().sketch_words as usize);
+            Ok(self.rank(fp, &sketch, opts))
+        }
+    }
+
+    /// The one query path: probes of `fp`, their postings, and the candidates ranked by how
+    /// similar their sketches estimate them to `sketch`.
+    fn rank(&self, fp: &Fingerprint, sketch: &[u64], opts: &QueryOptions) -> QueryResult {
+        let f = self.fingerprinter();
+        // The code itself is always looked up.
+        let budget = opts.probes.unwrap_or(f.params().probes).max(1);
+        let similar = opts.similar.then(|| {
+            opts.similar_probes
+                .unwrap_or(f.params().similar_probes)
+                .max(1)
+        });
         let probes = f.query_probes(fp, self.resolution(), budget, similar);
         // Every (candidate, path, group) that collided, then counted per candidate.
         let mut found: Vec<(u32, Path, u16)> = Vec::new();
@@ -113,7 +145,6 @@ impl<D: AsRef<[u8]>> Index<D> {
         for run in found.chunk_by(|a, b| a.0 == b.0) {
             self.prefetch_sketch(run[0].0);
         }
-        let sketch = fp.sketch();
         let mut hits: Vec<Hit> = Vec::new();
         let mut candidates = 0;
         for run in found.chunk_by(|a, b| a.0 == b.0) {
@@ -132,10 +163,16 @@ impl<D: AsRef<[u8]>> Index<D> {
                 });
             }
         }
+        let own = |h: &Hit| {
+            opts.self_name
+                .as_deref()
+                .is_some_and(|q| self.name(h.doc).is_some_and(|n| is_self(q, &n)))
+        };
         hits.sort_by(|a, b| {
             b.score
                 .total_cmp(&a.score)
                 .then(b.codes.cmp(&a.codes))
+                .then_with(|| own(b).cmp(&own(a)))
                 .then(a.doc.cmp(&b.doc))
         });
         hits.truncate(opts.top);
@@ -145,5 +182,23 @@ impl<D: AsRef<[u8]>> Index<D> {
             candidates,
             hits,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_self;
+
+    #[test]
+    fn own_names_match_at_path_boundaries() {
+        assert!(is_self("Jupiter.txt", "Jupiter.txt"));
+        assert!(is_self("samples/wiki-en/Jupiter.txt", "Jupiter.txt"));
+        assert!(is_self("samples\\wiki-en\\Jupiter.txt", "Jupiter.txt"));
+        assert!(is_self(
+            "samples/wiki-en/Jupiter.txt",
+            "wiki-en/Jupiter.txt"
+        ));
+        assert!(!is_self("samples/wiki-en/NotJupiter.txt", "Jupiter.txt"));
+        assert!(!is_self("Jupiter.txt", "samples/Jupiter.txt"));
     }
 }

@@ -148,37 +148,13 @@ pub struct Comparison {
 
 impl Comparison {
     /// The score each method gives the pair on the scale of its threshold, and whether that
-    /// reaches the method's default threshold.
-    pub fn verdicts(&self) -> Vec<(Method, f64, bool)> {
-        Method::ALL
+    /// reaches the method's default threshold ([`Method::verdict`]), for every method of
+    /// [`ALL`](crate::ALL) in order.
+    pub fn verdicts(&self) -> Vec<(&'static dyn Method, f64, bool)> {
+        crate::ALL
             .iter()
             .map(|&m| {
-                let score = match m {
-                    Method::Exact => {
-                        if self.exact.last().is_some_and(|l| l.equal) {
-                            1.0
-                        } else {
-                            0.0
-                        }
-                    }
-                    Method::Fuzzy => self.cosine,
-                    Method::Minhash => self.minhash.jaccard.score,
-                    Method::Trials => self.trials.jaccard.score,
-                    Method::Spex => self.spex.score,
-                    Method::Spotsigs => self.spotsigs.jaccard.score,
-                    Method::Simhash => self.simhash.cosine,
-                };
-                let pass = match m {
-                    Method::Trials => {
-                        self.trials.duplicate && score + 1e-9 >= m.default_threshold()
-                    }
-                    Method::Simhash => self.simhash.within && score + 1e-9 >= m.default_threshold(),
-                    Method::Spotsigs => {
-                        !self.spotsigs.set_aside.iter().any(|&x| x)
-                            && score + 1e-9 >= m.default_threshold()
-                    }
-                    _ => score + 1e-9 >= m.default_threshold(),
-                };
+                let (score, pass) = m.verdict(self);
                 (m, score, pass)
             })
             .collect()

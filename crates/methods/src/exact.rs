@@ -1,6 +1,92 @@
-//! Retrieval equivalence: documents whose canonical texts have the same 128-bit hash. The same
-//! grouping by a 128-bit key lets every other method compare documents with identical features
-//! only once.
+//! Retrieval equivalence: documents whose canonical texts have the same 128-bit hash ([`Exact`]).
+//! The same grouping by a 128-bit key ([`classes`]) lets every other method compare documents
+//! with identical features only once.
+
+use super::canon::Canonicalizer;
+use super::compare::Comparison;
+use super::{Described, Describer, Docs, Found, Method, Options, Scorer};
+use pocketdex::error::Result;
+
+/// Retrieval equivalence: identical canonical text (content-equivalence paper). Every later
+/// document with the canonical text of an earlier one is a pair with it (score 1); there is
+/// nothing else to compare, so the threshold is not used.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Exact;
+
+impl Method for Exact {
+    fn name(&self) -> &'static str {
+        "exact"
+    }
+
+    fn description(&self) -> &'static str {
+        "Retrieval equivalence: identical canonical text (content-equivalence paper)"
+    }
+
+    fn default_threshold(&self) -> f64 {
+        1.0
+    }
+
+    fn estimates(&self) -> bool {
+        false
+    }
+
+    fn measure(&self, o: &Options) -> String {
+        format!(
+            "identical canonical text (levels 1–{}: up to {})",
+            o.level.number(),
+            o.level.describe()
+        )
+    }
+
+    /// The measure alone: a pair has equal canonical texts, whatever the threshold.
+    fn criterion(&self, o: &Options, _threshold: f64) -> String {
+        self.measure(o)
+    }
+
+    /// The 128-bit hash of the canonical text, which is also the identity.
+    fn describer(&self, o: &Options) -> Result<Describer> {
+        let canon = Canonicalizer::new(o.lang);
+        let level = o.level;
+        Ok(Box::new(move |text| {
+            let c = canon.canonical_plain(text, level);
+            if c.is_empty() {
+                return Err(format!(
+                    "empty after canonicalization (up to {})",
+                    level.describe()
+                ));
+            }
+            let h = Canonicalizer::hash(&c);
+            Ok(Described::new(h, h))
+        }))
+    }
+
+    /// The detector's grouping by identity has found every pair already: the later copies are
+    /// the candidates.
+    fn find(&self, docs: &Docs<'_>, _: &Options, _: f64) -> Result<Found> {
+        Ok(Found {
+            candidates: docs.copies() as u64,
+            ..Found::default()
+        })
+    }
+
+    fn scorer<'a>(&self, docs: &Docs<'a>, _: &'a Options) -> Result<Scorer<'a>> {
+        let hashes = docs.all::<u128>()?;
+        Ok(Box::new(move |a, b| {
+            let (x, y) = (hashes[a as usize]?, hashes[b as usize]?);
+            (x == y).then_some(1.0)
+        }))
+    }
+
+    /// Equality at the last level (all six).
+    fn verdict(&self, c: &Comparison) -> (f64, bool) {
+        let score = if c.exact.last().is_some_and(|l| l.equal) {
+            1.0
+        } else {
+            0.0
+        };
+        (score, score + 1e-9 >= self.default_threshold())
+    }
+}
 
 /// Documents split by a 128-bit key: the first document of each key stands for the others.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

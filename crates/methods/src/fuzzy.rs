@@ -1,16 +1,16 @@
 //! The fuzzy-fingerprint index as an all-pairs method: every document goes into an in-memory
-//! pocketdex index ([`IndexBuilder`] → [`Index`]), and every document's query codes (with
-//! multi-probe) are looked up in it. Pairs found in either direction are candidates; the
+//! pocketdex index ([`IndexBuilder`] → [`Index`]), and every document queries it through the
+//! library's one query path ([`Index::query_fingerprint`]). Pairs found in either direction are candidates; the
 //! index's simhash sketches (tf-idf weighted) estimate their cosine, and each is verified with
-//! the exact tf-idf cosine of the two documents in the collection ([`DocFreq`](super::cosine::DocFreq)), the measure of
+//! the exact tf-idf cosine of the two documents in the collection ([`DocFreq`]), the measure of
 //! the evaluation oracle.
 
-use super::cosine::{dot, TermVector};
-use super::{Evidence, Pair};
+use super::compare::Comparison;
+use super::cosine::{dot, DocFreq, TermVector};
+use super::{Described, Describer, Docs, Evidence, Found, Method, Options, Pair, Scorer};
 use pocketdex::error::Result;
-use pocketdex::fingerprint::{Fingerprint, Path};
-use pocketdex::sketch::estimate_similarity;
-use pocketdex::{Index, IndexBuilder, Lang, Params};
+use pocketdex::fingerprint::Fingerprint;
+use pocketdex::{Index, IndexBuilder, Lang, Params, QueryOptions};
 use rayon::prelude::*;
 
 /// How far below the threshold the sketch estimate may be for a pair to be verified. The
@@ -28,6 +28,7 @@ pub(crate) struct Kept {
     pub hashes: Vec<u128>,
     pub counts: Vec<u32>,
     pub exact: Option<u64>,
+    pub maker: u64,
 }
 
 impl Kept {
@@ -39,6 +40,7 @@ impl Kept {
             hashes,
             counts,
             exact: fingerprint.exact,
+            maker: fingerprint.maker,
         }
     }
 
@@ -55,6 +57,7 @@ impl Kept {
                 .collect(),
             exact: self.exact,
             weighed: None,
+            maker: self.maker,
         }
     }
 
@@ -81,6 +84,16 @@ impl Kept {
     }
 }
 
+/// The parameters of the in-memory index, and so of the fingerprints that go into it. Pairs at
+/// the method's thresholds (0.8 by default) are near copies: the probes of [`find`] look up no
+/// similar-path codes, so the index leaves them out.
+fn params() -> Params {
+    Params {
+        similar_bands: 0,
+        ..Params::default()
+    }
+}
+
 /// One document.
 pub(crate) struct Doc<'a> {
     pub kept: &'a Kept,
@@ -99,64 +112,39 @@ pub(crate) fn find(
     if docs.len() < 2 {
         return Ok((Vec::new(), 0));
     }
-    // Pairs at the method's thresholds (0.8 by default) are near copies: the probes below look
-    // up no similar-path codes, so the index leaves them out.
-    let params = Params {
-        similar_bands: 0,
-        ..Params::default()
-    };
-    let mut builder = IndexBuilder::for_lang(lang, params)?;
+    let mut builder = IndexBuilder::for_lang(lang, params())?;
     builder.size_hint(docs.len() as u64);
     for (i, d) in docs.iter().enumerate() {
-        builder.add_fingerprint(&i.to_string(), None, d.kept.fingerprint());
+        builder.add_fingerprint(&i.to_string(), None, d.kept.fingerprint())?;
     }
     let mut bytes = Vec::new();
     builder.finish(&mut bytes)?;
     let index = Index::open(bytes)?;
-    // The sketches as the index weighs them (tf-idf, with the idf the build learned).
-    let sketches: Vec<Vec<u64>> = (0..docs.len() as u32)
-        .map(|d| index.sketch(d).unwrap_or_default())
-        .collect();
     let floor = if verify { t - SLACK } else { t };
-    // Per document: the documents its codes meet, with the code groups that collided, kept
-    // when the sketches estimate a similarity of at least `floor`.
+    // Every document is a query on the library's one query path: its probes, their postings,
+    // and the candidates whose sketches estimate a similarity of at least `floor` (less a
+    // rounding margin, as the estimate is an f32).
+    let opts = QueryOptions {
+        top: usize::MAX,
+        threshold: (floor - 1e-6) as f32,
+        ..QueryOptions::default()
+    };
+    // (a, b, colliding code groups, estimate) with a < b, found from either end.
     let mut estimated: Vec<(u32, u32, u32, f64)> = docs
         .par_iter()
         .enumerate()
-        .map_init(Vec::new, |hits: &mut Vec<(u32, (Path, u16))>, (a, d)| {
-            hits.clear();
-            let f = index.fingerprinter();
-            // Probes need the terms and classes only (they draw their own samples).
-            let fp = d.kept.fingerprint();
-            for code in &f.probes(&fp, index.resolution(), f.params().probes) {
-                if let Some(postings) = index.lookup(code.key) {
-                    for b in postings {
-                        if b as usize != a {
-                            hits.push((b, (code.path, code.group)));
-                        }
-                    }
-                }
-            }
-            hits.sort_unstable();
-            hits.dedup();
-            let mut out: Vec<(u32, u32, u32, f64)> = Vec::new();
-            let mut i = 0;
-            while i < hits.len() {
-                let b = hits[i].0;
-                let mut j = i + 1;
-                while j < hits.len() && hits[j].0 == b {
-                    j += 1;
-                }
-                let est = estimate_similarity(&sketches[a], &sketches[b as usize]) as f64;
-                if est + 1e-9 >= floor {
-                    let (x, y) = ((a as u32).min(b), (a as u32).max(b));
-                    out.push((x, y, (j - i) as u32, est));
-                }
-                i = j;
-            }
-            out
+        .map(|(a, d)| -> Result<Vec<_>> {
+            let r = index.query_fingerprint(&d.kept.fingerprint(), &opts)?;
+            let a = a as u32;
+            Ok(r.hits
+                .into_iter()
+                .filter(|h| h.doc != a)
+                .map(|h| (a.min(h.doc), a.max(h.doc), h.codes as u32, h.score as f64))
+                .collect())
         })
-        .flatten_iter()
+        .collect::<Result<Vec<_>>>()?
+        .into_iter()
+        .flatten()
         .collect();
     // Found from both ends: keep one, with the larger number of colliding groups.
     estimated.sort_unstable_by(|p, q| (p.0, p.1).cmp(&(q.0, q.1)).then(q.2.cmp(&p.2)));
@@ -180,4 +168,104 @@ pub(crate) fn find(
         })
         .collect();
     Ok((pairs, candidates))
+}
+
+/// pocketdex's fuzzy-fingerprint index, queried with every document: candidates from colliding
+/// codes, scored by the tf-idf cosine of content words.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Fuzzy;
+
+impl Method for Fuzzy {
+    fn name(&self) -> &'static str {
+        "fuzzy"
+    }
+
+    fn description(&self) -> &'static str {
+        "pocketdex's fuzzy-fingerprint index, queried with every document"
+    }
+
+    fn default_threshold(&self) -> f64 {
+        0.8
+    }
+
+    fn estimates(&self) -> bool {
+        true
+    }
+
+    fn measure(&self, o: &Options) -> String {
+        format!("tf-idf cosine of content words{}", o.estimated())
+    }
+
+    /// The fingerprint, kept compactly, made by the fingerprinter of the index it goes into.
+    fn describer(&self, o: &Options) -> Result<Describer> {
+        let f = IndexBuilder::for_lang(o.lang, params())?
+            .fingerprinter()
+            .clone();
+        Ok(Box::new(move |text| {
+            let fingerprint = f.fingerprint(text);
+            if fingerprint.terms == 0 {
+                return Err("no content words".into());
+            }
+            let kept = Kept::new(fingerprint);
+            let identity = Described::identity_of(
+                kept.sorted_terms()
+                    .iter()
+                    .flat_map(|&(h, c)| [h as u64, (h >> 64) as u64, c as u64]),
+            );
+            Ok(Described::new(kept, identity))
+        }))
+    }
+
+    fn find(&self, docs: &Docs<'_>, o: &Options, t: f64) -> Result<Found> {
+        let weights = if o.verify {
+            weights(docs, docs.reps())?
+        } else {
+            Vec::new()
+        };
+        let kept: Vec<Doc<'_>> = docs
+            .reps_as::<Kept>()?
+            .into_iter()
+            .map(|kept| Doc { kept })
+            .collect();
+        let (pairs, candidates) = find(&kept, o.lang, &weights, t, o.verify)?;
+        Ok(Found {
+            pairs,
+            candidates,
+            notes: Vec::new(),
+        })
+    }
+
+    fn scorer<'a>(&self, docs: &Docs<'a>, _: &'a Options) -> Result<Scorer<'a>> {
+        let every: Vec<u32> = (0..docs.len() as u32).collect();
+        let weights = weights(docs, &every)?;
+        Ok(Box::new(move |a, b| {
+            Some(dot(&weights[a as usize], &weights[b as usize]))
+        }))
+    }
+
+    /// Two documents are no collection to learn idf from: `compare` shows the cosine of plain
+    /// term frequencies.
+    fn verdict(&self, c: &Comparison) -> (f64, bool) {
+        (c.cosine, c.cosine + 1e-9 >= self.default_threshold())
+    }
+}
+
+/// The L2-normalised tf-idf vectors of the documents `which` (empty for one set aside); the
+/// document frequencies count every document, copies too, as the collection has them.
+fn weights(docs: &Docs<'_>, which: &[u32]) -> Result<Vec<Vec<(u64, f64)>>> {
+    let tf: Vec<Option<TermVector>> = docs
+        .all::<Kept>()?
+        .par_iter()
+        .map(|k| k.map(Kept::tf))
+        .collect();
+    let df = DocFreq::new(tf.iter().flatten(), docs.len());
+    Ok(which
+        .par_iter()
+        .map(|&d| {
+            tf[d as usize]
+                .as_ref()
+                .map(|v| df.weights(v))
+                .unwrap_or_default()
+        })
+        .collect())
 }

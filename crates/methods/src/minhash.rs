@@ -11,10 +11,95 @@
 //! Estimation error: for resemblance r, the number of agreeing positions is Binomial(p, r), so
 //! the estimate has standard error √(r(1 − r)/p): at most 0.044 for p = 128.
 
+use super::compare::Comparison;
 use super::pairs::count_shared;
-use super::shingles::{jaccard, overlap};
-use super::{Evidence, Pair};
+use super::shingles::{self, jaccard, overlap, word_hashes};
+use super::{Described, Describer, Docs, Evidence, Found, Method, Options, Pair, Scorer};
+use pocketdex::error::Result;
 use pocketdex::hash;
+use pocketdex::text::Analyzer;
+
+/// Shingling and MinHash sketches (Broder): candidates share enough sketch values, scored by the
+/// Jaccard of the q-word shingles of content words.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Minhash;
+
+/// What the method keeps of a document: its shingle set (sorted) and sketch.
+#[derive(Debug)]
+struct Sketched {
+    set: Vec<u64>,
+    sketch: Vec<u64>,
+}
+
+impl Method for Minhash {
+    fn name(&self) -> &'static str {
+        "minhash"
+    }
+
+    fn description(&self) -> &'static str {
+        "Shingling and MinHash sketches (Broder)"
+    }
+
+    fn default_threshold(&self) -> f64 {
+        0.8
+    }
+
+    fn estimates(&self) -> bool {
+        true
+    }
+
+    fn measure(&self, o: &Options) -> String {
+        format!(
+            "Jaccard of {}-word shingles of content words{} (p = {})",
+            o.shingle,
+            o.estimated(),
+            o.permutations
+        )
+    }
+
+    fn describer(&self, o: &Options) -> Result<Describer> {
+        let analyzer = Analyzer::for_lang(o.lang);
+        let (q, p) = (o.shingle, o.permutations);
+        Ok(Box::new(move |text| {
+            let set = shingles::shingles(&word_hashes(&analyzer.terms(text)), q);
+            if set.is_empty() {
+                return Err("no content words".into());
+            }
+            let identity = Described::identity_of(set.iter().copied());
+            let sketch = sketch(&set, p);
+            Ok(Described::new(Sketched { set, sketch }, identity))
+        }))
+    }
+
+    fn find(&self, docs: &Docs<'_>, o: &Options, t: f64) -> Result<Found> {
+        let docs: Vec<Doc<'_>> = docs
+            .reps_as::<Sketched>()?
+            .into_iter()
+            .map(|d| Doc {
+                set: &d.set,
+                sketch: &d.sketch,
+            })
+            .collect();
+        let (pairs, candidates) = find(&docs, o.permutations, t, o.verify);
+        Ok(Found {
+            pairs,
+            candidates,
+            notes: Vec::new(),
+        })
+    }
+
+    fn scorer<'a>(&self, docs: &Docs<'a>, _: &'a Options) -> Result<Scorer<'a>> {
+        let all = docs.all::<Sketched>()?;
+        Ok(Box::new(move |a, b| {
+            Some(jaccard(&all[a as usize]?.set, &all[b as usize]?.set))
+        }))
+    }
+
+    fn verdict(&self, c: &Comparison) -> (f64, bool) {
+        let score = c.minhash.jaccard.score;
+        (score, score + 1e-9 >= self.default_threshold())
+    }
+}
 
 /// The sketch of a shingle set: its minimum under each of `p` permutations (empty for an empty
 /// set).

@@ -1,6 +1,11 @@
 //! The token layer of the shingling methods: pinned 64-bit word hashes, q-word shingles hashed by
 //! folding word hashes, and the overlap, Jaccard and Dice coefficients of sorted hash sets.
 //!
+//! What a shingle set is — the windows of q words, one shingle for a shorter non-empty sequence
+//! — is defined once, by [`shingle_set`], over any term type with a 64-bit key per window: the
+//! methods key hashed words by [`shingle_hash`], `pocketdex-eval`'s ground truth packs interned
+//! term numbers.
+//!
 //! A shingle's hash is `fold(SHINGLE_SEED, words)` with [`step`], so the hash of a window can be
 //! extended one word at a time; spex's iterative hashing relies on that. Sets are sorted,
 //! deduplicated `Vec<u64>`: two different shingles share a hash with probability about 2⁻⁶⁴ per
@@ -45,14 +50,30 @@ pub fn shingle_hash(words: &[u64]) -> u64 {
 /// assert_eq!(shingles(&w[..2], 3).len(), 1);
 /// ```
 pub fn shingles(words: &[u64], q: usize) -> Vec<u64> {
+    shingle_set(words, q, shingle_hash)
+}
+
+/// The set of `q`-word shingles of a sequence of terms of any type, each window made a 64-bit
+/// key by `key`, sorted and deduplicated. A sequence of 1 to q − 1 terms has a single shingle,
+/// `key` of all of them; an empty sequence has none.
+///
+/// # Example
+/// ```
+/// use pocketdex_methods::shingles::shingle_set;
+/// let key = |w: &[u8]| w.iter().fold(0u64, |k, &t| k << 8 | t as u64);
+/// assert_eq!(shingle_set(b"abcab", 2, key), [0x6162, 0x6263, 0x6361]);
+/// assert_eq!(shingle_set(b"a", 2, key), [0x61]);
+/// assert!(shingle_set(b"", 2, key).is_empty());
+/// ```
+pub fn shingle_set<T>(terms: &[T], q: usize, key: impl Fn(&[T]) -> u64) -> Vec<u64> {
     let q = q.max(1);
-    if words.is_empty() {
+    if terms.is_empty() {
         return Vec::new();
     }
-    if words.len() < q {
-        return vec![shingle_hash(words)];
+    if terms.len() < q {
+        return vec![key(terms)];
     }
-    let mut set: Vec<u64> = words.windows(q).map(shingle_hash).collect();
+    let mut set: Vec<u64> = terms.windows(q).map(key).collect();
     set.sort_unstable();
     set.dedup();
     set

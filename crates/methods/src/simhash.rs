@@ -16,10 +16,108 @@
 //! default distance 3 with probability 1.3% (at cosine 0.8: 0.04%). Reported pairs are verified
 //! with the exact cosine of the tf vectors.
 
+use super::compare::Comparison;
 use super::cosine::TermVector;
-use super::{Evidence, Pair, SIMHASH_SEED};
+use super::SIMHASH_SEED;
+use super::{Described, Describer, Docs, Evidence, Found, Method, Options, Pair, Scorer};
+use pocketdex::error::Result;
 use pocketdex::hash;
+use pocketdex::text::Analyzer;
 use rayon::prelude::*;
+
+/// 64-bit simhash searched by Hamming distance (Charikar; Manku et al.): candidates within
+/// [`Options::max_hamming`] bits, scored by the cosine of term frequencies.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Simhash;
+
+/// What the method keeps of a document: its fingerprint and term frequencies.
+#[derive(Debug)]
+struct Simhashed {
+    fingerprint: u64,
+    tf: TermVector,
+}
+
+impl Method for Simhash {
+    fn name(&self) -> &'static str {
+        "simhash"
+    }
+
+    fn description(&self) -> &'static str {
+        "64-bit simhash searched by Hamming distance (Charikar; Manku et al.)"
+    }
+
+    fn default_threshold(&self) -> f64 {
+        0.8
+    }
+
+    fn estimates(&self) -> bool {
+        true
+    }
+
+    fn measure(&self, o: &Options) -> String {
+        format!(
+            "cosine of term frequencies{} (64-bit simhash within {} bits)",
+            o.estimated(),
+            o.max_hamming
+        )
+    }
+
+    fn describer(&self, o: &Options) -> Result<Describer> {
+        let analyzer = Analyzer::for_lang(o.lang);
+        Ok(Box::new(move |text| {
+            let tf = TermVector::from_terms(&analyzer.terms(text));
+            if tf.is_empty() {
+                return Err("no content words".into());
+            }
+            let identity =
+                Described::identity_of(tf.terms().iter().flat_map(|&(h, c)| [h, c as u64]));
+            let fingerprint = fingerprint(&tf);
+            Ok(Described::new(Simhashed { fingerprint, tf }, identity))
+        }))
+    }
+
+    fn find(&self, docs: &Docs<'_>, o: &Options, t: f64) -> Result<Found> {
+        let docs: Vec<Doc<'_>> = docs
+            .reps_as::<Simhashed>()?
+            .into_iter()
+            .map(|d| Doc {
+                fingerprint: d.fingerprint,
+                tf: &d.tf,
+            })
+            .collect();
+        let (pairs, candidates) = find(&docs, o.max_hamming, t, o.verify);
+        Ok(Found {
+            pairs,
+            candidates,
+            notes: Vec::new(),
+        })
+    }
+
+    /// Pairs within the radius only; their cosine, or its estimate when not verifying.
+    fn scorer<'a>(&self, docs: &Docs<'a>, o: &'a Options) -> Result<Scorer<'a>> {
+        let all = docs.all::<Simhashed>()?;
+        Ok(Box::new(move |a, b| {
+            let (x, y) = (all[a as usize]?, all[b as usize]?);
+            let h = hamming(x.fingerprint, y.fingerprint);
+            if h > o.max_hamming {
+                None
+            } else if o.verify {
+                Some(x.tf.cosine(&y.tf))
+            } else {
+                Some(estimate(h))
+            }
+        }))
+    }
+
+    /// The exact cosine, passing only when the fingerprints are within the radius.
+    fn verdict(&self, c: &Comparison) -> (f64, bool) {
+        let score = c.simhash.cosine;
+        (
+            score,
+            c.simhash.within && score + 1e-9 >= self.default_threshold(),
+        )
+    }
+}
 
 /// The 64-bit simhash of a term-frequency vector (0 for an empty one).
 ///

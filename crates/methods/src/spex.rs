@@ -15,11 +15,95 @@
 //! at level 1 or above). A document with fewer than `chunk` words has one chunk: all its words.
 //! The score is exact (up to 64-bit chunk-hash collisions).
 
+use super::compare::Comparison;
 use super::join::{index_sets, self_join, Measure};
-use super::shingles::{shingle_hash, shingles, step};
-use super::{Pair, SHINGLE_SEED};
+use super::shingles::{shingle_hash, shingles, step, word_hash};
+use super::{Described, Describer, Docs, Found, Method, Options, Pair, Scorer, SHINGLE_SEED};
+use pocketdex::error::Result;
+use pocketdex::text;
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicU64, Ordering};
+
+/// spex chunk selection and the S3 score (content-equivalence paper): pairs share chunks that
+/// repeat in the collection, scored by S3 of the chunk sets (exact).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Spex;
+
+/// What the method keeps of a document: the hashes of all its words, in order.
+#[derive(Debug)]
+struct Words(Vec<u64>);
+
+impl Method for Spex {
+    fn name(&self) -> &'static str {
+        "spex"
+    }
+
+    fn description(&self) -> &'static str {
+        "spex chunk selection and the S3 score (content-equivalence paper)"
+    }
+
+    fn default_threshold(&self) -> f64 {
+        0.58
+    }
+
+    fn estimates(&self) -> bool {
+        false
+    }
+
+    fn measure(&self, o: &Options) -> String {
+        format!("S3 of {}-word chunks", o.chunk)
+    }
+
+    fn describer(&self, _: &Options) -> Result<Describer> {
+        Ok(Box::new(|text| {
+            let words: Vec<u64> = text::words(text).map(|w| word_hash(&w)).collect();
+            if words.is_empty() {
+                return Err("no words".into());
+            }
+            let identity = Described::identity_of(words.iter().copied());
+            Ok(Described::new(Words(words), identity))
+        }))
+    }
+
+    /// The pairs, and the passes of the selection as a note.
+    fn find(&self, docs: &Docs<'_>, o: &Options, t: f64) -> Result<Found> {
+        let words: Vec<&[u64]> = docs
+            .reps_as::<Words>()?
+            .into_iter()
+            .map(|w| w.0.as_slice())
+            .collect();
+        let (pairs, candidates, passes) = find(&words, o.chunk, t);
+        let summary: Vec<String> = passes
+            .iter()
+            .map(|p| format!("{}: {}→{}", p.words, p.candidates, p.repeated))
+            .collect();
+        Ok(Found {
+            pairs,
+            candidates,
+            notes: vec![format!(
+                "spex passes (window words: windows hashed → seen more than once): {}",
+                summary.join(", ")
+            )],
+        })
+    }
+
+    /// S3 over all the chunks of each document, kept or not.
+    fn scorer<'a>(&self, docs: &Docs<'a>, o: &'a Options) -> Result<Scorer<'a>> {
+        let chunks: Vec<Vec<u64>> = docs
+            .all::<Words>()?
+            .par_iter()
+            .map(|w| w.map(|w| chunks(&w.0, o.chunk)).unwrap_or_default())
+            .collect();
+        Ok(Box::new(move |a, b| {
+            Some(s3(&chunks[a as usize], &chunks[b as usize]))
+        }))
+    }
+
+    fn verdict(&self, c: &Comparison) -> (f64, bool) {
+        let score = c.spex.score;
+        (score, score + 1e-9 >= self.default_threshold())
+    }
+}
 
 /// The distinct chunks of a document (sorted chunk hashes).
 pub fn chunks(words: &[u64], chunk: usize) -> Vec<u64> {

@@ -14,11 +14,100 @@
 //! the lists of its rarest signatures that can still reach the threshold. The authors also
 //! offer a weighted (multiset) Jaccard; sets are used here, like the other set methods.
 
+use super::compare::Comparison;
 use super::join::{index_sets, self_join, Measure};
-use super::shingles::{shingle_hash, word_hash};
-use super::Pair;
-use pocketdex::text::{Analyzer, Lang};
+use super::shingles::{jaccard, shingle_hash, word_hash};
+use super::{Described, Describer, Docs, Found, Method, Options, Pair, Scorer};
+use pocketdex::error::Result;
+use pocketdex::text::{self, Analyzer, Lang};
 use std::collections::HashSet;
+
+/// SpotSigs: stopword-anchored signatures (Theobald et al.), scored by the Jaccard of the
+/// signature sets (exact); documents with too few signatures are set aside.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Spotsigs;
+
+/// What the method keeps of a document: its signature set (sorted).
+#[derive(Debug)]
+struct Signatures(Vec<u64>);
+
+impl Method for Spotsigs {
+    fn name(&self) -> &'static str {
+        "spotsigs"
+    }
+
+    fn description(&self) -> &'static str {
+        "SpotSigs: stopword-anchored signatures (Theobald et al.)"
+    }
+
+    fn default_threshold(&self) -> f64 {
+        0.6
+    }
+
+    fn estimates(&self) -> bool {
+        false
+    }
+
+    fn measure(&self, o: &Options) -> String {
+        format!(
+            "Jaccard of spot signatures (antecedent + {} words)",
+            o.chain
+        )
+    }
+
+    fn describer(&self, o: &Options) -> Result<Describer> {
+        let antecedents: HashSet<String> = o
+            .antecedents
+            .clone()
+            .unwrap_or_else(|| default_antecedents(o.lang))
+            .iter()
+            .map(|w| text::fold(w))
+            .collect();
+        let analyzer = Analyzer::for_lang(o.lang);
+        let (chain, min_signatures) = (o.chain, o.min_signatures);
+        Ok(Box::new(move |text| {
+            let words: Vec<String> = text::words(text).collect();
+            let (set, found) = signatures(&words, &antecedents, &analyzer, chain);
+            if (found as usize) < min_signatures || set.is_empty() {
+                return Err(format!(
+                    "too few antecedents: {found} spot signature{}, at least {} needed (too little running text)",
+                    if found == 1 { "" } else { "s" },
+                    min_signatures.max(1)
+                ));
+            }
+            let identity = Described::identity_of(set.iter().copied());
+            Ok(Described::new(Signatures(set), identity))
+        }))
+    }
+
+    fn find(&self, docs: &Docs<'_>, _: &Options, t: f64) -> Result<Found> {
+        let sets: Vec<&[u64]> = docs
+            .reps_as::<Signatures>()?
+            .into_iter()
+            .map(|s| s.0.as_slice())
+            .collect();
+        let (pairs, candidates) = find(&sets, t);
+        Ok(Found {
+            pairs,
+            candidates,
+            notes: Vec::new(),
+        })
+    }
+
+    fn scorer<'a>(&self, docs: &Docs<'a>, _: &'a Options) -> Result<Scorer<'a>> {
+        let all = docs.all::<Signatures>()?;
+        Ok(Box::new(move |a, b| {
+            Some(jaccard(&all[a as usize]?.0, &all[b as usize]?.0))
+        }))
+    }
+
+    /// The Jaccard, passing only when neither document would be set aside.
+    fn verdict(&self, c: &Comparison) -> (f64, bool) {
+        let score = c.spotsigs.jaccard.score;
+        let aside = c.spotsigs.set_aside.iter().any(|&x| x);
+        (score, !aside && score + 1e-9 >= self.default_threshold())
+    }
+}
 
 /// The default antecedents of a language: auxiliary verbs and the definite article, after the
 /// antecedent list of the authors' reference configuration (English), and their German

@@ -10,10 +10,101 @@
 //! probability 1 − Σ_{k < agree} C(trials, k) q^k (1 − q)^(trials − k); for 2 of 6 trials that is
 //! the note's `1 - ((1 - q)**6 + 6 * q * (1 - q)**5)` ([`probability`]).
 
+use super::compare::Comparison;
 use super::pairs::count_shared;
-use super::shingles::{jaccard_of, overlap, shingle_hash};
-use super::{Evidence, Pair};
+use super::shingles::{jaccard, jaccard_of, overlap, shingle_hash, shingles, word_hashes};
+use super::{Described, Describer, Docs, Evidence, Found, Method, Options, Pair, Scorer};
+use pocketdex::error::Result;
 use pocketdex::hash;
+use pocketdex::text::Analyzer;
+
+/// The multi-trial signature (search-engine duplicate-elimination note): candidates agree in
+/// enough trials, scored by the Jaccard of the n-grams of content words.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Trials;
+
+/// What the method keeps of a document: its n-gram set (sorted) and signature.
+#[derive(Debug)]
+struct Signed {
+    set: Vec<u64>,
+    signature: Vec<u64>,
+}
+
+impl Method for Trials {
+    fn name(&self) -> &'static str {
+        "trials"
+    }
+
+    fn description(&self) -> &'static str {
+        "The multi-trial signature (search-engine duplicate-elimination note)"
+    }
+
+    fn default_threshold(&self) -> f64 {
+        0.9
+    }
+
+    fn estimates(&self) -> bool {
+        true
+    }
+
+    fn measure(&self, o: &Options) -> String {
+        format!(
+            "Jaccard of {}-word n-grams of content words{} ({} of {} trials of {} hashes agree)",
+            o.ngram,
+            o.estimated(),
+            o.agree,
+            o.trials,
+            o.hashes
+        )
+    }
+
+    fn describer(&self, o: &Options) -> Result<Describer> {
+        let analyzer = Analyzer::for_lang(o.lang);
+        let params = o.trial_params();
+        Ok(Box::new(move |text| {
+            let set = shingles(&word_hashes(&analyzer.terms(text)), params.ngram);
+            if set.is_empty() {
+                return Err("no content words".into());
+            }
+            let identity = Described::identity_of(set.iter().copied());
+            let signature = signature(&set, &params);
+            Ok(Described::new(Signed { set, signature }, identity))
+        }))
+    }
+
+    fn find(&self, docs: &Docs<'_>, o: &Options, t: f64) -> Result<Found> {
+        let docs: Vec<Doc<'_>> = docs
+            .reps_as::<Signed>()?
+            .into_iter()
+            .map(|d| Doc {
+                set: &d.set,
+                signature: &d.signature,
+            })
+            .collect();
+        let (pairs, candidates) = find(&docs, &o.trial_params(), t, o.verify);
+        Ok(Found {
+            pairs,
+            candidates,
+            notes: Vec::new(),
+        })
+    }
+
+    fn scorer<'a>(&self, docs: &Docs<'a>, _: &'a Options) -> Result<Scorer<'a>> {
+        let all = docs.all::<Signed>()?;
+        Ok(Box::new(move |a, b| {
+            Some(jaccard(&all[a as usize]?.set, &all[b as usize]?.set))
+        }))
+    }
+
+    /// The Jaccard, passing only when the signature itself accepts the pair too.
+    fn verdict(&self, c: &Comparison) -> (f64, bool) {
+        let score = c.trials.jaccard.score;
+        (
+            score,
+            c.trials.duplicate && score + 1e-9 >= self.default_threshold(),
+        )
+    }
+}
 
 /// The parameters of the signature.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -1,8 +1,7 @@
 //! Documents to index terms: lossy UTF-8 decoding, binary sniffing, HTML markup removal, Unicode
-//! word segmentation, case folding and stopword removal. Two word paths with the same UAX #29
-//! words: [`for_each_word`] (the fingerprint's fast scanner, folding character by character)
-//! and [`words`] (the classical methods, `str::to_lowercase`, which differs only in folding a
-//! word-final capital sigma to ς; a known difference, listed in issue 10).
+//! word segmentation, case folding and stopword removal. One word path: the scanner
+//! ([`for_each_word`]: UAX #29 words, folded character by character), which [`words`] and
+//! [`Analyzer::terms`] collect for the classical methods and the evaluation.
 
 mod html;
 mod scan;
@@ -113,8 +112,10 @@ pub fn looks_binary(bytes: &[u8]) -> bool {
     control * 10 > head.len()
 }
 
-/// Case folding of one word: Unicode lowercase (full mapping), so that "Straße" and "STRASSE"
-/// differ only where lowercase differs.
+/// Case folding of one word: the full Unicode lowercase mapping of every character
+/// (`char::to_lowercase`), so that "Straße" and "STRASSE" differ only where lowercase differs.
+/// Character by character, as the scanner folds ([`for_each_word`]): no context-dependent
+/// final sigma.
 pub fn fold(word: &str) -> String {
     if word
         .bytes()
@@ -122,7 +123,7 @@ pub fn fold(word: &str) -> String {
     {
         word.to_owned()
     } else {
-        word.to_lowercase()
+        word.chars().flat_map(char::to_lowercase).collect()
     }
 }
 
@@ -132,9 +133,13 @@ pub fn segments(text: &str) -> impl Iterator<Item = &str> + '_ {
     text.unicode_words()
 }
 
-/// All words of a text in order, case-folded: [`segments`] through [`fold`].
-pub fn words(text: &str) -> impl Iterator<Item = String> + '_ {
-    segments(text).map(fold)
+/// All words of a text in order, case-folded: [`segments`] through [`fold`], by the
+/// fingerprint's own scanner ([`for_each_word`]), so that every part of pocketdex sees the
+/// same terms.
+pub fn words(text: &str) -> impl Iterator<Item = String> {
+    let mut out = Vec::with_capacity(text.len() / 6);
+    for_each_word(text, &mut String::new(), |w| out.push(w.text.to_owned()));
+    out.into_iter()
 }
 
 /// Turns text into index terms with one language's stopwords.

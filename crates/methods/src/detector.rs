@@ -1,0 +1,370 @@
+//! The [`Detector`] that runs any [`Method`]: it sets the method up, keeps each document's
+//! [`Features`], compares documents with identical features once, and maps what the method
+//! found back to document numbers; plus the types a method reads and returns.
+
+use super::{exact, Method, Options, Pair, IDENTITY_SEED};
+use pocketdex::error::{Error, Result};
+use pocketdex::hash;
+use rayon::prelude::*;
+use std::any::Any;
+use std::fmt;
+use std::sync::Arc;
+
+/// What describes one document for a method set up with its options: the document's features,
+/// or why it is set aside. Made by [`Method::describer`].
+pub type Describer =
+    Box<dyn Fn(&str) -> std::result::Result<Described, String> + Send + Sync + 'static>;
+
+/// The exact score of a pair of documents, or `None` when they cannot be a pair; made by
+/// [`Method::scorer`].
+pub type Scorer<'a> = Box<dyn Fn(u32, u32) -> Option<f64> + Sync + 'a>;
+
+/// What a method keeps of a document it could describe: its features (of the method's own type,
+/// read back with [`Docs::get`]) and their 128-bit identity, equal for features that score the
+/// same against every document.
+#[derive(Clone)]
+pub struct Described {
+    data: Arc<dyn Any + Send + Sync>,
+    identity: u128,
+}
+
+impl Described {
+    /// Features and their identity.
+    pub fn new<D: Any + Send + Sync>(data: D, identity: u128) -> Self {
+        Described {
+            data: Arc::new(data),
+            identity,
+        }
+    }
+
+    /// The identity of features that are a sequence of 64-bit words: their 128-bit hash, seeded
+    /// with [`IDENTITY_SEED`](crate::IDENTITY_SEED).
+    pub fn identity_of(words: impl IntoIterator<Item = u64>) -> u128 {
+        let bytes: Vec<u8> = words.into_iter().flat_map(u64::to_le_bytes).collect();
+        hash::h128(&bytes, IDENTITY_SEED)
+    }
+}
+
+/// What a method keeps of one document: its features, or why it is set aside.
+#[derive(Clone)]
+pub struct Features {
+    method: &'static dyn Method,
+    kept: std::result::Result<Described, String>,
+}
+
+impl Features {
+    /// Why the document is set aside, if it is.
+    pub fn set_aside(&self) -> Option<&str> {
+        self.kept.as_ref().err().map(String::as_str)
+    }
+
+    /// The method these features belong to.
+    pub fn method(&self) -> &'static dyn Method {
+        self.method
+    }
+
+    /// The identity (see [`Described`]); `None` when set aside.
+    fn identity(&self) -> Option<u128> {
+        self.kept.as_ref().ok().map(|d| d.identity)
+    }
+}
+
+impl fmt::Debug for Features {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut s = f.debug_struct("Features");
+        s.field("method", &self.method.name());
+        match &self.kept {
+            Ok(d) => s.field("identity", &format_args!("{:032x}", d.identity)),
+            Err(reason) => s.field("set_aside", reason),
+        };
+        s.finish()
+    }
+}
+
+/// The documents of a collection as a method sees them: every document's features, and the
+/// ones to compare.
+#[derive(Clone, Copy)]
+pub struct Docs<'a> {
+    features: &'a [Features],
+    reps: &'a [u32],
+    copies: usize,
+}
+
+impl<'a> Docs<'a> {
+    /// Documents in the collection, set-aside ones and copies included.
+    pub fn len(&self) -> usize {
+        self.features.len()
+    }
+
+    /// True when the collection has no documents.
+    pub fn is_empty(&self) -> bool {
+        self.features.is_empty()
+    }
+
+    /// The documents to compare, ascending: in [`Method::find`], the first document of every
+    /// distinct identity; in [`Method::scorer`], every document not set aside.
+    pub fn reps(&self) -> &'a [u32] {
+        self.reps
+    }
+
+    /// Later documents with the same identity as one of [`Docs::reps`] (in [`Method::find`]).
+    pub fn copies(&self) -> usize {
+        self.copies
+    }
+
+    /// Document `doc`'s features, of the type its method keeps; `None` when it is set aside.
+    pub fn get<D: Any>(&self, doc: u32) -> Result<Option<&'a D>> {
+        let f = &self.features[doc as usize];
+        match &f.kept {
+            Err(_) => Ok(None),
+            Ok(d) => match d.data.downcast_ref::<D>() {
+                Some(x) => Ok(Some(x)),
+                None => Err(Error::Invalid(format!(
+                    "document {doc} has features of method {}, not of type {}",
+                    f.method.name(),
+                    std::any::type_name::<D>()
+                ))),
+            },
+        }
+    }
+
+    /// The features of every document (`None` for those set aside).
+    pub fn all<D: Any>(&self) -> Result<Vec<Option<&'a D>>> {
+        (0..self.len() as u32).map(|d| self.get(d)).collect()
+    }
+
+    /// The features of the documents to compare, in the order of [`Docs::reps`].
+    pub fn reps_as<D: Any>(&self) -> Result<Vec<&'a D>> {
+        self.reps
+            .iter()
+            .map(|&r| {
+                self.get(r)?.ok_or_else(|| {
+                    Error::Invalid(format!("document {r} is set aside, not to be compared"))
+                })
+            })
+            .collect()
+    }
+}
+
+/// What [`Method::find`] found among the documents it compared.
+#[derive(Clone, Debug, Default)]
+pub struct Found {
+    /// The pairs at or above the threshold, numbered by position in [`Docs::reps`].
+    pub pairs: Vec<Pair>,
+    /// Candidate pairs produced before the threshold (and verification).
+    pub candidates: u64,
+    /// Method-specific diagnostics, one line each.
+    pub notes: Vec<String>,
+}
+
+/// A document a method could not describe, and why.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct SetAside {
+    /// Document number.
+    pub doc: u32,
+    /// Why.
+    pub reason: String,
+}
+
+/// Counts of one run.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Stats {
+    /// Documents given.
+    pub documents: u64,
+    /// Documents with distinct features (the ones compared).
+    pub distinct: u64,
+    /// Later copies of a document with identical features.
+    pub copies: u64,
+    /// Candidate pairs the method produced before the threshold (and verification).
+    pub candidates: u64,
+}
+
+/// What [`Detector::find`] found.
+#[derive(Clone, Debug, Default)]
+pub struct Outcome {
+    /// The pairs at or above the threshold, sorted by (a, b).
+    pub pairs: Vec<Pair>,
+    /// Documents set aside.
+    pub set_aside: Vec<SetAside>,
+    /// Counts.
+    pub stats: Stats,
+    /// Method-specific diagnostics, one line each (e.g. spex's passes).
+    pub notes: Vec<String>,
+}
+
+/// One method with its options, ready to describe documents and find pairs.
+pub struct Detector {
+    method: &'static dyn Method,
+    options: Options,
+    threshold: f64,
+    describe: Describer,
+}
+
+impl fmt::Debug for Detector {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Detector")
+            .field("method", &self.method.name())
+            .field("options", &self.options)
+            .field("threshold", &self.threshold)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Detector {
+    /// A detector; fails when an option is out of range.
+    pub fn new(method: &'static dyn Method, options: Options) -> Result<Self> {
+        options.validate()?;
+        let threshold = options
+            .threshold
+            .unwrap_or_else(|| method.default_threshold());
+        let describe = method.describer(&options)?;
+        Ok(Detector {
+            method,
+            options,
+            threshold,
+            describe,
+        })
+    }
+
+    /// The method.
+    pub fn method(&self) -> &'static dyn Method {
+        self.method
+    }
+
+    /// The options.
+    pub fn options(&self) -> &Options {
+        &self.options
+    }
+
+    /// The threshold in force.
+    pub fn threshold(&self) -> f64 {
+        self.threshold
+    }
+
+    /// What the score measures, with the parameters in force.
+    pub fn measure(&self) -> String {
+        self.method.measure(&self.options)
+    }
+
+    /// What a reported pair satisfies, in words: the measure and the threshold.
+    pub fn criterion(&self) -> String {
+        self.method.criterion(&self.options, self.threshold)
+    }
+
+    /// Describes one document (plain text, markup already removed). Independent per document,
+    /// so documents can be prepared in parallel.
+    pub fn prepare(&self, text: &str) -> Features {
+        Features {
+            method: self.method,
+            kept: (self.describe)(text),
+        }
+    }
+
+    fn check(&self, features: &[Features]) -> Result<()> {
+        if features.len() >= u32::MAX as usize {
+            return Err(Error::Invalid("at most 2^32 − 1 documents".into()));
+        }
+        match features.iter().find(|f| !f.method.is(self.method)) {
+            Some(f) => Err(Error::Invalid(format!(
+                "features of method {} given to a {} detector",
+                f.method.name(),
+                self.method.name()
+            ))),
+            None => Ok(()),
+        }
+    }
+
+    /// Finds every pair of documents at or above the threshold (see the crate docs for how
+    /// each method finds them). Document numbers are positions in `features`.
+    pub fn find(&self, features: &[Features]) -> Result<Outcome> {
+        self.check(features)?;
+        let mut set_aside = Vec::new();
+        let keys: Vec<Option<u128>> = features
+            .iter()
+            .enumerate()
+            .map(|(i, f)| {
+                if let Some(reason) = f.set_aside() {
+                    set_aside.push(SetAside {
+                        doc: i as u32,
+                        reason: reason.to_string(),
+                    });
+                }
+                f.identity()
+            })
+            .collect();
+        let classes = exact::classes(&keys);
+        let docs = Docs {
+            features,
+            reps: &classes.reps,
+            copies: classes.copies.len(),
+        };
+        let found = self.method.find(&docs, &self.options, self.threshold)?;
+        let mut pairs: Vec<Pair> = found
+            .pairs
+            .into_iter()
+            .map(|mut p| {
+                p.a = classes.reps[p.a as usize];
+                p.b = classes.reps[p.b as usize];
+                p
+            })
+            .collect();
+        pairs.extend(classes.copies.iter().map(|&(a, b)| Pair::identical(a, b)));
+        pairs.sort_by_key(|p| (p.a, p.b));
+        Ok(Outcome {
+            pairs,
+            set_aside,
+            stats: Stats {
+                documents: features.len() as u64,
+                distinct: classes.reps.len() as u64,
+                copies: classes.copies.len() as u64,
+                candidates: found.candidates,
+            },
+            notes: found.notes,
+        })
+    }
+
+    /// The exact score of every pair of documents that reaches the threshold, computed directly
+    /// for all n² pairs (for tests and small collections): what [`Detector::find`] must agree
+    /// with. For simhash, pairs are those within [`Options::max_hamming`] bits (and, when
+    /// verifying, with cosine ≥ threshold). Pairs must share something (score > 0).
+    pub fn brute_force(&self, features: &[Features]) -> Result<Vec<Pair>> {
+        self.check(features)?;
+        let t = self.threshold;
+        let live: Vec<u32> = (0..features.len() as u32)
+            .filter(|&i| features[i as usize].set_aside().is_none())
+            .collect();
+        let docs = Docs {
+            features,
+            reps: &live,
+            copies: 0,
+        };
+        let score = self.method.scorer(&docs, &self.options)?;
+        let pairs: Vec<Pair> = live
+            .par_iter()
+            .enumerate()
+            .flat_map_iter(|(i, &a)| {
+                let score = &score;
+                live[i + 1..].iter().filter_map(move |&b| {
+                    let s = score(a, b)?;
+                    (s > 0.0 && s + 1e-9 >= t).then_some(Pair::new(a, b, s))
+                })
+            })
+            .collect();
+        Ok(pairs)
+    }
+}
+
+/// Describes every text in parallel and finds the pairs: [`Detector::new`], [`Detector::prepare`]
+/// and [`Detector::find`] in one call.
+pub fn find_pairs<S: AsRef<str> + Sync>(
+    method: &'static dyn Method,
+    texts: &[S],
+    options: &Options,
+) -> Result<Outcome> {
+    let detector = Detector::new(method, options.clone())?;
+    let features: Vec<Features> = texts
+        .par_iter()
+        .map(|t| detector.prepare(t.as_ref()))
+        .collect();
+    detector.find(&features)
+}

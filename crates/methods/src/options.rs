@@ -1,0 +1,135 @@
+//! [`Options`]: every option of every method, with the defaults and ranges they are checked
+//! against.
+
+use super::trials::TrialParams;
+use super::Level;
+use pocketdex::error::{Error, Result};
+use pocketdex::text::Lang;
+
+/// Every option of every method; each method reads its own.
+///
+/// Defaults:
+/// - `lang` = English (stopwords, stemmer, antecedents)
+/// - `threshold` = `None`: the method's [`Method::default_threshold`](crate::Method::default_threshold)
+/// - `verify` = true: estimating methods report exact scores
+/// - `level` = [`Level::Stem`] (exact: all six canonicalization levels)
+/// - `shingle` = 3 words, `permutations` = 128 (minhash)
+/// - `ngram` = 2 words, `hashes` = 14, `trials` = 6, `agree` = 2 (trials)
+/// - `chunk` = 8 words (spex)
+/// - `chain` = 2 words, `antecedents` = `None` ([`spotsigs::default_antecedents`]),
+///   `min_signatures` = 4 (SpotSigs)
+/// - `max_hamming` = 3 bits (simhash)
+///
+/// [`spotsigs::default_antecedents`]: crate::spotsigs::default_antecedents
+#[derive(Clone, Debug, PartialEq)]
+pub struct Options {
+    /// Language of the documents.
+    pub lang: Lang,
+    /// Keep pairs whose score is at least this (0 < T ≤ 1); `None` = the method's default.
+    pub threshold: Option<f64>,
+    /// Verify estimated candidates with the exact measure and report it.
+    pub verify: bool,
+    /// exact: canonicalization level.
+    pub level: Level,
+    /// minhash: words per shingle.
+    pub shingle: usize,
+    /// minhash: hash permutations (sketch size).
+    pub permutations: usize,
+    /// trials: words per n-gram.
+    pub ngram: usize,
+    /// trials: hash functions per trial.
+    pub hashes: usize,
+    /// trials: number of trials.
+    pub trials: usize,
+    /// trials: trials that must agree.
+    pub agree: usize,
+    /// spex: words per chunk.
+    pub chunk: usize,
+    /// SpotSigs: non-stopwords after each antecedent.
+    pub chain: usize,
+    /// SpotSigs: the antecedents (case-folded); `None` = the language's defaults.
+    pub antecedents: Option<Vec<String>>,
+    /// SpotSigs: documents with fewer signatures are set aside.
+    pub min_signatures: usize,
+    /// simhash: largest Hamming distance searched.
+    pub max_hamming: u32,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        let t = TrialParams::default();
+        Options {
+            lang: Lang::En,
+            threshold: None,
+            verify: true,
+            level: Level::Stem,
+            shingle: 3,
+            permutations: 128,
+            ngram: t.ngram,
+            hashes: t.hashes,
+            trials: t.trials,
+            agree: t.agree,
+            chunk: 8,
+            chain: 2,
+            antecedents: None,
+            min_signatures: 4,
+            max_hamming: 3,
+        }
+    }
+}
+
+impl Options {
+    /// Checks the options; the error names the one that is out of range.
+    pub fn validate(&self) -> Result<()> {
+        let bad = |m: String| Err(Error::Invalid(m));
+        if let Some(t) = self.threshold {
+            if !(t > 0.0 && t <= 1.0) {
+                return bad(format!("threshold must be above 0 and at most 1, not {t}"));
+            }
+        }
+        let ranges: [(&str, usize, usize, usize); 8] = [
+            ("shingle", self.shingle, 1, 64),
+            ("permutations", self.permutations, 1, 4096),
+            ("ngram", self.ngram, 1, 64),
+            ("hashes", self.hashes, 1, 256),
+            ("trials", self.trials, 1, 64),
+            ("agree", self.agree, 1, self.trials.max(1)),
+            ("chunk", self.chunk, 1, 64),
+            ("chain", self.chain, 1, 16),
+        ];
+        for (name, v, lo, hi) in ranges {
+            if v < lo || v > hi {
+                return bad(format!("{name} must be between {lo} and {hi}, not {v}"));
+            }
+        }
+        if self.max_hamming > 32 {
+            return bad(format!(
+                "max-hamming must be at most 32 (beyond that the block tables compare nearly all pairs), not {}",
+                self.max_hamming
+            ));
+        }
+        if self.antecedents.as_ref().is_some_and(|a| a.is_empty()) {
+            return bad("antecedents must not be empty".into());
+        }
+        Ok(())
+    }
+
+    /// The trials parameters.
+    pub fn trial_params(&self) -> TrialParams {
+        TrialParams {
+            ngram: self.ngram,
+            hashes: self.hashes,
+            trials: self.trials,
+            agree: self.agree,
+        }
+    }
+
+    /// What an estimating method's measure says when it reports estimates (verification off).
+    pub(crate) fn estimated(&self) -> &'static str {
+        if self.verify {
+            ""
+        } else {
+            " (estimated)"
+        }
+    }
+}
