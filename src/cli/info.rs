@@ -2,6 +2,7 @@
 
 use super::util;
 use serde_json::json;
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -17,6 +18,8 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    // Written with `?`, not println!, so that a closed stdout ends the command quietly.
+    let mut out = std::io::stdout().lock();
     let index = util::open_index(&args.index, util::Access::Scan)?;
     let m = index.meta();
     let p = &m.params;
@@ -49,81 +52,100 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             "resolution": index.resolution(),
             "lists": lists,
         });
-        println!("{o}");
+        writeln!(out, "{o}")?;
         return Ok(ExitCode::SUCCESS);
     }
-    println!(
+    writeln!(
+        out,
         "{}: pocketdex index, format version {}",
         args.index.display(),
         pocketdex::FORMAT_VERSION
-    );
-    println!("  language          {}", m.lang);
-    println!("  documents         {}", m.doc_count);
-    println!("  distinct codes    {}", m.slot_count);
-    println!(
+    )?;
+    writeln!(out, "  language          {}", m.lang)?;
+    writeln!(out, "  documents         {}", m.doc_count)?;
+    writeln!(out, "  distinct codes    {}", m.slot_count)?;
+    writeln!(
+        out,
         "  references        {} ({:.2} per code, {} bits each)",
         m.ref_count,
         m.ref_count as f64 / m.slot_count.max(1) as f64,
         m.posting_bits
-    );
+    )?;
     let r = index.resolution();
-    println!(
+    writeln!(
+        out,
         "  posting lists     mean {:.2}, median {}, p99 {}, max {}; {:.2}% of references in lists over 1,000",
         lists.mean,
         lists.p50,
         lists.p99,
         lists.max,
         100.0 * lists.share_in_long
-    );
-    println!("  prefix classes    {} in {} bands", p.classes, r.bands);
-    println!(
+    )?;
+    writeln!(
+        out,
+        "  prefix classes    {} in {} bands",
+        p.classes, r.bands
+    )?;
+    writeln!(
+        out,
         "  schemes           {:?} ({:?} deviation)",
         p.schemes, p.deviation
-    );
-    println!(
+    )?;
+    writeln!(
+        out,
         "  fuzzy codes       band digits + {} weighted MinHash sample{} per band; {} lookups per band at query time",
         r.samples,
         if r.samples == 1 { "" } else { "s" },
         p.probes
-    );
-    println!(
+    )?;
+    writeln!(
+        out,
         "  fuzzy path        documents with ≥ {} index terms",
         p.min_terms
-    );
-    println!(
+    )?;
+    writeln!(
+        out,
         "  short path        documents with < {} terms: {} weighted MinHash bands × {} rows",
         p.short_below, p.minhash_bands, r.short_rows
-    );
+    )?;
     if p.similar_bands > 0 {
-        println!(
+        writeln!(
+        out,
             "  similar path      every document: {} weighted MinHash bands × {} row{} (cubed tf·idf); {} lookups per band with query --similar",
             p.similar_bands,
             r.similar_rows,
             if r.similar_rows == 1 { "" } else { "s" },
             p.similar_probes
-        );
+        )?;
     } else {
-        println!("  similar path      none (built with --similar-bands 0; query --similar finds only near copies)");
+        writeln!(out, "  similar path      none (built with --similar-bands 0; query --similar finds only near copies)")?;
     }
-    println!(
+    writeln!(
+        out,
         "  sketch            {}-bit simhash per document",
         p.sketch_bits()
-    );
-    println!("  sections:");
+    )?;
+    writeln!(out, "  sections:")?;
     for s in &sections {
-        println!(
+        writeln!(
+            out,
             "    {:<9} {:>12} bytes  {:>7.2} bytes/doc  at {}",
             s.name,
             s.len,
             s.len as f64 / docs,
             s.offset
-        );
+        )?;
     }
-    println!("  total             {} ({total} bytes)", util::size(total));
-    println!(
+    writeln!(
+        out,
+        "  total             {} ({total} bytes)",
+        util::size(total)
+    )?;
+    writeln!(
+        out,
         "  bytes/document    {:.1} ({:.1} beyond names and titles)",
         total as f64 / docs,
         (total - names - titles) as f64 / docs
-    );
+    )?;
     Ok(ExitCode::SUCCESS)
 }

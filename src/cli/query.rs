@@ -42,7 +42,7 @@ pub struct Args {
     threshold: Option<f32>,
     /// Lookups per fuzzy band code: the code and its PROBES − 1 most likely neighbours (more
     /// find more edited copies, for time); default: the index's setting (`info` shows it).
-    #[arg(long, value_name = "PROBES")]
+    #[arg(long, value_name = "PROBES", value_parser = clap::value_parser!(u8).range(1..))]
     probes: Option<u8>,
     #[command(flatten)]
     similar: util::SimilarArgs,

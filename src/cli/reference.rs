@@ -2,6 +2,7 @@
 
 use anyhow::Context;
 use pocketdex::{Analyzer, Lang, Reference};
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -54,7 +55,7 @@ pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
         Some(path) => {
             std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?
         }
-        None => print!("{text}"),
+        None => write!(std::io::stdout().lock(), "{text}")?,
     }
     eprintln!("{} prefixes", r.prefixes.len());
     Ok(ExitCode::SUCCESS)

@@ -1,6 +1,7 @@
 //! `pocketdex verify`: check every byte of an index.
 
 use super::util;
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -15,15 +16,18 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    // Written with `?`, not println!, so that a closed stdout ends the command quietly.
+    let mut out = std::io::stdout().lock();
     let index = util::open_index(&args.index, util::Access::Scan)?;
     index
         .verify()
         .map_err(|e| anyhow::anyhow!("{}: {e}", args.index.display()))?;
-    println!(
+    writeln!(
+        out,
         "{}: ok ({} documents, {} bytes)",
         args.index.display(),
         index.doc_count(),
         index.len_bytes()
-    );
+    )?;
     Ok(ExitCode::SUCCESS)
 }

@@ -13,8 +13,8 @@ pub struct QueryOptions {
     pub top: usize,
     /// Keep hits whose estimated similarity is at least this (default 0.5).
     pub threshold: f32,
-    /// Lookups per fuzzy band code (the code and its most likely neighbours); `None` = the
-    /// index's default.
+    /// Lookups per fuzzy band code (the code and its most likely neighbours; at least 1, the
+    /// code itself); `None` = the index's default.
     pub probes: Option<u8>,
     /// High-similarity search: also look up the similar path, which finds documents that say
     /// nearly the same thing in other words (cosine down to about 0.6), not only near copies.
