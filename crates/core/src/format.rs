@@ -118,6 +118,9 @@ pub struct Directory {
     pub file_len: u64,
     /// The entries in file order.
     entries: Vec<Entry>,
+    /// Each section's entry by `id − 1` (ids are 1 to `SectionId::ALL.len()`), so that a
+    /// lookup's section reads cost no search.
+    by_id: [Option<Entry>; SectionId::ALL.len()],
 }
 
 impl Directory {
@@ -135,10 +138,7 @@ impl Directory {
             });
             at = (at + bytes.len()).next_multiple_of(ALIGN);
         }
-        Directory {
-            file_len: (at + TRAILER_LEN) as u64,
-            entries,
-        }
+        Directory::new((at + TRAILER_LEN) as u64, entries)
     }
 
     /// Header and directory bytes, with the directory checksum.
@@ -236,7 +236,7 @@ impl Directory {
                     )))
                 }
             }
-            if entries.iter().any(|e| e.id == id) {
+            if entries.iter().any(|e: &Entry| e.id == id) {
                 return Err(Error::format(format!(
                     "section {} appears twice",
                     id.name()
@@ -249,7 +249,19 @@ impl Directory {
                 checksum,
             });
         }
-        Ok(Directory { file_len, entries })
+        Ok(Directory::new(file_len, entries))
+    }
+
+    fn new(file_len: u64, entries: Vec<Entry>) -> Directory {
+        let mut by_id = [None; SectionId::ALL.len()];
+        for e in &entries {
+            by_id[e.id as usize - 1] = Some(*e);
+        }
+        Directory {
+            file_len,
+            entries,
+            by_id,
+        }
     }
 
     /// The entries in file order.
@@ -259,7 +271,7 @@ impl Directory {
 
     /// The entry of a section, if the file has it.
     pub fn get(&self, id: SectionId) -> Option<&Entry> {
-        self.entries.iter().find(|e| e.id == id)
+        self.by_id[id as usize - 1].as_ref()
     }
 
     /// Bytes of header and directory.
@@ -603,6 +615,31 @@ impl<'a> Strings<'a> {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn section_ids_are_one_to_the_section_count() {
+        // `Directory::by_id` is indexed by id − 1.
+        let mut ids: Vec<u32> = SectionId::ALL.iter().map(|&s| s as u32).collect();
+        ids.sort_unstable();
+        assert_eq!(ids, (1..=SectionId::ALL.len() as u32).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn a_directory_decodes_as_it_was_laid_out() {
+        let (a, b) = (vec![1u8; 13], vec![2u8; 40]);
+        let dir = Directory::layout(&[(SectionId::Meta, &a[..]), (SectionId::Names, &b[..])]);
+        let mut file = dir.encode();
+        for e in dir.entries() {
+            file.resize(e.offset as usize, 0);
+            file.extend_from_slice(if e.id == SectionId::Meta { &a } else { &b });
+        }
+        file.resize(dir.file_len as usize - 8, 0);
+        file.extend_from_slice(&END_MAGIC);
+        assert_eq!(Directory::decode(&file).unwrap(), dir);
+        // After a 32-byte header, two 32-byte entries and META (96..109) padded to 8.
+        assert_eq!(dir.get(SectionId::Names).unwrap().range(), 112..152);
+        assert!(dir.get(SectionId::Titles).is_none());
+    }
 
     #[test]
     fn bit_widths() {

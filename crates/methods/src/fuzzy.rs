@@ -9,7 +9,8 @@ use super::compare::Comparison;
 use super::cosine::{dot, DocFreq, TermVector};
 use super::{Described, Describer, Docs, Evidence, Found, Method, Options, Pair, Scorer};
 use pocketdex::error::Result;
-use pocketdex::fingerprint::Fingerprint;
+use pocketdex::fingerprint::{Fingerprint, Material, Weighed};
+use pocketdex::sketch::Idf;
 use pocketdex::{Index, IndexBuilder, Lang, Params, QueryOptions};
 use rayon::prelude::*;
 
@@ -129,12 +130,21 @@ pub(crate) fn find(
         threshold: (floor - 1e-6) as f32,
         ..QueryOptions::default()
     };
+    let idf = index.fingerprinter().idf().map_or(0, Idf::id);
     // (a, b, colliding code groups, estimate) with a < b, found from either end.
     let mut estimated: Vec<(u32, u32, u32, f64)> = docs
         .par_iter()
         .enumerate()
         .map(|(a, d)| -> Result<Vec<_>> {
-            let r = index.query_fingerprint(&d.kept.fingerprint(), &opts)?;
+            // The document's sketch is in the index already: handed over as weighed with the
+            // index's idf, the query path uses it instead of drawing it again.
+            let mut fp = d.kept.fingerprint();
+            fp.weighed = Some(Weighed {
+                idf,
+                material: Material::default(),
+                sketch: index.sketch(a as u32).unwrap_or_default(),
+            });
+            let r = index.query_fingerprint(&fp, &opts)?;
             let a = a as u32;
             Ok(r.hits
                 .into_iter()
