@@ -183,10 +183,21 @@ impl IndexBuilder {
     /// When documents were added already.
     pub fn size_hint(&mut self, docs: u64) {
         assert!(self.is_empty(), "size_hint before the first document");
-        self.fingerprinter = self
-            .fingerprinter
-            .clone()
-            .with_caps(Resolution::caps_up_to(docs));
+        let caps = Resolution::caps_up_to(docs);
+        self.fingerprinter = self.fingerprinter.clone().with_caps(caps);
+        self.weighing = self.weighing.take().map(|f| f.with_caps(caps));
+    }
+
+    /// Weighs every document with `idf` instead of learning a table from the first
+    /// [`sketch::IDF_SAMPLE`] documents: the same document then gets the same codes and sketch
+    /// in every build, whatever else the build holds (index sets and shards need that).
+    ///
+    /// # Panics
+    /// When documents were added already.
+    pub fn with_idf(mut self, idf: Idf) -> Self {
+        assert!(self.is_empty(), "with_idf before the first document");
+        self.weighing = Some(self.fingerprinter.clone().with_idf(idf));
+        self
     }
 
     /// Number of documents added so far.
