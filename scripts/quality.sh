@@ -3,19 +3,21 @@
 # development and held-out sets of scripts/fetch-dev-data.sh and prints one row per set:
 # recall at cosine >= 0.95, >= 0.9, in [0.8, 0.9); precision of hits scored >= 0.9 against
 # cosine >= 0.9 / >= 0.8; score bias / RMSE; self first; index bytes per document beyond names.
-# Usage (from the repository root): scripts/quality.sh [OUT_DIR]
+# Usage (from the repository root): [BUILD_FLAGS="--idf collection"] scripts/quality.sh [OUT_DIR]
+# BUILD_FLAGS: extra flags for every `pocketdex build` (word-split). Honours CARGO_TARGET_DIR.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-target/quality}; mkdir -p "$out"
+read -r -a build_flags <<< "${BUILD_FLAGS:-}"
 cargo build --release --quiet
-bin=target/release/pocketdex
+bin=${CARGO_TARGET_DIR:-target}/release/pocketdex
 sets=("data/dev/debian-copyright|en" "data/dev/crates|en" "data/dev/wiki-synth.jsonl|en"
       "data/dev/manpages-de-synth.jsonl|de" "data/dev/holdout-wiki.jsonl|en" "data/dev/holdout-de.jsonl|de")
 printf 'set\tdocs\tr>=0.95\tr>=0.9\tr[0.8,0.9)\tprec@0.9(cos0.9/0.8)\tbias/rmse\tself-first\tbytes/doc\n'
 for s in "${sets[@]}"; do
   input=${s%%|*}; lang=${s#*|}; set=$(basename "${input%.jsonl}")
   [ -e "$input" ] || { echo "missing $input: run scripts/fetch-dev-data.sh" >&2; exit 2; }
-  "$bin" build "$input" -o "$out/$set.pdx" --lang "$lang" -q
+  "$bin" build "$input" -o "$out/$set.pdx" --lang "$lang" -q ${build_flags[@]+"${build_flags[@]}"}
   "$bin" eval "$input" --index "$out/$set.pdx" --threshold 0.5 --out "$out/$set" -q --json > "$out/$set.json"
   "$bin" info "$out/$set.pdx" --json > "$out/$set.info.json"
   python3 - "$set" "$out/$set.json" "$out/$set.info.json" <<'PY'

@@ -1,20 +1,23 @@
 //! Golden files: an index of each format version committed in `tests/golden/`, opened and
 //! queried as a user's old file would be, and the current one rebuilt byte for byte.
 //!
-//! `create_format_v5` writes the file only when it is missing (then commit it). A change that
-//! alters any byte of the format makes `rebuild_matches_golden_v5` fail: bump the format
-//! version, add `v6.pdx`, and keep a test that says what happens to v5 files.
+//! `create_format_v6` writes the file only when it is missing, then fails (commit it). A change
+//! that alters any byte of the format makes `rebuild_matches_golden_v6` fail: bump the format
+//! version, add `v7.pdx`, and keep a test that says what happens to v6 files.
 
 mod common;
 
 use common::{root, samples};
-use pocketdex::{Index, IndexBuilder, Lang, Params, QueryOptions};
+use pocketdex::fingerprint::Resolution;
+use pocketdex::sketch::Idf;
+use pocketdex::{Index, IndexBuilder, IndexSet, Lang, Params, QueryOptions, SetWriter};
 
 const GOLDEN_V1: &str = "tests/golden/v1.pdx";
 const GOLDEN_V2: &str = "tests/golden/v2.pdx";
 const GOLDEN_V3: &str = "tests/golden/v3.pdx";
 const GOLDEN_V4: &str = "tests/golden/v4.pdx";
 const GOLDEN_V5: &str = "tests/golden/v5.pdx";
+const GOLDEN_V6: &str = "tests/golden/v6.pdx";
 
 /// The golden corpus: every 15th sample article (20 documents), titled by its first line.
 fn corpus() -> Vec<(String, String, String)> {
@@ -28,29 +31,41 @@ fn corpus() -> Vec<(String, String, String)> {
         .collect()
 }
 
-fn build_v5() -> Vec<u8> {
-    let mut b = IndexBuilder::for_lang(Lang::En, Params::default()).unwrap();
+/// Version 6's golden file is a segment of an index set (every section of the format: the set
+/// sections CODES and IDS too), with the language's idf table and the resolution of a
+/// collection of a million documents (two samples per fuzzy band).
+fn build_v6() -> Vec<u8> {
+    let params = Params {
+        resolution: Some(Resolution::for_docs(1_000_000)),
+        ..Params::default()
+    };
+    let schema = IndexBuilder::for_lang(Lang::En, params)
+        .unwrap()
+        .with_idf(Idf::builtin(Lang::En));
+    let dir = tempfile::tempdir().unwrap();
+    let mut w = SetWriter::create(&dir.path().join("set"), schema).unwrap();
+    let mut b = w.builder();
     for (name, title, text) in corpus() {
         b.add(&name, Some(&title), &text);
     }
-    let mut out = Vec::new();
-    b.finish(&mut out).unwrap();
-    out
+    w.add(b, false).unwrap();
+    let part = &w.set().parts()[0];
+    std::fs::read(dir.path().join("set").join(&part.file)).unwrap()
 }
 
 #[test]
-fn create_format_v5() {
-    let path = root().join(GOLDEN_V5);
+fn create_format_v6() {
+    let path = root().join(GOLDEN_V6);
     if !path.exists() {
-        std::fs::write(&path, build_v5()).unwrap();
-        panic!("wrote {GOLDEN_V5}: commit it (a missing golden file must not pass silently)");
+        std::fs::write(&path, build_v6()).unwrap();
+        panic!("wrote {GOLDEN_V6}: commit it (a missing golden file must not pass silently)");
     }
 }
 
 /// Versions 1 (no IDF section), 2 (fuzzy codes without samples, unweighted MinHash on the
 /// short path), 3 (another sketch and sample clock) and 4 (no similar path, so no
 /// `query --similar`) are refused with an error that says to rebuild: their codes, sketches
-/// or parameters are not those a version 5 query expects.
+/// or parameters are not those a version 5 or 6 query expects.
 #[test]
 fn test_format_v1_to_v4_are_refused() {
     for (path, got) in [
@@ -62,13 +77,16 @@ fn test_format_v1_to_v4_are_refused() {
         let bytes = std::fs::read(root().join(path)).unwrap();
         let e = Index::open(bytes).err().expect("an old file is not read");
         assert!(
-            matches!(e, pocketdex::Error::Version { expected: 5, got: g } if g == got),
+            matches!(e, pocketdex::Error::Version { expected: 6, got: g } if g == got),
             "{e:?}"
         );
         assert!(e.to_string().contains("rebuild the index"), "{e}");
     }
 }
 
+/// Version 5 files are read as they were: they differ from version 6 only in how their idf
+/// table was made (learned from the collection; the table is in the file) and in having no set
+/// sections.
 #[test]
 fn test_format_v5() {
     let bytes = std::fs::read(root().join(GOLDEN_V5)).expect("tests/golden/v5.pdx is committed");
@@ -101,12 +119,39 @@ fn test_format_v5() {
     }
 }
 
+/// The segment of version 6: opened, verified, every document found by its id and by its text,
+/// a near copy found; queried as a set of one file, the same answers.
 #[test]
-fn rebuild_matches_golden_v5() {
-    let golden = std::fs::read(root().join(GOLDEN_V5)).expect("tests/golden/v5.pdx is committed");
+fn test_format_v6() {
+    let bytes = std::fs::read(root().join(GOLDEN_V6)).expect("tests/golden/v6.pdx is committed");
+    let index = Index::open(bytes.clone()).unwrap();
+    index.verify().unwrap();
+    assert_eq!(index.version(), 6);
+    assert!(index.is_segment());
+    let docs = corpus();
+    assert_eq!(index.doc_count() as usize, docs.len());
+    let set = IndexSet::from_indexes(vec![("v6".into(), Index::open(bytes).unwrap())]);
+    for (i, (name, title, text)) in docs.iter().enumerate() {
+        assert_eq!(index.find(name), Some(i as u32));
+        assert_eq!(index.title(i as u32).as_deref(), Some(title.as_str()));
+        let r = index.query(text, &QueryOptions::default());
+        assert_eq!((r.hits[0].doc, r.hits[0].score), (i as u32, 1.0), "{name}");
+        let s = set.query(text, &QueryOptions::default());
+        assert_eq!(s.hits[0].hit, r.hits[0]);
+    }
+    assert_eq!(index.find("not a document"), None);
+    let (name, _, text) = &docs[7];
+    let cut: String = text.split_inclusive(". ").skip(1).collect();
+    let r = index.query(&cut, &QueryOptions::default());
+    assert_eq!(index.name(r.hits[0].doc).as_deref(), Some(name.as_str()));
+}
+
+#[test]
+fn rebuild_matches_golden_v6() {
+    let golden = std::fs::read(root().join(GOLDEN_V6)).expect("tests/golden/v6.pdx is committed");
     assert!(
-        build_v5() == golden,
-        "today's build of the golden corpus differs from {GOLDEN_V5}: the format changed; bump VERSION"
+        build_v6() == golden,
+        "today's build of the golden corpus differs from {GOLDEN_V6}: the format changed; bump VERSION"
     );
 }
 
@@ -148,7 +193,7 @@ fn codes_follow_the_spec() {
             let mut best = (f64::INFINITY, u64::MAX);
             for &(a, q) in &elements {
                 let x = derived(a, S + g / 2);
-                let v = if g % 2 == 0 {
+                let v = if g.is_multiple_of(2) {
                     x as u32
                 } else {
                     (x >> 32) as u32

@@ -5,7 +5,7 @@ use anyhow::Context;
 use pocketdex::corpus::{self, Item};
 use pocketdex::fingerprint::{Fingerprint, Fingerprinter, Resolution};
 use pocketdex::hash;
-use pocketdex::{IndexBuilder, Lang, Params};
+use pocketdex::{Lang, Params};
 use std::collections::HashSet;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -83,6 +83,14 @@ pub struct Args {
     /// Default number of lookups per similar band in a `query --similar`.
     #[arg(long, default_value_t = Params::default().similar_probes, help_heading = "Fingerprint parameters")]
     similar_probes: u8,
+    /// Where the idf table that weighs samples and sketches comes from: `collection` (learned
+    /// from the first 20,000 documents) adapts to the collection's vocabulary, boilerplate
+    /// included; `language` (the built-in table of --lang) and an index FILE.pdx (its table
+    /// copied) fix it, so that a document gets the same codes and scores in any build with the
+    /// same --expected-docs: shards built apart then answer together as one index.
+    #[arg(long, value_name = "collection|language|FILE.pdx", default_value = "collection",
+          value_parser = util::IdfSource::parse, help_heading = "Fingerprint parameters")]
+    idf: util::IdfSource,
     /// Use z-scores instead of relative deviations from the reference.
     #[arg(long, help_heading = "Fingerprint parameters")]
     zscore: bool,
@@ -153,7 +161,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let params = args.params()?;
     let params_fixed = params.resolution.is_some();
     let sources = corpus::sources(&args.inputs)?;
-    let mut builder = IndexBuilder::for_lang(args.lang, params)?;
+    let mut builder = util::index_builder(args.lang, params, &args.idf)?;
     // Knowing the collection's size up to a bound spares drawing samples it will not need; a
     // fixed resolution (--resolution, --expected-docs) already says what to draw.
     if !params_fixed {
@@ -167,10 +175,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let mut seen = HashSet::new();
     let mut duplicate_ids = Vec::new();
     let mut input_bytes = 0u64;
-    // Documents are fingerprinted on every core; once the builder has learned its idf table
-    // (from the first documents), they are weighed there too.
+    // Documents are fingerprinted on every core; once the builder has its idf table (the
+    // language's from the start, or learned from the first documents), they are weighed there
+    // too.
     let fingerprinter = builder.fingerprinter().clone();
     let weighing: OnceLock<Fingerprinter> = OnceLock::new();
+    if let Some(f) = builder.weighing_fingerprinter() {
+        let _ = weighing.set(f.clone());
+    }
     let non_regular = corpus::for_each_batch(
         &sources,
         512,

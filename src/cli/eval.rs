@@ -41,6 +41,11 @@ pub struct Args {
     /// index's own stopwords are used.
     #[arg(long, value_parser = crate::cli::util::lang())]
     lang: Option<Lang>,
+    /// Where the idf table of the index built from INPUT comes from (as `build --idf`; default:
+    /// collection). Not with --index, whose own table is used.
+    #[arg(long, value_name = "collection|language|FILE.pdx", conflicts_with = "index",
+          value_parser = util::IdfSource::parse)]
+    idf: Option<util::IdfSource>,
     /// Directory for eval.tsv, eval.json, eval.svg and truth.tsv (created if missing).
     #[arg(long, default_value = "eval-out", value_name = "DIR")]
     out: PathBuf,
@@ -111,7 +116,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
         None => {
             let lang = args.lang.unwrap_or(Lang::En);
-            let mut builder = IndexBuilder::for_lang(lang, Params::default())?;
+            let idf = args.idf.clone().unwrap_or(util::IdfSource::Collection);
+            let mut builder = util::index_builder(lang, Params::default(), &idf)?;
             // As `build` does: samples only for the resolutions this collection can need.
             if let Some(n) = corpus::count_at_most(&sources)? {
                 builder.size_hint(n);
@@ -150,7 +156,11 @@ fn read(
     mut builder: Option<&mut IndexBuilder>,
     args: &Args,
 ) -> anyhow::Result<Corpus> {
-    let fingerprinter = builder.as_ref().map(|b| b.fingerprinter().clone());
+    let fingerprinter = builder.as_ref().map(|b| {
+        b.weighing_fingerprinter()
+            .unwrap_or(b.fingerprinter())
+            .clone()
+    });
     let what = if fingerprinter.is_some() {
         "reading and indexing"
     } else {

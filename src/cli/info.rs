@@ -3,15 +3,19 @@
 use super::util;
 use serde_json::json;
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 /// Show an index's parameters, counts, section sizes and bytes per document.
+///
+/// For an index set: its generation, live and deleted documents and segments, then the
+/// parameters every segment shares (those of its schema). Several INDEX arguments are shown one
+/// after the other (with --json, one object per line).
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// The index file.
-    #[arg(value_name = "FILE.pdx")]
-    index: PathBuf,
+    /// Index files or index sets.
+    #[arg(required = true, value_name = "INDEX")]
+    indexes: Vec<PathBuf>,
     /// One JSON object instead of text.
     #[arg(long)]
     json: bool,
@@ -20,7 +24,86 @@ pub struct Args {
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     // Written with `?`, not println!, so that a closed stdout ends the command quietly.
     let mut out = std::io::stdout().lock();
-    let index = util::open_index(&args.index, util::Access::Scan)?;
+    for path in &args.indexes {
+        if path.is_dir() {
+            set_info(path, args.json, &mut out)?;
+        } else {
+            let index = util::open_index(path, util::Access::Scan)?;
+            file_info(path, &index, args.json, &mut out)?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// An index set: its state, its segments, then its schema's parameters.
+fn set_info(path: &Path, json: bool, out: &mut dyn Write) -> anyhow::Result<()> {
+    let set = util::open_indexes(&[path.to_path_buf()], util::Access::Scan)?;
+    let schema = util::open_index(&path.join(pocketdex::SCHEMA), util::Access::Scan)?;
+    let segments: Vec<_> = set
+        .parts()
+        .iter()
+        .map(|p| {
+            json!({"file": p.file, "documents": p.index.doc_count(),
+                   "deleted": p.index.doc_count() as u64 - p.live_docs(), "bytes": p.index.len_bytes()})
+        })
+        .collect();
+    let docs: u64 = set.parts().iter().map(|p| p.index.doc_count() as u64).sum();
+    let bytes: u64 = set.parts().iter().map(|p| p.index.len_bytes()).sum();
+    let m = schema.meta();
+    if json {
+        let o = json!({
+            "set": path.display().to_string(),
+            "generation": set.generation(),
+            "live_documents": set.live_docs(),
+            "deleted_documents": docs - set.live_docs(),
+            "bytes": bytes,
+            "language": m.lang,
+            "params": m.params,
+            "resolution": schema.resolution(),
+            "segments": segments,
+        });
+        writeln!(out, "{o}")?;
+        return Ok(());
+    }
+    writeln!(
+        out,
+        "{}: pocketdex index set, generation {}",
+        path.display(),
+        set.generation()
+    )?;
+    writeln!(out, "  live documents    {}", set.live_docs())?;
+    writeln!(
+        out,
+        "  deleted           {} (merge drops them)",
+        docs - set.live_docs()
+    )?;
+    writeln!(
+        out,
+        "  total             {} ({bytes} bytes)",
+        util::size(bytes)
+    )?;
+    writeln!(out, "  segments          {}", set.parts().len())?;
+    for p in set.parts() {
+        writeln!(
+            out,
+            "    {}  {} documents, {} deleted, {}",
+            p.file,
+            p.index.doc_count(),
+            p.index.doc_count() as u64 - p.live_docs(),
+            util::size(p.index.len_bytes())
+        )?;
+    }
+    writeln!(out, "  every segment shares the parameters of its schema:")?;
+    file_info(&path.join(pocketdex::SCHEMA), &schema, false, out)
+}
+
+/// One index file.
+fn file_info<D: AsRef<[u8]>>(
+    path: &Path,
+    index: &pocketdex::Index<D>,
+    json: bool,
+    out: &mut dyn Write,
+) -> anyhow::Result<()> {
     let m = index.meta();
     let p = &m.params;
     let docs = m.doc_count.max(1) as f64;
@@ -35,10 +118,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .map_or(0, |s| s.len);
     let total = index.len_bytes();
     let lists = index.list_lengths();
-    if args.json {
+    if json {
         let o = json!({
-            "file": args.index.display().to_string(),
-            "format_version": pocketdex::FORMAT_VERSION,
+            "file": path.display().to_string(),
+            "format_version": index.version(),
             "bytes": total,
             "documents": m.doc_count,
             "codes": m.slot_count,
@@ -53,13 +136,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             "lists": lists,
         });
         writeln!(out, "{o}")?;
-        return Ok(ExitCode::SUCCESS);
+        return Ok(());
     }
     writeln!(
         out,
         "{}: pocketdex index, format version {}",
-        args.index.display(),
-        pocketdex::FORMAT_VERSION
+        path.display(),
+        index.version()
     )?;
     writeln!(out, "  language          {}", m.lang)?;
     writeln!(out, "  documents         {}", m.doc_count)?;
@@ -147,5 +230,5 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         total as f64 / docs,
         (total - names - titles) as f64 / docs
     )?;
-    Ok(ExitCode::SUCCESS)
+    Ok(())
 }

@@ -7,9 +7,11 @@ mod dedup_run;
 mod dups;
 mod eval;
 mod info;
+mod ingest;
 mod query;
 mod reference;
 mod report;
+mod set;
 mod synth;
 mod util;
 mod verify;
@@ -36,6 +38,10 @@ pub struct Cli {
 enum Command {
     Build(build::Args),
     Query(query::Args),
+    Add(set::AddArgs),
+    Delete(set::DeleteArgs),
+    Check(set::CheckArgs),
+    Merge(set::MergeArgs),
     Info(info::Args),
     Verify(verify::Args),
     #[command(subcommand)]
@@ -53,6 +59,10 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Build(a) => build::run(a),
         Command::Query(a) => query::run(a),
+        Command::Add(a) => set::add(a),
+        Command::Delete(a) => set::delete(a),
+        Command::Check(a) => set::check(a),
+        Command::Merge(a) => set::merge(a),
         Command::Info(a) => info::run(a),
         Command::Verify(a) => verify::run(a),
         Command::Reference(c) => reference::run(c),

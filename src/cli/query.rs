@@ -2,7 +2,7 @@
 
 use super::util;
 use pocketdex::corpus::{self, Item, Source};
-use pocketdex::{Index, QueryOptions, QueryResult};
+use pocketdex::{IndexSet, QueryOptions, SetQueryResult};
 use rayon::prelude::*;
 use serde_json::json;
 use std::io::Write;
@@ -17,6 +17,9 @@ use std::process::ExitCode;
 /// tf-idf vectors, from the index's simhash sketches, 192 bits by default) and, on ties, by the number of code groups
 /// that collided.
 ///
+/// INDEX is an index file or an index set (a directory made by `pocketdex add`); --index adds
+/// more files or sets, all queried as one (their hits ranked together).
+///
 /// Exit status: 0 when any DOC had a hit, 1 when none had, 2 on error.
 ///
 /// With --json, one JSON object per line: each hit as {"type": "hit", "query", "id", "score",
@@ -27,9 +30,14 @@ use std::process::ExitCode;
 /// looked up); a DOC that could not be read as {"type": "error", "query", "message", "hits": 0}.
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// The index file.
-    #[arg(value_name = "FILE.pdx")]
+    /// The index file or index set.
+    #[arg(value_name = "INDEX")]
     index: PathBuf,
+    /// Another index file or set to query together with INDEX (repeat for more): shards of one
+    /// collection built with the same --lang and --expected-docs answer as one index of all
+    /// their documents.
+    #[arg(long = "index", value_name = "INDEX")]
+    more: Vec<PathBuf>,
     /// Documents to look up.
     #[arg(required = true, value_name = "DOC")]
     docs: Vec<String>,
@@ -58,7 +66,7 @@ struct QueryDoc {
 }
 
 enum Answer {
-    Hits(QueryResult),
+    Hits(SetQueryResult),
     Skipped(corpus::Skipped),
 }
 
@@ -72,8 +80,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if !(0.0..=1.0).contains(&threshold) {
         anyhow::bail!("--threshold must be between 0 and 1, not {threshold}");
     }
-    let index = util::open_index(&args.index, util::Access::Lookups)?;
-    args.similar.warn_if_absent(&index, &args.index);
+    let targets: Vec<PathBuf> = std::iter::once(args.index.clone())
+        .chain(args.more.iter().cloned())
+        .collect();
+    let index = util::open_indexes(&targets, util::Access::Lookups)?;
+    if let Some(p) = index.parts().first() {
+        args.similar.warn_if_absent(&p.index, &args.index);
+    }
     let opts = QueryOptions {
         top: args.top,
         threshold,
@@ -207,25 +220,26 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 }
 
 fn print_result<D: AsRef<[u8]>>(
-    index: &Index<D>,
+    index: &IndexSet<D>,
     label: &str,
-    r: QueryResult,
+    r: SetQueryResult,
     args: &Args,
     threshold: f32,
     out: &mut dyn Write,
 ) -> std::io::Result<()> {
     if args.json {
-        for (rank, h) in r.hits.iter().enumerate() {
+        for (rank, sh) in r.hits.iter().enumerate() {
+            let h = &sh.hit;
             let mut o = json!({
                 "type": "hit",
                 "query": label,
-                "id": index.name(h.doc).unwrap_or_default(),
+                "id": index.name(sh.part, h.doc).unwrap_or_default(),
                 "score": (h.score as f64 * 10000.0).round() / 10000.0,
                 "rank": rank + 1,
                 "codes": h.codes,
                 "path": h.path,
             });
-            if let Some(t) = index.title(h.doc) {
+            if let Some(t) = index.title(sh.part, h.doc) {
                 o["title"] = json!(t);
             }
             writeln!(out, "{o}")?;
@@ -251,9 +265,10 @@ fn print_result<D: AsRef<[u8]>>(
             String::new()
         }
     )?;
-    for (rank, h) in r.hits.iter().enumerate() {
+    for (rank, sh) in r.hits.iter().enumerate() {
+        let h = &sh.hit;
         let title = index
-            .title(h.doc)
+            .title(sh.part, h.doc)
             .map(|t| format!("  \"{t}\""))
             .unwrap_or_default();
         writeln!(
@@ -261,7 +276,7 @@ fn print_result<D: AsRef<[u8]>>(
             "  {:>2}. {:.3}  {}  ({}, {} code group{}){title}",
             rank + 1,
             h.score,
-            index.name(h.doc).unwrap_or_default(),
+            index.name(sh.part, h.doc).unwrap_or_default(),
             h.path.name(),
             h.codes,
             if h.codes == 1 { "" } else { "s" }

@@ -1,12 +1,13 @@
-//! `pocketdex reference`: build the reference distributions in `reference-corpus/`.
+//! `pocketdex reference`: build the reference distributions and idf tables in `reference-corpus/`.
 
 use anyhow::Context;
+use pocketdex::sketch::{LanguageIdf, LANGUAGE_IDF_TERMS, LANGUAGE_IDF_TOKENS};
 use pocketdex::{Analyzer, Lang, Reference};
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-/// Reference distributions: the expected share of index terms per prefix in a language.
+/// Reference distributions and idf tables: what a language looks like, compiled into pocketdex.
 #[derive(clap::Subcommand, Debug)]
 pub enum Command {
     /// Build a reference table from a wordfreq word list (see reference-corpus/README.md).
@@ -14,6 +15,14 @@ pub enum Command {
     /// Example (after scripts/fetch-wordfreq.sh):
     ///   pocketdex reference build --lang en --wordfreq data/wordfreq/large_en.msgpack.gz -o reference-corpus/en.tsv
     Build(BuildArgs),
+    /// Build a language's idf table (what `build --idf language` weighs with) from a wordfreq
+    /// word list: idf = ln(1 / (1 − exp(−f · TOKENS))) of each of the TERMS most frequent
+    /// content terms (f: frequency per token), one default for every other term (see
+    /// reference-corpus/README.md).
+    ///
+    /// Example (after scripts/fetch-wordfreq.sh):
+    ///   pocketdex reference idf --lang en --wordfreq data/wordfreq/large_en.msgpack.gz -o reference-corpus/en-idf.tsv
+    Idf(IdfArgs),
 }
 
 #[derive(clap::Args, Debug)]
@@ -32,31 +41,87 @@ pub struct BuildArgs {
     min_share: f64,
 }
 
+#[derive(clap::Args, Debug)]
+pub struct IdfArgs {
+    /// Language: picks the stopwords, which are no index terms.
+    #[arg(long, value_parser = crate::cli::util::lang())]
+    lang: Lang,
+    /// A wordfreq `large_<lang>.msgpack.gz` file.
+    #[arg(long, value_name = "FILE")]
+    wordfreq: PathBuf,
+    /// Where to write the table (default: stdout).
+    #[arg(short, long, value_name = "FILE.tsv")]
+    output: Option<PathBuf>,
+    /// Nominal document length in tokens (stopwords included) for which document frequencies
+    /// are estimated.
+    #[arg(long, default_value_t = LANGUAGE_IDF_TOKENS)]
+    tokens: u32,
+    /// Number of terms in the table (every index stores it, 5 bytes a term).
+    #[arg(long, default_value_t = LANGUAGE_IDF_TERMS)]
+    terms: usize,
+}
+
 pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
-    let Command::Build(a) = cmd;
+    match cmd {
+        Command::Build(a) => build(a),
+        Command::Idf(a) => idf(a),
+    }
+}
+
+fn build(a: BuildArgs) -> anyhow::Result<ExitCode> {
     let mut r = Reference::from_word_frequencies(
         pocketdex_eval::wordfreq::read(&a.wordfreq)?,
         a.lang,
         &Analyzer::for_lang(a.lang),
         a.min_share,
     )?;
-    let file = a
-        .wordfreq
-        .file_name()
-        .map(|f| f.to_string_lossy().into_owned())
-        .unwrap_or_default();
+    let file = file_name(&a.wordfreq);
     r.provenance = vec![
         format!("source: wordfreq 3.1.1 (PyPI), data/{file}; data licence CC BY-SA 4.0 (see reference-corpus/README.md)"),
         format!("built by: pocketdex reference build --lang {} --wordfreq {file} --min-share {}", a.lang.code(), a.min_share),
         "columns: prefix (first 2 characters of a content term, digits as 0), share of term occurrences".into(),
     ];
-    let text = r.to_tsv();
-    match &a.output {
+    write(a.output.as_deref(), &r.to_tsv())?;
+    eprintln!("{} prefixes", r.prefixes.len());
+    Ok(ExitCode::SUCCESS)
+}
+
+fn idf(a: IdfArgs) -> anyhow::Result<ExitCode> {
+    let mut t = LanguageIdf::from_word_frequencies(
+        pocketdex_eval::wordfreq::read(&a.wordfreq)?,
+        a.lang.code(),
+        &Analyzer::for_lang(a.lang),
+        a.tokens,
+        a.terms,
+    )?;
+    let file = file_name(&a.wordfreq);
+    t.provenance = vec![
+        format!("source: wordfreq 3.1.1 (PyPI), data/{file}; data licence CC BY-SA 4.0 (see reference-corpus/README.md)"),
+        format!("built by: pocketdex reference idf --lang {} --wordfreq {file} --tokens {} --terms {}", a.lang.code(), a.tokens, a.terms),
+        format!("columns: content term, round(16 · idf) with idf = ln(1 / (1 − exp(−f · {}))), f its frequency per token; default: that of every other term", a.tokens),
+    ];
+    write(a.output.as_deref(), &t.to_tsv())?;
+    eprintln!(
+        "{} terms, default idf {} (id {:016x})",
+        t.terms.len(),
+        t.default as f32 / pocketdex::sketch::IDF_SCALE,
+        t.idf().id()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+fn file_name(path: &Path) -> String {
+    path.file_name()
+        .map(|f| f.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+fn write(output: Option<&Path>, text: &str) -> anyhow::Result<()> {
+    match output {
         Some(path) => {
             std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?
         }
         None => write!(std::io::stdout().lock(), "{text}")?,
     }
-    eprintln!("{} prefixes", r.prefixes.len());
-    Ok(ExitCode::SUCCESS)
+    Ok(())
 }

@@ -2,8 +2,8 @@
 
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
-use pocketdex::Index;
-use std::path::Path;
+use pocketdex::{Index, IndexSet};
+use std::path::{Path, PathBuf};
 
 /// `--similar` and `--similar-probes`, shared by `query` and `eval`.
 #[derive(clap::Args, Debug)]
@@ -34,6 +34,65 @@ impl SimilarArgs {
     }
 }
 
+/// `--idf`: where the idf table that weighs samples and sketches comes from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum IdfSource {
+    /// The language's built-in table (reference-corpus/<lang>-idf.tsv): a document gets the
+    /// same codes and sketch whatever else is indexed, so hits and scores do not depend on how
+    /// a collection is split into batches, shards or index sets.
+    Language,
+    /// Learned from the first 20,000 documents of this build: adapts to a specialised
+    /// vocabulary, but a document's codes and scores depend on what else the build holds.
+    Collection,
+    /// Copied from an index file: a collection's own weights, fixed for every piece built
+    /// with them.
+    From(PathBuf),
+}
+
+impl IdfSource {
+    /// Parses `language`, `collection` or the path of an index file.
+    pub fn parse(s: &str) -> Result<IdfSource, String> {
+        match s {
+            "language" => Ok(IdfSource::Language),
+            "collection" => Ok(IdfSource::Collection),
+            path if Path::new(path).is_file() => Ok(IdfSource::From(path.into())),
+            other => Err(format!(
+                "expected `language`, `collection` or an index file to copy the table from; {other} is none of them"
+            )),
+        }
+    }
+}
+
+/// An index builder for `lang` weighing with the idf table `idf` says.
+pub fn index_builder(
+    lang: pocketdex::Lang,
+    params: pocketdex::Params,
+    idf: &IdfSource,
+) -> anyhow::Result<pocketdex::IndexBuilder> {
+    let builder = pocketdex::IndexBuilder::for_lang(lang, params)?;
+    Ok(match idf {
+        IdfSource::Language => builder.with_idf(pocketdex::sketch::Idf::builtin(lang)),
+        IdfSource::Collection => builder,
+        IdfSource::From(path) => {
+            let index = open_index(path, Access::Scan)?;
+            if index.meta().lang != lang.code() {
+                anyhow::bail!(
+                    "--idf {}: that index is in language {}, not {}",
+                    path.display(),
+                    index.meta().lang,
+                    lang.code()
+                );
+            }
+            let idf = index
+                .fingerprinter()
+                .idf()
+                .cloned()
+                .expect("an index has its idf table");
+            builder.with_idf(idf)
+        }
+    })
+}
+
 /// How a command reads an index, which sets the kernel's read-ahead for its map.
 #[derive(Clone, Copy)]
 pub enum Access {
@@ -60,6 +119,34 @@ pub fn open_index(path: &Path, access: Access) -> anyhow::Result<Index<memmap2::
         Access::Scan => memmap2::Advice::Sequential,
     });
     Index::open(map).with_context(|| format!("{}", path.display()))
+}
+
+/// Opens what INDEX arguments name, to be queried as one: index files and index sets (a
+/// directory with a manifest, read as its current snapshot), in order.
+pub fn open_indexes(paths: &[PathBuf], access: Access) -> anyhow::Result<IndexSet<memmap2::Mmap>> {
+    let mut all: Option<IndexSet<memmap2::Mmap>> = None;
+    for path in paths {
+        let set = if path.is_dir() {
+            if !pocketdex::is_set(path) {
+                anyhow::bail!(
+                    "{} is a directory but not an index set (it has no {}); pass an index file, or a set made by `pocketdex add`",
+                    path.display(),
+                    pocketdex::MANIFEST
+                );
+            }
+            IndexSet::open(path).with_context(|| format!("{}", path.display()))?
+        } else {
+            IndexSet::from_indexes(vec![(
+                path.display().to_string(),
+                open_index(path, access)?,
+            )])
+        };
+        all = Some(match all {
+            None => set,
+            Some(a) => a.join(set),
+        });
+    }
+    all.ok_or_else(|| anyhow::anyhow!("no index given"))
 }
 
 /// A progress bar on stderr (hidden when stderr is not a terminal).

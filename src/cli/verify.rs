@@ -8,26 +8,55 @@ use std::process::ExitCode;
 /// Check an index completely: checksums of the whole file and of every section, and the
 /// structure of postings and names. Exit status 0 when sound, 2 (with what is wrong) otherwise.
 /// Run it after copying an index to new media.
+///
+/// An index set is checked segment by segment, with its manifest (every segment it names is
+/// there, unchanged, and every deleted document exists). Several INDEX arguments are checked in
+/// turn; the status is 2 when any is not sound.
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// The index file.
-    #[arg(value_name = "FILE.pdx")]
-    index: PathBuf,
+    /// Index files or index sets.
+    #[arg(required = true, value_name = "INDEX")]
+    indexes: Vec<PathBuf>,
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     // Written with `?`, not println!, so that a closed stdout ends the command quietly.
     let mut out = std::io::stdout().lock();
-    let index = util::open_index(&args.index, util::Access::Scan)?;
-    index
-        .verify()
-        .map_err(|e| anyhow::anyhow!("{}: {e}", args.index.display()))?;
-    writeln!(
-        out,
-        "{}: ok ({} documents, {} bytes)",
-        args.index.display(),
-        index.doc_count(),
-        index.len_bytes()
-    )?;
-    Ok(ExitCode::SUCCESS)
+    let mut bad = 0;
+    for path in &args.indexes {
+        let checked =
+            util::open_indexes(std::slice::from_ref(path), util::Access::Scan).and_then(|set| {
+                set.verify()
+                    .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+                Ok(set)
+            });
+        match checked {
+            Ok(set) if path.is_dir() => writeln!(
+                out,
+                "{}: ok ({} live documents in {} segment{}, {} bytes)",
+                path.display(),
+                set.live_docs(),
+                set.parts().len(),
+                if set.parts().len() == 1 { "" } else { "s" },
+                set.parts().iter().map(|p| p.index.len_bytes()).sum::<u64>()
+            )?,
+            Ok(set) => writeln!(
+                out,
+                "{}: ok ({} documents, {} bytes)",
+                path.display(),
+                set.live_docs(),
+                set.parts()[0].index.len_bytes()
+            )?,
+            Err(e) if args.indexes.len() == 1 => return Err(e),
+            Err(e) => {
+                bad += 1;
+                eprintln!("pocketdex: error: {e:#}");
+            }
+        }
+    }
+    Ok(if bad > 0 {
+        ExitCode::from(2)
+    } else {
+        ExitCode::SUCCESS
+    })
 }

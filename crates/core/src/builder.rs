@@ -9,6 +9,7 @@ use crate::error::{Error, Result};
 use crate::fingerprint::{Code, Fingerprint, Fingerprinter, Params, Resolution};
 use crate::format::{self, Directory, SectionId, Writer};
 use crate::hash;
+use crate::index::Index;
 use crate::meta::{self, Meta};
 use crate::mphf;
 use crate::reference::Reference;
@@ -50,25 +51,27 @@ pub struct IndexBuilder {
     pending: Vec<(u32, Fingerprint)>,
     /// The fingerprinter with the learned idf table, once learned.
     weighing: Option<Fingerprinter>,
+    /// Write the sections of an index set's segment (CODES, IDS) too.
+    set_sections: bool,
 }
 
 /// Strings in one buffer (a `String` per document would cost more than the document's index
 /// entry at millions of documents).
 #[derive(Default)]
-struct StringList {
+pub(crate) struct StringList {
     blob: String,
     ends: Vec<u64>,
 }
 
 impl StringList {
-    fn push(&mut self, s: &str) {
+    pub(crate) fn push(&mut self, s: &str) {
         self.blob.push_str(s);
         self.ends.push(self.blob.len() as u64);
     }
-    fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.ends.len()
     }
-    fn iter(&self) -> impl ExactSizeIterator<Item = &str> {
+    pub(crate) fn iter(&self) -> impl ExactSizeIterator<Item = &str> {
         (0..self.ends.len()).map(|i| {
             let a = if i == 0 { 0 } else { self.ends[i - 1] as usize };
             &self.blob[a..self.ends[i] as usize]
@@ -157,7 +160,38 @@ impl IndexBuilder {
             df: HashMap::new(),
             pending: Vec::new(),
             weighing: None,
+            set_sections: false,
         })
+    }
+
+    /// A builder whose documents get exactly the codes and sketches `index`'s documents got:
+    /// its parameters, resolution, classes, stopwords and idf table. Collections built in
+    /// pieces (shards, or the segments of an index set) are built this way, so that their
+    /// pieces queried together answer as one index of all their documents.
+    pub fn like<D: AsRef<[u8]>>(index: &Index<D>) -> Self {
+        let f = index.fingerprinter().clone();
+        IndexBuilder {
+            fingerprinter: f.clone(),
+            lang: index.meta().lang.clone(),
+            names: StringList::default(),
+            titles: StringList::default(),
+            has_titles: false,
+            sketches: Vec::new(),
+            store: Store::default(),
+            paths: PathCounts::default(),
+            df: HashMap::new(),
+            pending: Vec::new(),
+            weighing: Some(f),
+            set_sections: false,
+        }
+    }
+
+    /// Also writes the sections a segment of an index set needs (`index-format.md` §6.9):
+    /// every document's codes, so that segments merge without their texts, and the names'
+    /// hashes, to find a document by its id.
+    pub(crate) fn with_set_sections(mut self) -> Self {
+        self.set_sections = true;
+        self
     }
 
     /// The fingerprinter documents go through (shareable across threads). Until the builder
@@ -198,6 +232,17 @@ impl IndexBuilder {
         assert!(self.is_empty(), "with_idf before the first document");
         self.weighing = Some(self.fingerprinter.clone().with_idf(idf));
         self
+    }
+
+    /// The names (ids) of the documents added so far, in order.
+    pub fn names(&self) -> impl ExactSizeIterator<Item = &str> {
+        self.names.iter()
+    }
+
+    /// True when nothing about the codes or sketches depends on the documents added: the idf
+    /// table and the resolution are fixed ([`IndexBuilder::with_idf`], [`Params::resolution`]).
+    pub fn is_fixed(&self) -> bool {
+        self.weighing.is_some() && self.fingerprinter.params().resolution.is_some()
     }
 
     /// Number of documents added so far.
@@ -342,23 +387,94 @@ impl IndexBuilder {
             .params()
             .resolution
             .unwrap_or_else(|| Resolution::for_docs_within(self.names.len() as u64, caps));
+        let refs = references(&self.store, &self.fingerprinter, caps, resolution);
         let IndexBuilder {
-            fingerprinter,
             lang,
             names,
             titles,
             has_titles,
             sketches,
-            store,
             paths,
             weighing,
+            set_sections,
             ..
         } = self;
-        let idf = weighing
-            .and_then(|f| f.idf().cloned())
-            .expect("learned above");
-        let mut refs = references(&store, &fingerprinter, caps, resolution);
-        drop(store);
+        Parts {
+            fingerprinter: weighing.expect("learned above"),
+            lang,
+            names,
+            titles: has_titles.then_some(titles),
+            sketches,
+            refs,
+            resolution,
+            set_sections,
+            paths,
+        }
+        .write(out)
+    }
+
+    /// Writes the index to `path` atomically: a temporary file in the same directory, fsync,
+    /// rename. A failed build leaves nothing at `path`.
+    pub fn write_to_path(self, path: &Path) -> Result<BuildStats> {
+        let dir = match path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => Path::new("."),
+        };
+        let mut tmp = tempfile::Builder::new()
+            .prefix(".pocketdex-")
+            .suffix(".pdx.tmp")
+            .tempfile_in(dir)
+            .map_err(|e| Error::io(dir, e))?;
+        let stats = {
+            let mut out = std::io::BufWriter::new(tmp.as_file_mut());
+            let stats = self.finish(&mut out)?;
+            out.flush().map_err(|e| Error::io(path, e))?;
+            stats
+        };
+        tmp.as_file().sync_all().map_err(|e| Error::io(path, e))?;
+        tmp.persist(path).map_err(|e| Error::io(path, e.error))?;
+        if let Ok(d) = std::fs::File::open(dir) {
+            // Make the rename itself durable; not all platforms can fsync a directory.
+            let _ = d.sync_all();
+        }
+        Ok(stats)
+    }
+}
+
+/// A collection ready to be written, however its codes were found (fingerprinted by a builder,
+/// or read from the segments being merged).
+pub(crate) struct Parts {
+    /// The fingerprinter of the collection, with its idf table.
+    pub fingerprinter: Fingerprinter,
+    pub lang: String,
+    pub names: StringList,
+    /// Titles, when some document has one.
+    pub titles: Option<StringList>,
+    pub sketches: Vec<u64>,
+    /// Every (code, document) pair, in any order, repeats allowed.
+    pub refs: Vec<(u64, u32)>,
+    pub resolution: Resolution,
+    pub set_sections: bool,
+    pub paths: PathCounts,
+}
+
+impl Parts {
+    /// Writes the index file to `out` and returns what was written.
+    pub fn write<W: Write>(self, out: W) -> Result<BuildStats> {
+        let Parts {
+            fingerprinter,
+            lang,
+            names,
+            titles,
+            sketches,
+            mut refs,
+            resolution,
+            set_sections,
+            paths,
+        } = self;
+        let idf = fingerprinter
+            .idf()
+            .expect("a builder weighs with an idf table");
         refs.par_sort_unstable();
         refs.dedup();
         let mut keys: Vec<u64> = refs.iter().map(|r| r.0).collect();
@@ -429,7 +545,7 @@ impl IndexBuilder {
         );
         let mut pos = 0u64;
         for (s, (a, b)) in slot_runs().enumerate() {
-            if s as u64 % format::SELECT_SAMPLE == 0 {
+            if (s as u64).is_multiple_of(format::SELECT_SAMPLE) {
                 w.u64(pos);
             }
             pos += (b - a) as u64;
@@ -441,6 +557,12 @@ impl IndexBuilder {
             &mut w,
         );
         sections.push((SectionId::Postings, std::mem::take(&mut w.buf)));
+        // CODES wants each document's keys; the references are in key order.
+        let refs_by_doc = if set_sections {
+            refs_by_doc(&refs, names.len())
+        } else {
+            (Vec::new(), Vec::new())
+        };
         drop(refs);
         for s in &sketches {
             w.u64(*s);
@@ -452,9 +574,13 @@ impl IndexBuilder {
             .map(|n| n.len() as u64 + leb_len(n.len()))
             .sum();
         sections.push((SectionId::Names, std::mem::take(&mut w.buf)));
-        if has_titles {
+        if let Some(titles) = &titles {
             format::write_strings(titles.iter(), &mut w);
             sections.push((SectionId::Titles, std::mem::take(&mut w.buf)));
+        }
+        if set_sections {
+            sections.push((SectionId::Codes, codes_section(&refs_by_doc, doc_count)));
+            sections.push((SectionId::Ids, ids_section(&names)));
         }
         let bytes = write_file(out, &sections)?;
         Ok(BuildStats {
@@ -471,33 +597,65 @@ impl IndexBuilder {
             resolution,
         })
     }
+}
 
-    /// Writes the index to `path` atomically: a temporary file in the same directory, fsync,
-    /// rename. A failed build leaves nothing at `path`.
-    pub fn write_to_path(self, path: &Path) -> Result<BuildStats> {
-        let dir = match path.parent() {
-            Some(d) if !d.as_os_str().is_empty() => d,
-            _ => Path::new("."),
-        };
-        let mut tmp = tempfile::Builder::new()
-            .prefix(".pocketdex-")
-            .suffix(".pdx.tmp")
-            .tempfile_in(dir)
-            .map_err(|e| Error::io(dir, e))?;
-        let stats = {
-            let mut out = std::io::BufWriter::new(tmp.as_file_mut());
-            let stats = self.finish(&mut out)?;
-            out.flush().map_err(|e| Error::io(path, e))?;
-            stats
-        };
-        tmp.as_file().sync_all().map_err(|e| Error::io(path, e))?;
-        tmp.persist(path).map_err(|e| Error::io(path, e.error))?;
-        if let Ok(d) = std::fs::File::open(dir) {
-            // Make the rename itself durable; not all platforms can fsync a directory.
-            let _ = d.sync_all();
-        }
-        Ok(stats)
+/// The references regrouped by document: each document's number of codes, and their keys in
+/// document order (ascending within a document, as `refs` is sorted by key).
+fn refs_by_doc(refs: &[(u64, u32)], docs: usize) -> (Vec<u16>, Vec<u64>) {
+    let mut counts = vec![0u32; docs];
+    for r in refs {
+        counts[r.1 as usize] += 1;
     }
+    let mut at: Vec<usize> = Vec::with_capacity(docs);
+    let mut total = 0usize;
+    for &c in &counts {
+        at.push(total);
+        total += c as usize;
+    }
+    let mut keys = vec![0u64; total];
+    for r in refs {
+        let i = &mut at[r.1 as usize];
+        keys[*i] = r.0;
+        *i += 1;
+    }
+    // A document has at most (schemes × bands) + short + similar bands + 1 codes, far below 2^16.
+    (counts.into_iter().map(|c| c as u16).collect(), keys)
+}
+
+/// Section CODES: `doc_count` × u16 counts, zero-padded to a multiple of 8 bytes, then every
+/// document's keys (u64) in document order.
+fn codes_section((counts, keys): &(Vec<u16>, Vec<u64>), doc_count: u32) -> Vec<u8> {
+    debug_assert_eq!(counts.len(), doc_count as usize);
+    let mut w = Writer::default();
+    for &c in counts {
+        w.u16(c);
+    }
+    while w.buf.len() % 8 != 0 {
+        w.u8(0);
+    }
+    for &k in keys {
+        w.u64(k);
+    }
+    w.buf
+}
+
+/// Section IDS: the documents' name hashes (`h64(name, NAME_SEED)`) ascending, ties by
+/// document, then the document of each (u32).
+fn ids_section(names: &StringList) -> Vec<u8> {
+    let mut ids: Vec<(u64, u32)> = names
+        .iter()
+        .enumerate()
+        .map(|(d, n)| (hash::h64(n.as_bytes(), hash::NAME_SEED), d as u32))
+        .collect();
+    ids.par_sort_unstable();
+    let mut w = Writer::default();
+    for &(h, _) in &ids {
+        w.u64(h);
+    }
+    for &(_, d) in &ids {
+        w.u32(d);
+    }
+    w.buf
 }
 
 /// Every (code, document) pair of the collection at `resolution`, made in parallel.

@@ -19,7 +19,7 @@ pub enum Error {
     #[error("not a pocketdex index (bad magic bytes); pass a file written by `pocketdex build`")]
     BadMagic,
     /// The file is a pocketdex index of a format version this build cannot read.
-    #[error("index format version {got} is not supported (this pocketdex reads version {expected}); rebuild the index with this version of `pocketdex build`")]
+    #[error("index format version {got} is not supported (this pocketdex reads versions {min} to {expected}); rebuild the index with this version of `pocketdex build`", min = crate::format::MIN_VERSION)]
     Version {
         /// The version this build reads.
         expected: u32,
@@ -51,6 +51,18 @@ pub enum Error {
     /// Invalid parameters or input given by the caller.
     #[error("{0}")]
     Invalid(String),
+    /// Another process holds an index set's writer lock.
+    #[error("another pocketdex process is changing the index set {}; try again when it is done, or wait for it (`--wait`)", path.display())]
+    Busy {
+        /// The index set.
+        path: PathBuf,
+    },
+    /// A document id that an index set already holds.
+    #[error("document id {id:?} is already in the index set; give the new document another id, or replace the old one (`--replace`)")]
+    DuplicateId {
+        /// The id.
+        id: String,
+    },
 }
 
 impl Error {

@@ -11,7 +11,10 @@ pub const MAGIC: [u8; 8] = *b"\x89PDX\r\n\x1a\n";
 /// The last eight bytes of every index file.
 pub const END_MAGIC: [u8; 8] = *b"PDX-END\n";
 /// The format version this build writes and reads.
-pub const VERSION: u32 = 5;
+pub const VERSION: u32 = 6;
+/// The oldest version this build reads: version 5 files differ only in their idf rule (stored in
+/// the file, so they answer exactly as before) and lack the set sections CODES and IDS.
+pub const MIN_VERSION: u32 = 5;
 /// Bytes of the fixed header: magic, version, section count, file length, directory checksum.
 pub const HEADER_LEN: usize = 8 + 4 + 4 + 8 + 8;
 /// Offset of the directory checksum in the header.
@@ -51,11 +54,17 @@ pub enum SectionId {
     Titles = 9,
     /// The idf table that weights the sketches.
     Idf = 10,
+    /// Optional (segments of an index set): every document's codes, so that segments merge
+    /// without their texts.
+    Codes = 11,
+    /// Optional (segments of an index set): document names' hashes, sorted, to find a
+    /// document by its id.
+    Ids = 12,
 }
 
 impl SectionId {
     /// All sections in file order.
-    pub const ALL: [SectionId; 10] = [
+    pub const ALL: [SectionId; 12] = [
         SectionId::Meta,
         SectionId::Classes,
         SectionId::Idf,
@@ -66,6 +75,8 @@ impl SectionId {
         SectionId::Sketches,
         SectionId::Names,
         SectionId::Titles,
+        SectionId::Codes,
+        SectionId::Ids,
     ];
 
     /// The section with this id.
@@ -86,6 +97,8 @@ impl SectionId {
             SectionId::Names => "NAMES",
             SectionId::Titles => "TITLES",
             SectionId::Idf => "IDF",
+            SectionId::Codes => "CODES",
+            SectionId::Ids => "IDS",
         }
     }
 }
@@ -114,6 +127,8 @@ impl Entry {
 /// lays them out for the builder and decodes and checks them for the reader.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Directory {
+    /// The file's format version.
+    pub version: u32,
     /// Total bytes of the file, trailer included.
     pub file_len: u64,
     /// The entries in file order.
@@ -138,7 +153,7 @@ impl Directory {
             });
             at = (at + bytes.len()).next_multiple_of(ALIGN);
         }
-        Directory::new((at + TRAILER_LEN) as u64, entries)
+        Directory::new(VERSION, (at + TRAILER_LEN) as u64, entries)
     }
 
     /// Header and directory bytes, with the directory checksum.
@@ -175,7 +190,7 @@ impl Directory {
         }
         let mut r = Reader::new(&bytes[8..HEADER_LEN], "header");
         let version = r.u32()?;
-        if version != VERSION {
+        if !(MIN_VERSION..=VERSION).contains(&version) {
             return Err(Error::Version {
                 expected: VERSION,
                 got: version,
@@ -223,6 +238,7 @@ impl Directory {
             }
             let (offset, len, checksum) = (r.u64()?, r.u64()?, r.u64()?);
             let id = SectionId::from_u32(id)
+                .filter(|id| version >= 6 || !matches!(id, SectionId::Codes | SectionId::Ids))
                 .ok_or_else(|| Error::format(format!("unknown section id {id}")))?;
             let end = offset
                 .checked_add(len)
@@ -249,15 +265,16 @@ impl Directory {
                 checksum,
             });
         }
-        Ok(Directory::new(file_len, entries))
+        Ok(Directory::new(version, file_len, entries))
     }
 
-    fn new(file_len: u64, entries: Vec<Entry>) -> Directory {
+    fn new(version: u32, file_len: u64, entries: Vec<Entry>) -> Directory {
         let mut by_id = [None; SectionId::ALL.len()];
         for e in &entries {
             by_id[e.id as usize - 1] = Some(*e);
         }
         Directory {
+            version,
             file_len,
             entries,
             by_id,

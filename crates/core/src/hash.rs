@@ -14,6 +14,8 @@ pub const TERM_SEED: u64 = 0x706b_7464_7831_7465; // "pktdx1te"
 pub const PREFIX_SEED: u64 = 0x706b_7464_7831_7066; // "pktdx1pf"
 /// Seed of the whole-file and per-section checksums.
 pub const CHECKSUM_SEED: u64 = 0;
+/// Seed of document names' hashes in section IDS (format v6).
+pub const NAME_SEED: u64 = 0x706b_7464_7836_6e6d; // "pktdx6nm"
 /// Added to the MPHF's level number to seed its key hash (see [`MphfHasher`]).
 pub const MPHF_SEED: u64 = 0x706b_7464_7831_6d70; // "pktdx1mp"
 

@@ -101,6 +101,19 @@ impl<D: AsRef<[u8]>> Index<D> {
                 )));
             }
         }
+        let docs = meta.doc_count as u64;
+        let set_lens = [
+            (SectionId::Codes, (docs * 2).next_multiple_of(8) + refs * 8),
+            (SectionId::Ids, docs * 12),
+        ];
+        for (id, len) in set_lens {
+            if dir.get(id).is_some() && section(id)?.len() as u64 != len {
+                return Err(Error::format(format!(
+                    "section {} has the wrong size",
+                    id.name()
+                )));
+            }
+        }
         for id in [SectionId::Names, SectionId::Titles] {
             if let Ok(s) = section(id) {
                 if Strings::parse(s, id.name())?.len() != meta.doc_count {
@@ -181,7 +194,7 @@ impl<D: AsRef<[u8]>> Index<D> {
             let mut seen = 0u64;
             for p in 0..self.meta.ref_count {
                 if format::get_bits(bits, p, 1) == Some(1) {
-                    if seen % format::SELECT_SAMPLE == 0
+                    if seen.is_multiple_of(format::SELECT_SAMPLE)
                         && format::word(samples, seen / format::SELECT_SAMPLE) != Some(p)
                     {
                         return Err(Error::format("STARTS select samples are wrong"));
@@ -203,7 +216,140 @@ impl<D: AsRef<[u8]>> Index<D> {
                 Strings::parse(&bytes[e.range()], id.name())?.check(id.name())?;
             }
         }
+        self.verify_set_sections()
+    }
+
+    /// CODES holds exactly the table's references (each of a document's codes finds it), and
+    /// IDS every document once, under its name's hash, in order.
+    fn verify_set_sections(&self) -> Result<()> {
+        if let Some(codes) = self.codes() {
+            let mut n = 0u64;
+            let mut last: Option<(u32, u64)> = None;
+            for (doc, key) in codes {
+                n += 1;
+                let ordered = last.is_none_or(|(d, k)| d < doc || (d == doc && k < key));
+                if !ordered || !self.lookup(key).is_some_and(|mut p| p.any(|d| d == doc)) {
+                    return Err(Error::format(
+                        "CODES does not match the table (a code of a document does not find it)",
+                    ));
+                }
+                last = Some((doc, key));
+            }
+            if n != self.meta.ref_count {
+                return Err(Error::format("CODES does not hold every reference"));
+            }
+        }
+        if self.dir.get(SectionId::Ids).is_some() {
+            let (hashes, docs) = self.ids();
+            let mut seen = vec![false; self.meta.doc_count as usize];
+            let mut last = None;
+            for (i, h) in hashes.enumerate() {
+                let doc = docs(i);
+                let ok = seen.get(doc as usize).is_some_and(|s| !s)
+                    && last.is_none_or(|l| l <= (h, doc))
+                    && self.name(doc).is_some_and(|n| name_hash(&n) == h);
+                if !ok {
+                    return Err(Error::format("IDS does not list every name once, in order"));
+                }
+                seen[doc as usize] = true;
+                last = Some((h, doc));
+            }
+        }
         Ok(())
+    }
+
+    /// Section IDS as (hashes, doc of the `i`-th hash).
+    fn ids(
+        &self,
+    ) -> (
+        impl ExactSizeIterator<Item = u64> + '_,
+        impl Fn(usize) -> u32 + '_,
+    ) {
+        let s = self.section(SectionId::Ids);
+        let n = self.meta.doc_count as usize;
+        let (hashes, docs) = s.split_at((n * 8).min(s.len()));
+        (
+            hashes
+                .chunks_exact(8)
+                .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes"))),
+            move |i: usize| {
+                docs.get(i * 4..i * 4 + 4).map_or(u32::MAX, |c| {
+                    u32::from_le_bytes(c.try_into().expect("4 bytes"))
+                })
+            },
+        )
+    }
+
+    /// The file's bytes.
+    pub(crate) fn bytes(&self) -> &[u8] {
+        self.data.as_ref()
+    }
+
+    /// Equal for indexes whose query fingerprints, probes and sketches are the same: the
+    /// fingerprinter's identity, the idf table and the resolution.
+    pub(crate) fn schema_key(&self) -> u64 {
+        let f = &self.fingerprinter;
+        let r = self.resolution();
+        let idf = f.idf().map_or(0, |i| i.id());
+        hash::h64(format!("{} {idf} {r:?}", f.identity()).as_bytes(), 0)
+    }
+
+    /// The format version of the file.
+    pub fn version(&self) -> u32 {
+        self.dir.version
+    }
+
+    /// True when the file carries the sections of an index set's segment (CODES and IDS).
+    pub fn is_segment(&self) -> bool {
+        self.dir.get(SectionId::Codes).is_some() && self.dir.get(SectionId::Ids).is_some()
+    }
+
+    /// The document named `name`: by binary search in section IDS when the file has it, else
+    /// by a scan of the names.
+    pub fn find(&self, name: &str) -> Option<u32> {
+        if self.dir.get(SectionId::Ids).is_none() {
+            return (0..self.doc_count()).find(|&d| self.name(d).as_deref() == Some(name));
+        }
+        let h = name_hash(name);
+        let s = self.section(SectionId::Ids);
+        let n = self.meta.doc_count as usize;
+        let hash_at = |i: usize| u64::from_le_bytes(s[i * 8..i * 8 + 8].try_into().expect("8"));
+        let (mut lo, mut hi) = (0usize, n);
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            if hash_at(mid) < h {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        let (_, doc_at) = self.ids();
+        (lo..n)
+            .take_while(|&i| hash_at(i) == h)
+            .map(doc_at)
+            .find(|&d| self.name(d).as_deref() == Some(name))
+    }
+
+    /// Every document's codes from section CODES, in document order: (document, key); `None`
+    /// when the file has no CODES section.
+    pub(crate) fn codes(&self) -> Option<impl Iterator<Item = (u32, u64)> + '_> {
+        self.dir.get(SectionId::Codes)?;
+        let s = self.section(SectionId::Codes);
+        let n = self.meta.doc_count as usize;
+        let (counts, keys) = s.split_at((n * 2).next_multiple_of(8).min(s.len()));
+        let counts = counts
+            .chunks_exact(2)
+            .take(n)
+            .map(|c| u16::from_le_bytes([c[0], c[1]]));
+        let mut keys = keys
+            .chunks_exact(8)
+            .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")));
+        Some(counts.enumerate().flat_map(move |(d, c)| {
+            (&mut keys)
+                .take(c as usize)
+                .map(move |k| (d as u32, k))
+                .collect::<Vec<_>>()
+        }))
     }
 
     fn section(&self, id: SectionId) -> &[u8] {
@@ -451,6 +597,11 @@ impl<D: AsRef<[u8]>> Index<D> {
     pub fn len_bytes(&self) -> u64 {
         self.data.as_ref().len() as u64
     }
+}
+
+/// The hash of a document name in section IDS.
+pub(crate) fn name_hash(name: &str) -> u64 {
+    hash::h64(name.as_bytes(), hash::NAME_SEED)
 }
 
 /// The distribution of posting-list lengths (documents per distinct code).

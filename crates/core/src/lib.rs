@@ -52,6 +52,7 @@ mod meta;
 mod builder;
 mod index;
 mod query;
+mod set;
 
 pub use builder::{BuildStats, IndexBuilder, PathCounts};
 pub use error::{Error, Result};
@@ -62,4 +63,7 @@ pub use meta::Meta;
 pub const FORMAT_VERSION: u32 = format::VERSION;
 pub use query::{Hit, QueryOptions, QueryResult};
 pub use reference::{Classes, Reference};
+pub use set::{
+    is_set, Change, IndexSet, Part, SetHit, SetQueryResult, SetWriter, MANIFEST, SCHEMA,
+};
 pub use text::{Analyzer, Lang};

@@ -2,7 +2,7 @@
 //! multi-probe variant, and rank the candidates by the similarity their sketches estimate.
 
 use crate::error::{Error, Result};
-use crate::fingerprint::{Fingerprint, Path};
+use crate::fingerprint::{Code, Fingerprint, Path};
 use crate::index::Index;
 use crate::sketch::{estimate_similarity, simhash};
 
@@ -81,7 +81,7 @@ pub struct QueryResult {
 }
 
 /// True when an index name is the query's own name: equal, or a suffix of it at a `/` (or `\`).
-fn is_self(query: &str, name: &str) -> bool {
+pub(crate) fn is_self(query: &str, name: &str) -> bool {
     query == name
         || (query.len() > name.len()
             && query.ends_with(name)
@@ -111,18 +111,48 @@ impl<D: AsRef<[u8]>> Index<D> {
                 "the fingerprint was made with other parameters, classes or stopwords than this index's; fingerprint it with Index::fingerprinter()".into(),
             ));
         }
+        Ok(self.rank(fp, &self.sketch_for(fp), opts))
+    }
+
+    /// The sketch of a fingerprint made by this index's fingerprinter, weighed with this
+    /// index's idf table.
+    pub(crate) fn sketch_for(&self, fp: &Fingerprint) -> Vec<u64> {
+        let f = self.fingerprinter();
         let idf = f.idf().expect("an open index has its idf table");
         if fp.weighed.as_ref().map(|w| w.idf) == Some(idf.id()) {
-            Ok(self.rank(fp, fp.sketch(), opts))
+            fp.sketch().to_vec()
         } else {
-            let sketch = simhash(&fp.term_hashes, idf, f.params().sketch_words as usize);
-            Ok(self.rank(fp, &sketch, opts))
+            simhash(&fp.term_hashes, idf, f.params().sketch_words as usize)
         }
     }
 
     /// The one query path: probes of `fp`, their postings, and the candidates ranked by how
     /// similar their sketches estimate them to `sketch`.
     fn rank(&self, fp: &Fingerprint, sketch: &[u64], opts: &QueryOptions) -> QueryResult {
+        let probes = self.probes(fp, opts);
+        let (candidates, mut hits) = self.candidates(&probes, sketch, opts.threshold, |_| false);
+        let own = |h: &Hit| {
+            opts.self_name
+                .as_deref()
+                .is_some_and(|q| self.name(h.doc).is_some_and(|n| is_self(q, &n)))
+        };
+        hits.sort_by(|a, b| {
+            better(a, b)
+                .then_with(|| own(b).cmp(&own(a)))
+                .then(a.doc.cmp(&b.doc))
+        });
+        hits.truncate(opts.top);
+        QueryResult {
+            terms: fp.terms,
+            lookups: probes.len(),
+            candidates,
+            hits,
+        }
+    }
+
+    /// The codes a query with `opts` looks up: every band's code and its most likely
+    /// neighbours (and the similar path's, when asked).
+    pub(crate) fn probes(&self, fp: &Fingerprint, opts: &QueryOptions) -> Vec<Code> {
         let f = self.fingerprinter();
         // The code itself is always looked up.
         let budget = opts.probes.unwrap_or(f.params().probes).max(1);
@@ -131,13 +161,28 @@ impl<D: AsRef<[u8]>> Index<D> {
                 .unwrap_or(f.params().similar_probes)
                 .max(1)
         });
-        let probes = f.query_probes(fp, self.resolution(), budget, similar);
+        f.query_probes(fp, self.resolution(), budget, similar)
+    }
+
+    /// The documents the `probes` find, but those `skip` says to leave out: how many, and those
+    /// whose sketches estimate a similarity to `sketch` of at least `threshold`, unordered.
+    pub(crate) fn candidates(
+        &self,
+        probes: &[Code],
+        sketch: &[u64],
+        threshold: f32,
+        skip: impl Fn(u32) -> bool,
+    ) -> (usize, Vec<Hit>) {
         // Every (candidate, path, group) that collided, then counted per candidate.
         let mut found: Vec<(u32, Path, u16)> = Vec::new();
         let keys: Vec<u64> = probes.iter().map(|c| c.key).collect();
         self.lookup_many(&keys, |i, postings| {
             let code = &probes[i];
-            found.extend(postings.map(|doc| (doc, code.path, code.group)));
+            found.extend(
+                postings
+                    .filter(|&doc| !skip(doc))
+                    .map(|doc| (doc, code.path, code.group)),
+            );
         });
         found.sort_unstable();
         found.dedup();
@@ -154,7 +199,7 @@ impl<D: AsRef<[u8]>> Index<D> {
                 continue;
             };
             let score = estimate_similarity(sketch, words);
-            if score >= opts.threshold {
+            if score >= threshold {
                 hits.push(Hit {
                     doc,
                     score,
@@ -163,26 +208,13 @@ impl<D: AsRef<[u8]>> Index<D> {
                 });
             }
         }
-        let own = |h: &Hit| {
-            opts.self_name
-                .as_deref()
-                .is_some_and(|q| self.name(h.doc).is_some_and(|n| is_self(q, &n)))
-        };
-        hits.sort_by(|a, b| {
-            b.score
-                .total_cmp(&a.score)
-                .then(b.codes.cmp(&a.codes))
-                .then_with(|| own(b).cmp(&own(a)))
-                .then(a.doc.cmp(&b.doc))
-        });
-        hits.truncate(opts.top);
-        QueryResult {
-            terms: fp.terms,
-            lookups: probes.len(),
-            candidates,
-            hits,
-        }
+        (candidates, hits)
     }
+}
+
+/// The order of hits before ties: by score, then by collided code groups (more first).
+pub(crate) fn better(a: &Hit, b: &Hit) -> std::cmp::Ordering {
+    b.score.total_cmp(&a.score).then(b.codes.cmp(&a.codes))
 }
 
 #[cfg(test)]

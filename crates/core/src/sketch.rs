@@ -2,13 +2,17 @@
 //! distances estimate the cosine similarity of two documents; and the collection's idf table
 //! that weights it.
 //!
-//! The idf table is learned while building (from the first [`IDF_SAMPLE`] documents) and stored
-//! in the index, so that a query is weighted exactly as the documents it is compared with.
+//! The idf table comes from the language ([`Idf::builtin`]: estimated from wordfreq's word
+//! frequencies, `reference-corpus/<lang>-idf.tsv`, so that a document is weighed alike in every
+//! build) or is learned while building (from the first [`IDF_SAMPLE`] documents, [`Idf::from_df`]),
+//! and is stored in the index, so that a query is weighted exactly as the documents it is
+//! compared with.
 
 use crate::error::{Error, Result};
 use crate::format::{Reader, Writer};
 use crate::hash;
-use std::collections::HashMap;
+use crate::text::{self, Analyzer, Lang};
+use std::collections::{BTreeMap, HashMap};
 
 /// The idf table is learned from at most this many documents (the first ones added), which
 /// bounds the memory a build holds before its sketches can be computed.
@@ -26,11 +30,13 @@ pub fn idf_key(h: u128) -> u32 {
     (h >> 96) as u32
 }
 
-/// Inverse document frequencies of a collection's common terms: `ln(N / df)` for the terms in
-/// the table, a default for every other (rarer) term.
+/// Inverse document frequencies of a collection's or a language's common terms: `ln(N / df)`
+/// for the terms in the table ([`Idf::from_df`], [`Idf::builtin`]), a default for every other
+/// (rarer) term.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Idf {
-    /// Documents the frequencies were counted over.
+    /// Documents the frequencies were counted over; 0 for a language's table (estimated from
+    /// word frequencies, [`LanguageIdf`]).
     pub docs: u32,
     /// idf of terms not in the table.
     pub default: f32,
@@ -154,6 +160,30 @@ impl Idf {
         )
     }
 
+    /// The built-in idf table of a language (`reference-corpus/<lang>-idf.tsv`, see
+    /// [`LanguageIdf`]): the same for every build, so a document's samples and sketch do not
+    /// depend on what else its index holds.
+    pub fn builtin(lang: Lang) -> Idf {
+        let raw = match lang {
+            Lang::En => include_str!("../../../reference-corpus/en-idf.tsv"),
+            Lang::De => include_str!("../../../reference-corpus/de-idf.tsv"),
+        };
+        LanguageIdf::parse(raw)
+            .expect("built-in idf table is valid (tested)")
+            .idf()
+    }
+
+    /// A language's idf table from a word frequency list: [`LanguageIdf::from_word_frequencies`]
+    /// as an [`Idf`].
+    pub fn from_word_frequencies(
+        words: impl IntoIterator<Item = (String, f64)>,
+        analyzer: &Analyzer,
+        tokens: u32,
+        terms: usize,
+    ) -> Result<Idf> {
+        Ok(LanguageIdf::from_word_frequencies(words, "", analyzer, tokens, terms)?.idf())
+    }
+
     /// The idf of a term.
     #[inline]
     pub fn get(&self, h: u128) -> f32 {
@@ -212,6 +242,225 @@ impl Idf {
             ));
         }
         Ok(Idf::with_table(docs, default, table))
+    }
+}
+
+/// The nominal document length, in tokens (stopwords included), for which a language table
+/// estimates document frequencies: between the median lengths of the development sets (about
+/// 75 words for Wikipedia leads, 220–600 for READMEs, copyright files and man pages); 1,000
+/// measured no better.
+pub const LANGUAGE_IDF_TOKENS: u32 = 300;
+
+/// Terms in a language table: the most frequent content terms. Every index carries the table
+/// (5 bytes a term, 50 KB): as many as a build of 20,000 documents or more learns
+/// (`IDF_SAMPLE / 2 + 500`). They cover about 84% (en) and 69% (de) of wordfreq's content-term
+/// occurrences; 4,096 terms measured worse.
+pub const LANGUAGE_IDF_TERMS: usize = 10_000;
+
+/// A language's idf table with its terms, as `reference-corpus/<lang>-idf.tsv` holds it.
+///
+/// From word frequencies per token `f` (wordfreq's), the document frequency of a term in a
+/// document of `L` = `tokens` tokens is estimated as `df = 1 − exp(−f·L)` (occurrences as a
+/// Poisson process), and its idf is `ln(1 / df)`, quantised as [`Idf::from_df`] quantises.
+/// [`LanguageIdf::idf`] is the table the index stores; its `docs` is 0 (no documents counted).
+#[derive(Clone, Debug, PartialEq)]
+pub struct LanguageIdf {
+    /// The language (ISO 639-1 code).
+    pub lang: String,
+    /// The nominal document length `L` in tokens.
+    pub tokens: u32,
+    /// `round(16 · idf)` of a term not in the table.
+    pub default: u8,
+    /// `(term, round(16 · idf))`, most frequent first; no two terms share an [`idf_key`].
+    pub terms: Vec<(String, u8)>,
+    /// Free-text provenance lines (source, licence, command), kept as `#` comments.
+    pub provenance: Vec<String>,
+}
+
+impl LanguageIdf {
+    /// Builds a table from a word frequency list (e.g. wordfreq's, read by
+    /// `pocketdex_eval::wordfreq::read`): `(word, frequency per token)`, in any order.
+    ///
+    /// Each word goes through the index's term analysis: a word that is not exactly one word of
+    /// [`text::words`], or that is no content word or a stopword of `analyzer`, is skipped; the
+    /// frequencies of words that fold to the same term, and of terms with the same
+    /// [`idf_key`], add up (a key is listed under its most frequent term). The `terms` keys of
+    /// highest frequency are kept (ties by key). Every other term gets one default: the mean
+    /// idf of the left-out terms' occurrences, `Σ df·idf / Σ df` over them, as in
+    /// [`Idf::from_df`]. Sums run in a fixed order, so the table depends only on the list.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] when the list holds no content term or `tokens` is 0.
+    pub fn from_word_frequencies(
+        words: impl IntoIterator<Item = (String, f64)>,
+        lang: &str,
+        analyzer: &Analyzer,
+        tokens: u32,
+        terms: usize,
+    ) -> Result<LanguageIdf> {
+        if tokens == 0 {
+            return Err(Error::Invalid(
+                "the nominal document length must be at least 1 token".into(),
+            ));
+        }
+        // (term, frequency) per list entry, in an order of their own, so that sums do not
+        // depend on the list's order.
+        let mut entries: Vec<(String, f64)> = Vec::new();
+        for (word, freq) in words {
+            let mut w = text::words(&word);
+            let (Some(term), None) = (w.next(), w.next()) else {
+                continue;
+            };
+            if freq.is_finite()
+                && freq > 0.0
+                && text::is_content_word(&term)
+                && !analyzer.is_stopword(&term)
+            {
+                entries.push((term, freq));
+            }
+        }
+        entries.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(a.1.total_cmp(&b.1)));
+        let mut by_term: Vec<(String, f64)> = Vec::new();
+        for (term, f) in entries {
+            match by_term.last_mut() {
+                Some(last) if last.0 == term => last.1 += f,
+                _ => by_term.push((term, f)),
+            }
+        }
+        // Per key (in term order): the summed frequency and its most frequent term.
+        let mut by_key: BTreeMap<u32, (f64, String, f64)> = BTreeMap::new();
+        for (term, f) in by_term {
+            let e = by_key.entry(idf_key(term_hash(&term))).or_insert((
+                0.0,
+                String::new(),
+                f64::NEG_INFINITY,
+            ));
+            e.0 += f;
+            if f > e.2 {
+                (e.1, e.2) = (term, f);
+            }
+        }
+        if by_key.is_empty() {
+            return Err(Error::Invalid(
+                "the word list holds no content terms of the language".into(),
+            ));
+        }
+        let mut order: Vec<(u32, f64, String)> =
+            by_key.into_iter().map(|(k, (f, t, _))| (k, f, t)).collect();
+        order.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        let l = tokens as f64;
+        let df = |f: f64| -(-f * l).exp_m1();
+        let quant = |df: f64| {
+            ((1.0 / df).ln() as f32 * IDF_SCALE)
+                .round()
+                .clamp(1.0, 255.0) as u8
+        };
+        let (mut weighted, mut occurrences) = (0f64, 0f64);
+        for (_, f, _) in order.iter().skip(terms) {
+            let d = df(*f);
+            weighted += d * (1.0 / d).ln();
+            occurrences += d;
+        }
+        let default = if occurrences > 0.0 {
+            weighted / occurrences
+        } else {
+            // Nothing left out: a term as rare as the rarest listed one.
+            (1.0 / df(order.last().expect("not empty").1)).ln()
+        };
+        order.truncate(terms);
+        Ok(LanguageIdf {
+            lang: lang.to_string(),
+            tokens,
+            default: ((default as f32) * IDF_SCALE).round().clamp(1.0, 255.0) as u8,
+            terms: order
+                .into_iter()
+                .map(|(_, f, t)| (t, quant(df(f))))
+                .collect(),
+            provenance: Vec::new(),
+        })
+    }
+
+    /// The idf table an index stores: `docs` 0, the default and the terms by [`idf_key`].
+    pub fn idf(&self) -> Idf {
+        let mut table: Vec<(u32, u8)> = self
+            .terms
+            .iter()
+            .map(|(t, q)| (idf_key(term_hash(t)), *q))
+            .collect();
+        table.sort_unstable();
+        Idf::with_table(0, self.default as f32 / IDF_SCALE, table)
+    }
+
+    /// The table as text: `#` comments (`lang:`, `tokens:`, `default:` and provenance), then
+    /// `term<TAB>round(16 · idf)` lines, most frequent term first.
+    pub fn to_tsv(&self) -> String {
+        let mut out = format!("# pocketdex language idf table\n# lang: {}\n", self.lang);
+        for line in &self.provenance {
+            out.push_str(&format!("# {line}\n"));
+        }
+        out.push_str(&format!(
+            "# tokens: {}\n# default: {}\n",
+            self.tokens, self.default
+        ));
+        for (t, q) in &self.terms {
+            out.push_str(&format!("{t}\t{q}\n"));
+        }
+        out
+    }
+
+    /// Reads a table written by [`LanguageIdf::to_tsv`].
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] for a line that is not `term<TAB>quantum` (quantum 1–255), a term
+    /// that is listed twice or shares its key with another, or a missing `lang`, `tokens` or
+    /// `default` comment.
+    pub fn parse(raw: &str) -> Result<LanguageIdf> {
+        let (mut lang, mut tokens, mut default) = (None, None, None);
+        let mut provenance = Vec::new();
+        let mut terms = Vec::new();
+        let mut keys = std::collections::HashSet::new();
+        for (no, line) in raw.lines().enumerate() {
+            let bad = |what: &str| Error::Invalid(format!("idf table line {}: {what}", no + 1));
+            if let Some(comment) = line.strip_prefix('#') {
+                let comment = comment.trim();
+                if let Some(v) = comment.strip_prefix("lang:") {
+                    lang = Some(v.trim().to_string());
+                } else if let Some(v) = comment.strip_prefix("tokens:") {
+                    let v = v.trim().parse::<u32>().ok().filter(|&t| t > 0);
+                    tokens = Some(v.ok_or_else(|| bad("expected `# tokens: L`, L ≥ 1"))?);
+                } else if let Some(v) = comment.strip_prefix("default:") {
+                    let v = v.trim().parse::<u8>().ok().filter(|&q| q > 0);
+                    default = Some(v.ok_or_else(|| bad("expected `# default: 1–255`"))?);
+                } else if !comment.is_empty() && comment != "pocketdex language idf table" {
+                    provenance.push(comment.to_string());
+                }
+                continue;
+            }
+            if line.trim().is_empty() {
+                continue;
+            }
+            let (term, q) = line
+                .split_once('\t')
+                .ok_or_else(|| bad("expected `term<TAB>quantum`"))?;
+            let q = q
+                .trim()
+                .parse::<u8>()
+                .ok()
+                .filter(|&q| q > 0)
+                .ok_or_else(|| bad("the quantum must be a whole number from 1 to 255"))?;
+            if term.is_empty() || !keys.insert(idf_key(term_hash(term))) {
+                return Err(bad("empty term, or a term whose key is listed already"));
+            }
+            terms.push((term.to_string(), q));
+        }
+        let missing = |what: &str| Error::Invalid(format!("idf table has no `# {what}:` line"));
+        Ok(LanguageIdf {
+            lang: lang.ok_or_else(|| missing("lang"))?,
+            tokens: tokens.ok_or_else(|| missing("tokens"))?,
+            default: default.ok_or_else(|| missing("default"))?,
+            terms,
+            provenance,
+        })
     }
 }
 
@@ -417,6 +666,165 @@ mod tests {
         // One document: no term is common, every weight is the floor, not zero.
         let one = Idf::from_df(&HashMap::from([(5u32, 1u32)]), 1);
         assert_eq!(one.get(h(5)), 1.0 / IDF_SCALE);
+    }
+
+    /// Known answers: the built-in language tables (`reference-corpus/<lang>-idf.tsv`). A
+    /// change of a table, its parsing or the IDF encoding changes these ids, and with them
+    /// every index built with `--idf language`.
+    #[test]
+    fn builtin_idf_tables_are_pinned() {
+        for (lang, id, default, first) in [
+            (Lang::En, 0xa11f_af50_72b3_85ab_u64, 129u8, ("it's", 12u8)),
+            (Lang::De, 0x7a01_d729_3a38_531b, 132, ("mal", 13)),
+        ] {
+            let raw = match lang {
+                Lang::En => include_str!("../../../reference-corpus/en-idf.tsv"),
+                Lang::De => include_str!("../../../reference-corpus/de-idf.tsv"),
+            };
+            let t = LanguageIdf::parse(raw).unwrap();
+            assert_eq!(
+                (t.lang.as_str(), t.tokens, t.default, t.terms.len()),
+                (
+                    lang.code(),
+                    LANGUAGE_IDF_TOKENS,
+                    default,
+                    LANGUAGE_IDF_TERMS
+                )
+            );
+            assert_eq!((t.terms[0].0.as_str(), t.terms[0].1), first);
+            let idf = Idf::builtin(lang);
+            assert_eq!(idf.id(), id, "{lang:?}: {:016x}", idf.id());
+            assert_eq!((idf.docs, idf.len()), (0, LANGUAGE_IDF_TERMS));
+            assert_eq!(idf, t.idf());
+            // The text round-trips; every term is an index term of the language.
+            assert_eq!(LanguageIdf::parse(&t.to_tsv()).unwrap(), t);
+            let analyzer = Analyzer::for_lang(lang);
+            for (term, q) in &t.terms {
+                assert_eq!(analyzer.terms(term), [term.as_str()]);
+                assert_eq!(idf.quantum(term_hash(term)), *q as u16);
+            }
+            // The file stays small enough to review and to compile in.
+            assert!(raw.len() < 150_000, "{} bytes", raw.len());
+        }
+        let en = Idf::builtin(Lang::En);
+        let w = |t: &str| en.get(term_hash(t));
+        assert!(w("time") < w("planet") && w("planet") < w("jupiter"));
+        assert_eq!(w("jupiter"), en.default);
+        assert_eq!(w("xqzzyqx"), en.default);
+        let de = Idf::builtin(Lang::De);
+        assert!(de.get(term_hash("einfach")) < de.get(term_hash("verzeichnis")));
+    }
+
+    fn word_list() -> Vec<(String, f64)> {
+        [
+            ("the", 5e-2),  // a stopword: no index term
+            ("Time", 1e-3), // folds to "time" …
+            ("time", 5e-4), // … whose frequencies add up
+            ("planet", 1e-5),
+            ("orbit", 8e-6),
+            ("new york", 1e-4), // two words: not one term
+            ("1999", 1e-4),     // no letter: no index term
+            ("jupiter", 3e-6),
+            ("io", 1e-7),
+            ("ganymede", 1e-7),
+        ]
+        .iter()
+        .map(|&(w, f)| (w.to_string(), f))
+        .collect()
+    }
+
+    #[test]
+    fn language_idf_from_word_frequencies() {
+        let analyzer = Analyzer::new(["the".to_string()]);
+        let t = LanguageIdf::from_word_frequencies(word_list(), "en", &analyzer, 300, 4).unwrap();
+        let q = |f: f64| ((1.0 / -(-f * 300.0).exp_m1()).ln() as f32 * 16.0).round() as u8;
+        let want: Vec<(String, u8)> = [
+            ("time", q(1.5e-3)),
+            ("planet", q(1e-5)),
+            ("orbit", q(8e-6)),
+            ("jupiter", q(3e-6)),
+        ]
+        .iter()
+        .map(|&(t, q)| (t.to_string(), q))
+        .collect();
+        assert_eq!(t.terms, want);
+        assert!(want.windows(2).all(|w| w[0].1 < w[1].1), "{want:?}");
+        // Left out: "io" and "ganymede", equally rare: the default is their idf.
+        assert_eq!(t.default, q(1e-7));
+        let idf = t.idf();
+        assert_eq!(
+            idf,
+            Idf::from_word_frequencies(word_list(), &analyzer, 300, 4).unwrap()
+        );
+        assert_eq!(idf.get(term_hash("ganymede")), q(1e-7) as f32 / 16.0);
+        assert_eq!(idf.get(term_hash("the")), idf.default);
+        // Deterministic: the same table from the list in any order.
+        let mut reversed = word_list();
+        reversed.reverse();
+        let r = LanguageIdf::from_word_frequencies(reversed, "en", &analyzer, 300, 4).unwrap();
+        assert_eq!((r.terms, r.default), (t.terms.clone(), t.default));
+        // Nothing left out: the default is the idf of the rarest term.
+        let all =
+            LanguageIdf::from_word_frequencies(word_list(), "en", &analyzer, 300, 99).unwrap();
+        assert_eq!((all.terms.len(), all.default), (6, q(1e-7)));
+        // A longer nominal document: common terms weigh less.
+        let long =
+            LanguageIdf::from_word_frequencies(word_list(), "en", &analyzer, 3000, 4).unwrap();
+        assert!(long.terms[0].1 < t.terms[0].1);
+        for bad in [
+            LanguageIdf::from_word_frequencies(word_list(), "en", &analyzer, 0, 4),
+            LanguageIdf::from_word_frequencies(
+                vec![("the".to_string(), 0.1)],
+                "en",
+                &analyzer,
+                300,
+                4,
+            ),
+        ] {
+            assert!(matches!(bad, Err(Error::Invalid(_))), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn language_idf_parse_errors() {
+        let ok = "# lang: en\n# tokens: 300\n# default: 129\ntime\t13\nplanet\t99\n";
+        let t = LanguageIdf::parse(ok).unwrap();
+        assert_eq!(t.terms.len(), 2);
+        assert_eq!(LanguageIdf::parse(&t.to_tsv()).unwrap(), t);
+        for (bad, why) in [
+            ("# tokens: 300\n# default: 129\ntime\t13\n", "no `# lang:`"),
+            ("# lang: en\n# default: 129\ntime\t13\n", "no `# tokens:`"),
+            ("# lang: en\n# tokens: 300\ntime\t13\n", "no `# default:`"),
+            ("# lang: en\n# tokens: 0\n# default: 129\n", "tokens"),
+            ("# lang: en\n# tokens: 300\n# default: 0\n", "default"),
+            ("# lang: en\n# tokens: 300\n# default: 256\n", "default"),
+            (
+                "# lang: en\n# tokens: 300\n# default: 9\ntime 13\n",
+                "line 4",
+            ),
+            (
+                "# lang: en\n# tokens: 300\n# default: 9\ntime\t0\n",
+                "line 4",
+            ),
+            (
+                "# lang: en\n# tokens: 300\n# default: 9\ntime\t256\n",
+                "line 4",
+            ),
+            (
+                "# lang: en\n# tokens: 300\n# default: 9\ntime\tx\n",
+                "line 4",
+            ),
+            ("# lang: en\n# tokens: 300\n# default: 9\n\t7\n", "line 4"),
+            (
+                "# lang: en\n# tokens: 300\n# default: 9\na\t7\na\t8\n",
+                "line 5",
+            ),
+        ] {
+            match LanguageIdf::parse(bad) {
+                Err(Error::Invalid(e)) => assert!(e.contains(why), "{e} / {why}"),
+                other => panic!("{bad:?}: {other:?}"),
+            }
+        }
     }
 
     /// The sketch as §8.8 of index-format.md states it, one term and one bit at a time.

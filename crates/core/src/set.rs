@@ -1,0 +1,900 @@
+//! Index sets: a directory of immutable segment files (the index format with its set sections)
+//! and a manifest naming the live segments and the deleted documents, changed by one writer at a
+//! time and read as snapshots; and several index files queried as one.
+//!
+//! A writer never changes a file in place. It writes a new segment (temporary file, fsync,
+//! rename), then replaces the manifest the same way; a reader that opened the old manifest keeps
+//! its segments mapped. A crash at any step leaves the old manifest or the new one, and the next
+//! writer removes whatever no manifest names (`index-format.md` §15).
+
+use crate::builder::{IndexBuilder, Parts, StringList};
+use crate::error::{Error, Result};
+use crate::fingerprint::{Code, Fingerprint};
+use crate::hash;
+use crate::index::Index;
+use crate::query::{better, is_self, Hit, QueryOptions};
+use crate::BuildStats;
+use memmap2::Mmap;
+use std::fs::File;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// The manifest's file name in a set's directory: what makes a directory an index set.
+pub const MANIFEST: &str = "pocketdex-set.json";
+/// The zero-document index whose parameters, classes, stopwords, idf table and resolution every
+/// segment of the set shares.
+pub const SCHEMA: &str = "schema.pdx";
+/// The file a writer locks.
+const LOCK: &str = ".lock";
+/// The manifest format this build writes and reads.
+const MANIFEST_VERSION: u32 = 1;
+/// A merge joins the two newest segments while the older holds at most this many times the
+/// newer's live documents: segments then grow geometrically from newest to oldest, so `n` adds
+/// leave about log₂ n of them, and each document is rewritten about log₂ n times.
+const MERGE_RATIO: u64 = 2;
+
+/// True when `path` is an index set (a directory with a manifest).
+pub fn is_set(path: &Path) -> bool {
+    path.join(MANIFEST).is_file()
+}
+
+/// The manifest: the live segments, in order, with their deleted documents.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+struct Manifest {
+    /// Always "pocketdex-set".
+    format: String,
+    version: u32,
+    /// Increases with every change.
+    generation: u64,
+    /// The number of the next segment file.
+    next_segment: u64,
+    segments: Vec<SegmentEntry>,
+}
+
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+struct SegmentEntry {
+    /// File name in the set's directory.
+    file: String,
+    /// Documents in the file (deleted ones included).
+    docs: u32,
+    /// The file's whole-file checksum (its trailer), in hex: the file named is the file meant.
+    checksum: String,
+    /// Deleted documents of the file, ascending.
+    deleted: Vec<u32>,
+}
+
+/// The manifest file: the manifest and a checksum of its JSON, so that a damaged manifest is
+/// refused rather than read.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct ManifestFile {
+    manifest: Manifest,
+    checksum: String,
+}
+
+impl Manifest {
+    fn empty() -> Manifest {
+        Manifest {
+            format: "pocketdex-set".into(),
+            version: MANIFEST_VERSION,
+            generation: 0,
+            next_segment: 1,
+            segments: Vec::new(),
+        }
+    }
+
+    fn read(dir: &Path) -> Result<Manifest> {
+        let path = dir.join(MANIFEST);
+        let raw = std::fs::read(&path).map_err(|e| Error::io(&path, e))?;
+        let bad = |what: String| {
+            Error::format(format!(
+                "{}: {what}; restore the set from a backup",
+                path.display()
+            ))
+        };
+        let file: ManifestFile =
+            serde_json::from_slice(&raw).map_err(|e| bad(format!("not a manifest ({e})")))?;
+        let m = file.manifest;
+        if m.format != "pocketdex-set" {
+            return Err(bad("not a pocketdex set manifest".into()));
+        }
+        if m.version != MANIFEST_VERSION {
+            return Err(bad(format!(
+                "manifest version {} is not supported (this pocketdex reads version {MANIFEST_VERSION})",
+                m.version
+            )));
+        }
+        if file.checksum != hex(m.checksum()) {
+            return Err(bad("checksum mismatch".into()));
+        }
+        for s in &m.segments {
+            let plain = !s.file.contains(['/', '\\']) && s.file.ends_with(".pdx");
+            let ascending = s.deleted.windows(2).all(|w| w[0] < w[1]);
+            if !plain || !ascending || s.deleted.last().is_some_and(|&d| d >= s.docs) {
+                return Err(bad(format!("segment entry {} is inconsistent", s.file)));
+            }
+        }
+        Ok(m)
+    }
+
+    fn checksum(&self) -> u64 {
+        let json = serde_json::to_vec(self).expect("a manifest serializes");
+        hash::checksum(&json)
+    }
+
+    /// Writes the manifest atomically (temporary file, fsync, rename, fsync of the directory).
+    fn write(&self, dir: &Path) -> Result<()> {
+        let file = ManifestFile {
+            manifest: self.clone(),
+            checksum: hex(self.checksum()),
+        };
+        let mut json = serde_json::to_vec_pretty(&file).expect("a manifest serializes");
+        json.push(b'\n');
+        write_atomically(dir, &dir.join(MANIFEST), Step::ManifestWritten, |out| {
+            out.write_all(&json)?;
+            Ok(())
+        })
+    }
+
+    fn live_docs(&self) -> u64 {
+        self.segments
+            .iter()
+            .map(|s| (s.docs - s.deleted.len() as u32) as u64)
+            .sum()
+    }
+}
+
+fn hex(v: u64) -> String {
+    format!("{v:016x}")
+}
+
+/// The steps of a change at which the crash tests stop the process (`POCKETDEX_CRASH_AT`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Step {
+    /// A new file is written and synced under its temporary name.
+    SegmentWritten,
+    /// The new segment has its final name; the manifest does not name it yet.
+    SegmentRenamed,
+    /// The new manifest is written and synced under its temporary name.
+    ManifestWritten,
+    /// The new manifest is in place; files it no longer names are not yet removed.
+    Committed,
+}
+
+impl Step {
+    fn name(self) -> &'static str {
+        match self {
+            Step::SegmentWritten => "segment-written",
+            Step::SegmentRenamed => "segment-renamed",
+            Step::ManifestWritten => "manifest-written",
+            Step::Committed => "committed",
+        }
+    }
+
+    /// Ends the process abruptly (as `kill -9` would: no destructor, no cleanup) when the
+    /// environment variable `POCKETDEX_CRASH_AT` names this step: the crash-safety tests' hook.
+    fn reached(self) {
+        if std::env::var_os("POCKETDEX_CRASH_AT").is_some_and(|v| v == self.name()) {
+            std::process::abort();
+        }
+    }
+}
+
+/// Writes `path` by `write` into a temporary file in `dir`, fsync, rename, fsync of `dir`.
+fn write_atomically<T>(
+    dir: &Path,
+    path: &Path,
+    before_rename: Step,
+    write: impl FnOnce(&mut dyn Write) -> Result<T>,
+) -> Result<T> {
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".pocketdex-")
+        .suffix(".tmp")
+        .tempfile_in(dir)
+        .map_err(|e| Error::io(dir, e))?;
+    let out = {
+        let mut w = std::io::BufWriter::new(tmp.as_file_mut());
+        let out = write(&mut w)?;
+        w.flush().map_err(|e| Error::io(path, e))?;
+        out
+    };
+    tmp.as_file().sync_all().map_err(|e| Error::io(path, e))?;
+    before_rename.reached();
+    tmp.persist(path).map_err(|e| Error::io(path, e.error))?;
+    sync_dir(dir);
+    Ok(out)
+}
+
+fn sync_dir(dir: &Path) {
+    if let Ok(d) = File::open(dir) {
+        // Makes renames durable; not every platform can fsync a directory.
+        let _ = d.sync_all();
+    }
+}
+
+fn map(path: &Path) -> Result<Index<Mmap>> {
+    let file = File::open(path).map_err(|e| Error::io(path, e))?;
+    // SAFETY: segment files are never changed in place (writers create new files and rename
+    // them); `verify` checks every byte for those who need it.
+    let map = unsafe { Mmap::map(&file) }.map_err(|e| Error::io(path, e))?;
+    // Lookups read a few scattered bytes: read-ahead would page in what they never use.
+    #[cfg(unix)]
+    let _ = map.advise(memmap2::Advice::Random);
+    Index::open(map).map_err(|e| in_file(path, e))
+}
+
+/// An error about a file, with its path in the message.
+fn in_file(path: &Path, e: Error) -> Error {
+    match e {
+        Error::Io { path: None, source } => Error::io(path, source),
+        Error::Io { .. } => e,
+        other => Error::Invalid(format!("{}: {other}", path.display())),
+    }
+}
+
+/// The checksum in an index file's trailer.
+fn trailer_checksum(index: &Index<Mmap>) -> u64 {
+    let b: &[u8] = index.bytes();
+    u64::from_le_bytes(b[b.len() - 16..b.len() - 8].try_into().expect("8 bytes"))
+}
+
+/// One index of a set: a segment, or one of several files queried together.
+pub struct Part<D> {
+    /// The file's name (a segment's name in the set's directory, or the path given).
+    pub file: String,
+    /// The index.
+    pub index: Index<D>,
+    /// Its deleted documents, ascending.
+    deleted: Vec<u32>,
+}
+
+impl<D: AsRef<[u8]>> Part<D> {
+    /// True when document `doc` of this part was deleted.
+    pub fn is_deleted(&self, doc: u32) -> bool {
+        self.deleted.binary_search(&doc).is_ok()
+    }
+
+    /// Documents not deleted.
+    pub fn live_docs(&self) -> u64 {
+        self.index.doc_count() as u64 - self.deleted.len() as u64
+    }
+}
+
+/// A hit of a set query: which part, and the hit in it.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct SetHit {
+    /// The part (segment or file) the document is in, in set order.
+    pub part: usize,
+    /// The hit, with the document's number in its part.
+    pub hit: Hit,
+}
+
+/// The answer to a query of a set.
+#[derive(Clone, Debug, Default)]
+pub struct SetQueryResult {
+    /// Index terms in the query.
+    pub terms: u32,
+    /// Codes looked up in each part (summed over parts of different parameters).
+    pub lookups: usize,
+    /// Distinct live documents the codes found before ranking.
+    pub candidates: usize,
+    /// Hits, best first: by score, then collided groups, the query's own document, then set
+    /// order (part, then document number), which is the order of a single index of the same
+    /// documents.
+    pub hits: Vec<SetHit>,
+}
+
+/// Several indexes queried as one: an index set's snapshot, or index files given together.
+///
+/// When the parts share parameters, classes, stopwords, idf table and resolution (every set
+/// does; so do files built with the same language and `--expected-docs` or `--resolution`), a
+/// query answers exactly as one index of their live documents would: the same hits, scores and
+/// order (but for unknown codes slipping through a 16-bit check, with probability 2⁻¹⁶ per lookup).
+pub struct IndexSet<D = Mmap> {
+    parts: Vec<Part<D>>,
+    /// The set's directory, for a set.
+    dir: Option<PathBuf>,
+    generation: u64,
+}
+
+impl IndexSet<Mmap> {
+    /// Opens an index set's current snapshot: reads the manifest and maps its segments. A
+    /// segment removed by a concurrent merge between the two makes it read the new manifest.
+    pub fn open(dir: &Path) -> Result<IndexSet<Mmap>> {
+        let mut tries = 0;
+        loop {
+            let manifest = Manifest::read(dir)?;
+            match Self::open_manifest(dir, &manifest) {
+                Err(Error::Io { source, .. })
+                    if source.kind() == std::io::ErrorKind::NotFound && tries < 8 =>
+                {
+                    tries += 1;
+                    std::thread::sleep(std::time::Duration::from_millis(5 << tries));
+                }
+                other => return other,
+            }
+        }
+    }
+
+    fn open_manifest(dir: &Path, m: &Manifest) -> Result<IndexSet<Mmap>> {
+        Self::reopen(dir, m, Vec::new())
+    }
+
+    /// The snapshot of manifest `m`, taking the segments of `open` that it still names (a
+    /// writer's next snapshot maps only its new segments).
+    fn reopen(dir: &Path, m: &Manifest, open: Vec<Part<Mmap>>) -> Result<IndexSet<Mmap>> {
+        let mut open: std::collections::HashMap<String, Index<Mmap>> =
+            open.into_iter().map(|p| (p.file, p.index)).collect();
+        let mut parts = Vec::with_capacity(m.segments.len());
+        for s in &m.segments {
+            if let Some(index) = open.remove(&s.file) {
+                parts.push(Part {
+                    file: s.file.clone(),
+                    index,
+                    deleted: s.deleted.clone(),
+                });
+                continue;
+            }
+            let path = dir.join(&s.file);
+            let index = map(&path)?;
+            if !index.is_segment()
+                || hex(trailer_checksum(&index)) != s.checksum
+                || index.doc_count() != s.docs
+            {
+                return Err(Error::format(format!(
+                    "{}: not the segment the manifest names (other checksum or size); restore the set from a backup",
+                    path.display()
+                )));
+            }
+            parts.push(Part {
+                file: s.file.clone(),
+                index,
+                deleted: s.deleted.clone(),
+            });
+        }
+        Ok(IndexSet {
+            parts,
+            dir: Some(dir.to_path_buf()),
+            generation: m.generation,
+        })
+    }
+
+    /// Opens index files (each a plain index or a segment) to be queried as one, in the order
+    /// given.
+    pub fn open_files(paths: &[PathBuf]) -> Result<IndexSet<Mmap>> {
+        let parts = paths
+            .iter()
+            .map(|p| Ok((p.display().to_string(), map(p)?)))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(IndexSet::from_indexes(parts))
+    }
+}
+
+impl<D: AsRef<[u8]>> IndexSet<D> {
+    /// Indexes (with a name each, e.g. their paths) queried as one, in this order.
+    pub fn from_indexes(indexes: Vec<(String, Index<D>)>) -> IndexSet<D> {
+        IndexSet {
+            parts: indexes
+                .into_iter()
+                .map(|(file, index)| Part {
+                    file,
+                    index,
+                    deleted: Vec::new(),
+                })
+                .collect(),
+            dir: None,
+            generation: 0,
+        }
+    }
+
+    /// This set and then `other`'s parts, queried as one (no longer one set's snapshot).
+    pub fn join(mut self, other: IndexSet<D>) -> IndexSet<D> {
+        self.parts.extend(other.parts);
+        self.dir = None;
+        self.generation = 0;
+        self
+    }
+
+    /// The parts (segments or files), in set order.
+    pub fn parts(&self) -> &[Part<D>] {
+        &self.parts
+    }
+
+    /// The set's directory, when this is an index set.
+    pub fn dir(&self) -> Option<&Path> {
+        self.dir.as_deref()
+    }
+
+    /// The manifest generation of this snapshot (0 for files opened together).
+    pub fn generation(&self) -> u64 {
+        self.generation
+    }
+
+    /// Live (not deleted) documents.
+    pub fn live_docs(&self) -> u64 {
+        self.parts.iter().map(Part::live_docs).sum()
+    }
+
+    /// The name of document `doc` of part `part`.
+    pub fn name(&self, part: usize, doc: u32) -> Option<std::borrow::Cow<'_, str>> {
+        self.parts.get(part)?.index.name(doc)
+    }
+
+    /// The title of document `doc` of part `part`.
+    pub fn title(&self, part: usize, doc: u32) -> Option<std::borrow::Cow<'_, str>> {
+        self.parts.get(part)?.index.title(doc)
+    }
+
+    /// The live document with this id: its part and number.
+    pub fn find(&self, id: &str) -> Option<(usize, u32)> {
+        self.parts.iter().enumerate().rev().find_map(|(i, p)| {
+            p.index
+                .find(id)
+                .filter(|&d| !p.is_deleted(d))
+                .map(|d| (i, d))
+        })
+    }
+
+    /// Checks every byte of every part ([`Index::verify`]) and that every deleted document
+    /// exists.
+    pub fn verify(&self) -> Result<()> {
+        for p in &self.parts {
+            let doc_count = p.index.doc_count();
+            p.index
+                .verify()
+                .map_err(|e| Error::Invalid(format!("{}: {e}", p.file)))?;
+            if p.deleted.last().is_some_and(|&d| d >= doc_count) {
+                return Err(Error::format(format!(
+                    "{}: a deleted document is out of range",
+                    p.file
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// Finds the live documents that are near copies of `text` in every part.
+    pub fn query(&self, text: &str, opts: &QueryOptions) -> SetQueryResult {
+        self.query_with(opts, |index| {
+            let fp = index.fingerprinter().fingerprint_query(text);
+            let sketch = fp.sketch().to_vec();
+            (fp, sketch)
+        })
+    }
+
+    /// Finds the live documents that are near copies of a fingerprinted document (see
+    /// [`Index::query_fingerprint`]).
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] when the fingerprint was made with other parameters, classes or
+    /// stopwords than a part's.
+    pub fn query_fingerprint(
+        &self,
+        fp: &Fingerprint,
+        opts: &QueryOptions,
+    ) -> Result<SetQueryResult> {
+        for p in &self.parts {
+            if !p.index.fingerprinter().made(fp) {
+                return Err(Error::Invalid(format!(
+                    "{}: the fingerprint was made with other parameters, classes or stopwords than this index's",
+                    p.file
+                )));
+            }
+        }
+        Ok(self.query_with(opts, |index| {
+            let sketch = index.sketch_for(fp);
+            (fp.clone(), sketch)
+        }))
+    }
+
+    /// The one set query path: a part fingerprints the query (or reuses the previous part's
+    /// fingerprint when they share parameters, idf table and resolution), its live candidates
+    /// are scored, and all hits are ordered as one index would order them.
+    fn query_with(
+        &self,
+        opts: &QueryOptions,
+        fingerprint: impl Fn(&Index<D>) -> (Fingerprint, Vec<u64>),
+    ) -> SetQueryResult {
+        let mut out = SetQueryResult::default();
+        let mut hits: Vec<SetHit> = Vec::new();
+        let mut last: Option<(u64, Fingerprint, Vec<u64>, Vec<Code>)> = None;
+        for (i, p) in self.parts.iter().enumerate() {
+            let key = p.index.schema_key();
+            if last.as_ref().is_none_or(|l| l.0 != key) {
+                let (fp, sketch) = fingerprint(&p.index);
+                let probes = p.index.probes(&fp, opts);
+                // Parts that share the probes share their lookups' count: a set reports what
+                // one index of its documents would.
+                out.lookups += probes.len();
+                last = Some((key, fp, sketch, probes));
+            }
+            let (_, fp, sketch, probes) = last.as_ref().expect("set above");
+            out.terms = fp.terms;
+            let (candidates, found) = p
+                .index
+                .candidates(probes, sketch, opts.threshold, |d| p.is_deleted(d));
+            out.candidates += candidates;
+            hits.extend(found.into_iter().map(|hit| SetHit { part: i, hit }));
+        }
+        let own = |h: &SetHit| {
+            opts.self_name
+                .as_deref()
+                .is_some_and(|q| self.name(h.part, h.hit.doc).is_some_and(|n| is_self(q, &n)))
+        };
+        hits.sort_by(|a, b| {
+            better(&a.hit, &b.hit)
+                .then_with(|| own(b).cmp(&own(a)))
+                .then((a.part, a.hit.doc).cmp(&(b.part, b.hit.doc)))
+        });
+        hits.truncate(opts.top);
+        out.hits = hits;
+        out
+    }
+}
+
+/// What a change to a set did.
+#[derive(Clone, Debug, Default, serde::Serialize)]
+pub struct Change {
+    /// Documents added.
+    pub added: u64,
+    /// Documents deleted (replaced ones included).
+    pub deleted: u64,
+    /// Segments merged away by the merge policy or a merge.
+    pub merged: u64,
+    /// Segments after the change.
+    pub segments: u64,
+    /// Live documents after the change.
+    pub live_docs: u64,
+    /// The manifest generation after the change.
+    pub generation: u64,
+}
+
+/// The one writer of an index set: holds the set's lock while it lives.
+pub struct SetWriter {
+    dir: PathBuf,
+    /// Held for the writer's lifetime (an OS lock, released when the file closes, also on a
+    /// crash).
+    _lock: File,
+    manifest: Manifest,
+    schema: Index<Mmap>,
+    /// The current snapshot, kept in step with the manifest.
+    set: IndexSet<Mmap>,
+}
+
+impl SetWriter {
+    /// Opens an existing set for writing: takes its lock (waits for it when `wait`, else fails
+    /// with [`Error::Busy`]), then removes files a crashed writer left (temporary files, segments
+    /// no manifest names).
+    pub fn open(dir: &Path, wait: bool) -> Result<SetWriter> {
+        if !is_set(dir) {
+            return Err(Error::Invalid(format!(
+                "{} is not an index set (no {MANIFEST}); create one with `pocketdex add {} DOC...`",
+                dir.display(),
+                dir.display()
+            )));
+        }
+        let lock = lock(dir, wait)?;
+        let manifest = Manifest::read(dir)?;
+        let schema = map(&dir.join(SCHEMA))?;
+        let set = IndexSet::open_manifest(dir, &manifest)?;
+        let w = SetWriter {
+            dir: dir.to_path_buf(),
+            _lock: lock,
+            manifest,
+            schema,
+            set,
+        };
+        w.collect_garbage();
+        Ok(w)
+    }
+
+    /// Creates a set at `dir` (a new or empty directory) whose documents get the codes and
+    /// sketches `schema` gives them. `schema` must be empty and fix both its idf table
+    /// ([`IndexBuilder::with_idf`]) and its resolution ([`Params::resolution`](crate::Params)):
+    /// nothing about a set may depend on which documents came first.
+    pub fn create(dir: &Path, schema: IndexBuilder) -> Result<SetWriter> {
+        if !schema.is_empty() || !schema.is_fixed() {
+            return Err(Error::Invalid(
+                "an index set's schema must be an empty builder with a fixed idf table and resolution".into(),
+            ));
+        }
+        if dir.exists() {
+            let mut entries = std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))?;
+            if entries.next().is_some() {
+                return Err(Error::Invalid(format!(
+                    "{} exists and is not an index set; give a new or empty directory",
+                    dir.display()
+                )));
+            }
+        }
+        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        let lock = lock(dir, false)?;
+        // The schema first, then the manifest that makes the directory a set.
+        write_atomically(dir, &dir.join(SCHEMA), Step::SegmentWritten, |out| {
+            schema.finish(out).map(|_| ())
+        })?;
+        let manifest = Manifest::empty();
+        manifest.write(dir)?;
+        let schema = map(&dir.join(SCHEMA))?;
+        Ok(SetWriter {
+            dir: dir.to_path_buf(),
+            _lock: lock,
+            set: IndexSet::open_manifest(dir, &manifest)?,
+            manifest,
+            schema,
+        })
+    }
+
+    /// The set as it is now.
+    pub fn set(&self) -> &IndexSet<Mmap> {
+        &self.set
+    }
+
+    /// The schema: the empty index whose parameters every segment shares.
+    pub fn schema(&self) -> &Index<Mmap> {
+        &self.schema
+    }
+
+    /// A builder for documents to add: the set's parameters, classes, stopwords, idf table and
+    /// resolution. Fingerprint with its [`IndexBuilder::fingerprinter`] on any thread.
+    pub fn builder(&self) -> IndexBuilder {
+        IndexBuilder::like(&self.schema).with_set_sections()
+    }
+
+    /// Adds the documents of `builder` (from [`SetWriter::builder`]) as one new segment, then
+    /// merges segments as the merge policy asks. Ids must be unique: an id already live in the
+    /// set is refused ([`Error::DuplicateId`]) unless `replace`, which deletes the old document
+    /// in the same step. Nothing is changed when it fails.
+    pub fn add(&mut self, builder: IndexBuilder, replace: bool) -> Result<Change> {
+        let mut change = Change::default();
+        if builder.is_empty() {
+            return Ok(self.summary(change));
+        }
+        // Ids unique within the batch and, unless replaced, new to the set.
+        let mut seen = std::collections::HashSet::new();
+        let mut replaced: Vec<(usize, u32)> = Vec::new();
+        for name in builder.names() {
+            if !seen.insert(name) {
+                return Err(Error::DuplicateId { id: name.into() });
+            }
+            if let Some(at) = self.set.find(name) {
+                if !replace {
+                    return Err(Error::DuplicateId { id: name.into() });
+                }
+                replaced.push(at);
+            }
+        }
+        change.added = builder.len() as u64;
+        change.deleted = replaced.len() as u64;
+        let mut m = self.manifest.clone();
+        for (part, doc) in replaced {
+            insert_sorted(&mut m.segments[part].deleted, doc);
+        }
+        let entry = self.write_segment(&mut m, |out| builder.finish(out))?;
+        m.segments.push(entry);
+        self.commit(m)?;
+        change.merged = self.apply_merge_policy()?;
+        Ok(self.summary(change))
+    }
+
+    /// Deletes the live documents with these ids; returns, per id, whether it was found.
+    pub fn delete<S: AsRef<str>>(&mut self, ids: &[S]) -> Result<(Vec<bool>, Change)> {
+        let mut m = self.manifest.clone();
+        let mut found = Vec::with_capacity(ids.len());
+        let mut change = Change::default();
+        for id in ids {
+            let at = self.set.find(id.as_ref());
+            if let Some((part, doc)) = at {
+                if insert_sorted(&mut m.segments[part].deleted, doc) {
+                    change.deleted += 1;
+                }
+            }
+            found.push(at.is_some());
+        }
+        if change.deleted > 0 {
+            self.commit(m)?;
+        }
+        Ok((found, self.summary(change)))
+    }
+
+    /// Merges every segment into one, dropping deleted documents (nothing to do for a set of
+    /// one segment without deletions).
+    pub fn merge_all(&mut self) -> Result<Change> {
+        let mut change = Change::default();
+        let n = self.manifest.segments.len();
+        let clean = n == 1 && self.manifest.segments[0].deleted.is_empty();
+        if n > 0 && !clean {
+            self.merge_range(0..n)?;
+            change.merged = n as u64;
+        }
+        Ok(self.summary(change))
+    }
+
+    /// Writes the live documents as one plain index file (no set sections): an index to ship.
+    /// The file is what `build` writes for the same documents with the set's parameters.
+    pub fn export(&self, path: &Path) -> Result<BuildStats> {
+        let parts = self.parts_of(0..self.set.parts.len(), false);
+        let dir = match path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => Path::new("."),
+        };
+        write_atomically(dir, path, Step::SegmentWritten, |out| parts.write(out))
+    }
+
+    fn summary(&self, mut change: Change) -> Change {
+        change.segments = self.manifest.segments.len() as u64;
+        change.live_docs = self.manifest.live_docs();
+        change.generation = self.manifest.generation;
+        change
+    }
+
+    /// Writes a new segment file by `write` and returns its manifest entry (not yet committed).
+    fn write_segment(
+        &self,
+        m: &mut Manifest,
+        write: impl FnOnce(&mut dyn Write) -> Result<BuildStats>,
+    ) -> Result<SegmentEntry> {
+        let file = format!("seg-{:08}.pdx", m.next_segment);
+        m.next_segment += 1;
+        let path = self.dir.join(&file);
+        write_atomically(&self.dir, &path, Step::SegmentWritten, write)?;
+        Step::SegmentRenamed.reached();
+        let index = map(&path)?;
+        Ok(SegmentEntry {
+            file,
+            docs: index.doc_count(),
+            checksum: hex(trailer_checksum(&index)),
+            deleted: Vec::new(),
+        })
+    }
+
+    /// Replaces the manifest by `m` and opens the new snapshot; removes files no longer named.
+    fn commit(&mut self, mut m: Manifest) -> Result<()> {
+        m.generation += 1;
+        m.write(&self.dir)?;
+        Step::Committed.reached();
+        let old = std::mem::take(&mut self.set.parts);
+        self.set = IndexSet::reopen(&self.dir, &m, old)?;
+        self.manifest = m;
+        self.collect_garbage();
+        Ok(())
+    }
+
+    /// Merges the two newest segments while the older holds at most [`MERGE_RATIO`] times the
+    /// newer's live documents; returns how many segments were merged away.
+    fn apply_merge_policy(&mut self) -> Result<u64> {
+        let mut merged = 0;
+        loop {
+            let s = &self.manifest.segments;
+            let n = s.len();
+            if n < 2 {
+                return Ok(merged);
+            }
+            let live = |e: &SegmentEntry| (e.docs as u64 - e.deleted.len() as u64).max(1);
+            if live(&s[n - 2]) > MERGE_RATIO * live(&s[n - 1]) {
+                return Ok(merged);
+            }
+            self.merge_range(n - 2..n)?;
+            merged += 1;
+        }
+    }
+
+    /// Replaces the adjacent segments `range` by one holding their live documents, in order.
+    fn merge_range(&mut self, range: std::ops::Range<usize>) -> Result<()> {
+        let parts = self.parts_of(range.clone(), true);
+        let mut m = self.manifest.clone();
+        let entry = self.write_segment(&mut m, |out| parts.write(out))?;
+        m.segments.splice(range, [entry]);
+        self.commit(m)
+    }
+
+    /// The live documents of parts `range`, in order, ready to be written as one index.
+    fn parts_of(&self, range: std::ops::Range<usize>, set_sections: bool) -> Parts {
+        let f = self.schema.fingerprinter().clone();
+        let words = f.params().sketch_words as usize;
+        let mut names = StringList::default();
+        let mut titles = StringList::default();
+        let mut has_titles = false;
+        let mut sketches = Vec::new();
+        let mut refs = Vec::new();
+        for p in &self.set.parts[range] {
+            let base = names.len() as u32;
+            // New numbers of the part's live documents.
+            let mut renumber = vec![u32::MAX; p.index.doc_count() as usize];
+            let mut next = base;
+            for (d, slot) in renumber.iter_mut().enumerate() {
+                let d = d as u32;
+                if p.is_deleted(d) {
+                    continue;
+                }
+                *slot = next;
+                next += 1;
+                names.push(&p.index.name(d).unwrap_or_default());
+                let t = p.index.title(d).unwrap_or_default();
+                has_titles |= !t.is_empty();
+                titles.push(&t);
+                sketches.extend(p.index.sketch_words(d).into_iter().flatten().take(words));
+            }
+            let codes = p
+                .index
+                .codes()
+                .expect("every segment has CODES (checked on open)");
+            refs.extend(
+                codes
+                    .filter(|&(d, _)| renumber[d as usize] != u32::MAX)
+                    .map(|(d, k)| (k, renumber[d as usize])),
+            );
+        }
+        Parts {
+            fingerprinter: f,
+            lang: self.schema.meta().lang.clone(),
+            names,
+            titles: has_titles.then_some(titles),
+            sketches,
+            refs,
+            resolution: self.schema.resolution(),
+            set_sections,
+            paths: Default::default(),
+        }
+    }
+
+    /// Removes temporary files and segment files the manifest does not name (left by a crash;
+    /// or replaced by a merge). Readers that mapped them keep their maps; a reader between
+    /// reading the manifest and mapping its segments retries with the new manifest.
+    fn collect_garbage(&self) {
+        let Ok(entries) = std::fs::read_dir(&self.dir) else {
+            return;
+        };
+        let live: std::collections::HashSet<&str> = self
+            .manifest
+            .segments
+            .iter()
+            .map(|s| s.file.as_str())
+            .collect();
+        for e in entries.flatten() {
+            let name = e.file_name();
+            let Some(name) = name.to_str() else { continue };
+            let orphan_segment =
+                name.starts_with("seg-") && name.ends_with(".pdx") && !live.contains(name);
+            let tmp = name.starts_with(".pocketdex-") && name.ends_with(".tmp");
+            if orphan_segment || tmp {
+                let _ = std::fs::remove_file(e.path());
+            }
+        }
+    }
+}
+
+/// Inserts `v` into the ascending `list`; false when it was there.
+fn insert_sorted(list: &mut Vec<u32>, v: u32) -> bool {
+    match list.binary_search(&v) {
+        Ok(_) => false,
+        Err(i) => {
+            list.insert(i, v);
+            true
+        }
+    }
+}
+
+/// Takes the set's writer lock.
+fn lock(dir: &Path, wait: bool) -> Result<File> {
+    let path = dir.join(LOCK);
+    let file = File::options()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(|e| Error::io(&path, e))?;
+    if wait {
+        file.lock().map_err(|e| Error::io(&path, e))?;
+    } else {
+        match file.try_lock() {
+            Ok(()) => {}
+            Err(std::fs::TryLockError::WouldBlock) => {
+                return Err(Error::Busy {
+                    path: dir.to_path_buf(),
+                })
+            }
+            Err(std::fs::TryLockError::Error(e)) => return Err(Error::io(&path, e)),
+        }
+    }
+    Ok(file)
+}

@@ -1,0 +1,101 @@
+//! The read–fingerprint–skip loop of the commands that take documents into an index set (`add`,
+//! `check`): inputs read and fingerprinted on every core, handed over in input order, skips and
+//! invalid UTF-8 counted and reported the way `build` reports them.
+
+use super::util;
+use pocketdex::corpus::{self, Document, Item, Skipped};
+use pocketdex::fingerprint::{Fingerprint, Fingerprinter};
+
+/// What was read besides the documents handed over.
+#[derive(Default)]
+pub struct Summary {
+    /// Documents handed over.
+    pub docs: u64,
+    /// Bytes of their text.
+    pub bytes: u64,
+    /// Inputs skipped (empty, binary, unreadable, bad JSON).
+    pub skipped: Vec<Skipped>,
+    /// Documents with invalid UTF-8, and the sequences replaced.
+    pub invalid: (u64, u64),
+}
+
+impl Summary {
+    /// Reports skips and invalid UTF-8 on stderr (at most 10 skips unless `verbose`).
+    pub fn report(&self, verbose: bool) {
+        let shown = if verbose {
+            self.skipped.len()
+        } else {
+            self.skipped.len().min(10)
+        };
+        for s in &self.skipped[..shown] {
+            eprintln!("skipped {}: {}", s.id, s.reason);
+        }
+        if shown < self.skipped.len() {
+            eprintln!(
+                "… and {} more skipped (--verbose lists all)",
+                self.skipped.len() - shown
+            );
+        }
+        if self.invalid.0 > 0 {
+            eprintln!(
+                "warning: {} documents had invalid UTF-8 ({} sequences replaced by U+FFFD)",
+                self.invalid.0, self.invalid.1
+            );
+        }
+    }
+
+    /// True when an input could not be read at all (not merely empty or binary).
+    pub fn had_errors(&self) -> bool {
+        self.skipped.iter().any(|s| s.kind.is_error())
+    }
+}
+
+/// Reads `inputs` (directories, files, `.jsonl`, `-`), fingerprints each document with `f` on
+/// every core, and calls `each` with them in input order.
+pub fn fingerprinted(
+    inputs: &[String],
+    f: &Fingerprinter,
+    quiet: bool,
+    what: &str,
+    mut each: impl FnMut(Document, Fingerprint) -> pocketdex::Result<()>,
+) -> anyhow::Result<Summary> {
+    let sources = corpus::sources(inputs)?;
+    let bar = util::input_progress(&sources, quiet, what);
+    let mut summary = Summary::default();
+    corpus::for_each_batch(
+        &sources,
+        512,
+        |item| match item {
+            Item::Doc(d) => {
+                let fp = f.fingerprint(&d.text);
+                Ok((d, fp))
+            }
+            Item::Skipped(s) => Err(s),
+        },
+        |n| {
+            if bar.length().is_some() {
+                bar.inc_length(n)
+            }
+        },
+        |batch: Vec<Result<(Document, Fingerprint), Skipped>>| {
+            for item in batch {
+                bar.inc(1);
+                match item {
+                    Ok((d, fp)) => {
+                        if d.invalid_utf8 > 0 {
+                            summary.invalid.0 += 1;
+                            summary.invalid.1 += d.invalid_utf8 as u64;
+                        }
+                        summary.docs += 1;
+                        summary.bytes += d.text.len() as u64;
+                        each(d, fp)?;
+                    }
+                    Err(s) => summary.skipped.push(s),
+                }
+            }
+            Ok(())
+        },
+    )?;
+    bar.finish_and_clear();
+    Ok(summary)
+}

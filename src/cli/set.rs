@@ -1,0 +1,557 @@
+//! `pocketdex add`, `delete`, `check` and `merge`: keeping an index set up to date.
+
+use super::ingest;
+use super::util;
+use anyhow::Context;
+use pocketdex::fingerprint::Resolution;
+use pocketdex::sketch::estimate_similarity;
+use pocketdex::{Change, IndexSet, Lang, Params, QueryOptions, SetWriter};
+use serde_json::json;
+use std::io::{BufRead, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Instant;
+
+/// Where a set comes from and how to wait for its lock (shared by the writing commands).
+#[derive(clap::Args, Debug)]
+pub struct WriterArgs {
+    /// Wait for another process changing the set to finish, instead of failing.
+    #[arg(long)]
+    wait: bool,
+}
+
+/// What a new set is made with (used only when INDEX does not exist yet).
+#[derive(clap::Args, Debug)]
+pub struct CreateArgs {
+    /// Language of the documents (a new set only): stopwords, reference distribution and idf.
+    #[arg(long, value_parser = crate::cli::util::lang(), help_heading = "A new set")]
+    lang: Option<Lang>,
+    /// The size the set will grow to (a new set only): codes are made as specific as a
+    /// collection of N documents needs, and stay so for the set's life [default: 1000000].
+    #[arg(long, value_name = "N", help_heading = "A new set")]
+    expected_docs: Option<u64>,
+    /// Where the set's idf table comes from (a new set only): `language` (the built-in table of
+    /// --lang) or an index FILE.pdx whose table is copied, e.g. one built from a representative
+    /// part of the collection, so that its boilerplate weighs little [default: language].
+    #[arg(long, value_name = "language|FILE.pdx", value_parser = util::IdfSource::parse,
+          help_heading = "A new set")]
+    idf: Option<util::IdfSource>,
+}
+
+impl CreateArgs {
+    /// Opens the set at `path` for writing, or creates it when nothing is there.
+    fn open_or_create(&self, path: &Path, w: &WriterArgs) -> anyhow::Result<(SetWriter, bool)> {
+        if path.is_file() {
+            anyhow::bail!(
+                "{} is an index file, which never changes; keep documents that change in an index set (a directory): `pocketdex add SET DOC...`, then `pocketdex merge SET -o FILE.pdx` to ship one file",
+                path.display()
+            );
+        }
+        if pocketdex::is_set(path) {
+            let writer = SetWriter::open(path, w.wait)
+                .with_context(|| format!("opening {}", path.display()))?;
+            let meta = writer.schema().meta();
+            if let Some(lang) = self.lang {
+                if lang.code() != meta.lang {
+                    anyhow::bail!(
+                        "{} holds documents in language {}, not {}; --lang applies when a set is created",
+                        path.display(),
+                        meta.lang,
+                        lang.code()
+                    );
+                }
+            }
+            if self.idf.is_some() {
+                anyhow::bail!(
+                    "{} has its idf table; --idf applies when a set is created",
+                    path.display()
+                );
+            }
+            if let Some(n) = self.expected_docs {
+                if Resolution::for_docs(n) != writer.schema().resolution() {
+                    anyhow::bail!(
+                        "{} was created for another size (its codes' resolution is fixed); --expected-docs applies when a set is created",
+                        path.display()
+                    );
+                }
+            }
+            return Ok((writer, false));
+        }
+        let lang = self.lang.unwrap_or(Lang::En);
+        let params = Params {
+            resolution: Some(Resolution::for_docs(
+                self.expected_docs.unwrap_or(1_000_000),
+            )),
+            ..Params::default()
+        };
+        let idf = self.idf.clone().unwrap_or(util::IdfSource::Language);
+        if idf == util::IdfSource::Collection {
+            anyhow::bail!("a set cannot learn its idf table from the documents that come first; give --idf language or an index file");
+        }
+        let schema = util::index_builder(lang, params, &idf)?;
+        let writer = SetWriter::create(path, schema)
+            .with_context(|| format!("creating the index set {}", path.display()))?;
+        Ok((writer, true))
+    }
+}
+
+/// Add documents to an index set, as one new segment.
+///
+/// INDEX is an index set: a directory holding segment files and a manifest. It is created when
+/// it does not exist (with --lang and --expected-docs, fixed for its life). INPUT is what
+/// `build` takes: directories, files, .jsonl files, or - (JSON Lines on stdin).
+///
+/// Document ids are unique in a set: adding an id the set holds fails and changes nothing,
+/// unless --replace, which deletes the old document in the same step. The change is atomic and
+/// durable when the command returns: a crash leaves the set as it was before or after. Segments
+/// are merged as they accumulate (about log₂ of the number of adds remain).
+///
+/// Example:
+///   pocketdex add archive.set samples/wiki-en
+///   pocketdex check archive.set submission.txt --add
+#[derive(clap::Args, Debug)]
+pub struct AddArgs {
+    /// The index set (a directory; created when missing).
+    #[arg(value_name = "INDEX")]
+    index: PathBuf,
+    /// Directories, files, .jsonl files, or - (JSON Lines on stdin).
+    #[arg(required = true, value_name = "INPUT")]
+    inputs: Vec<String>,
+    /// Replace documents whose id the set already holds (default: refuse and change nothing).
+    #[arg(long)]
+    replace: bool,
+    #[command(flatten)]
+    create: CreateArgs,
+    #[command(flatten)]
+    writer: WriterArgs,
+    /// List every skipped input.
+    #[arg(short, long)]
+    verbose: bool,
+    /// No summary on stderr.
+    #[arg(short, long)]
+    quiet: bool,
+}
+
+pub fn add(args: AddArgs) -> anyhow::Result<ExitCode> {
+    let start = Instant::now();
+    let (mut writer, created) = args.create.open_or_create(&args.index, &args.writer)?;
+    let mut builder = writer.builder();
+    let f = builder.fingerprinter().clone();
+    let summary = ingest::fingerprinted(&args.inputs, &f, args.quiet, "adding", |d, fp| {
+        builder
+            .add_fingerprint(&d.id, d.title.as_deref(), fp)
+            .map(|_| ())
+    })?;
+    if !args.quiet {
+        summary.report(args.verbose);
+    }
+    if summary.docs == 0 {
+        anyhow::bail!(
+            "no documents to add ({} inputs skipped); {} is unchanged",
+            summary.skipped.len(),
+            args.index.display()
+        );
+    }
+    let change = writer
+        .add(builder, args.replace)
+        .with_context(|| format!("adding to {}", args.index.display()))?;
+    if !args.quiet {
+        eprintln!(
+            "{} {} ({} of text) in {:.2} s{}; {}",
+            if created {
+                "created the set with"
+            } else {
+                "added"
+            },
+            plural(change.added, "document"),
+            util::size(summary.bytes),
+            start.elapsed().as_secs_f64(),
+            if change.deleted > 0 {
+                format!(", replacing {}", change.deleted)
+            } else {
+                String::new()
+            },
+            state(&args.index, &change)
+        );
+    }
+    Ok(if summary.had_errors() {
+        ExitCode::from(2)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn plural(n: u64, what: &str) -> String {
+    format!("{n} {what}{}", if n == 1 { "" } else { "s" })
+}
+
+fn state(path: &Path, c: &Change) -> String {
+    format!(
+        "{} now holds {} in {} (generation {})",
+        path.display(),
+        plural(c.live_docs, "document"),
+        plural(c.segments, "segment"),
+        c.generation
+    )
+}
+
+/// Delete documents from an index set by id: they never appear in hits again (`merge` drops
+/// their bytes).
+///
+/// ID - reads ids from stdin, one per line. Exit status: 0 when every id was found and
+/// deleted, 1 when some were not in the set (the others are deleted), 2 on error.
+#[derive(clap::Args, Debug)]
+pub struct DeleteArgs {
+    /// The index set.
+    #[arg(value_name = "INDEX")]
+    index: PathBuf,
+    /// Document ids as `query` shows them, or - (one per line on stdin).
+    #[arg(required = true, value_name = "ID")]
+    ids: Vec<String>,
+    #[command(flatten)]
+    writer: WriterArgs,
+    /// No summary on stderr.
+    #[arg(short, long)]
+    quiet: bool,
+}
+
+pub fn delete(args: DeleteArgs) -> anyhow::Result<ExitCode> {
+    let mut ids = Vec::new();
+    for id in &args.ids {
+        if id == "-" {
+            for line in std::io::stdin().lock().lines() {
+                let line = line.context("reading ids from stdin")?;
+                if !line.is_empty() {
+                    ids.push(line);
+                }
+            }
+        } else {
+            ids.push(id.clone());
+        }
+    }
+    let mut writer = SetWriter::open(&args.index, args.writer.wait)
+        .with_context(|| format!("opening {}", args.index.display()))?;
+    let (found, change) = writer.delete(&ids)?;
+    let missing: Vec<&String> = ids
+        .iter()
+        .zip(&found)
+        .filter(|e| !e.1)
+        .map(|e| e.0)
+        .collect();
+    if !args.quiet {
+        for id in missing.iter().take(10) {
+            eprintln!("not found: {id}");
+        }
+        if missing.len() > 10 {
+            eprintln!("… and {} more not found", missing.len() - 10);
+        }
+        eprintln!(
+            "deleted {} of {}; {}",
+            plural(change.deleted, "document"),
+            ids.len(),
+            state(&args.index, &change)
+        );
+    }
+    Ok(if missing.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+/// The submission check: is each DOC a near copy of a document in the index?
+///
+/// Each DOC is looked up like `query` does; it is a near copy when a document scores at least
+/// --threshold. With --add, each DOC without a near copy is added to the set (created when
+/// missing), all in one locked step, and a later DOC is also checked against the earlier ones
+/// of the same call. INDEX may be an index file or set without --add.
+///
+/// Exit status: 0 when every DOC is new, 1 when a near copy was found for some DOC, 2 on
+/// error (an unreadable DOC, an id the set already holds; nothing is added then).
+///
+/// Output: one line per DOC, `DOC: new`, `DOC: new, added as ID` or `DOC: near copy of ID
+/// (score)` followed by its hits; with --json one object per DOC: {"type": "check", "doc",
+/// "status": "new" | "near-copy" | "error", "added", "hits": [{"id", "score", "codes",
+/// "path"}], "message"?}, where "path" "submitted" marks an earlier DOC of the same call.
+///
+/// Example:
+///   pocketdex check archive.set submission.txt --add && echo "accepted"
+#[derive(clap::Args, Debug)]
+pub struct CheckArgs {
+    /// The index set (or, without --add, any index file).
+    #[arg(value_name = "INDEX")]
+    index: PathBuf,
+    /// Documents to check: files, directories, .jsonl files, or - (JSON Lines on stdin).
+    #[arg(required = true, value_name = "DOC")]
+    docs: Vec<String>,
+    /// A document scoring at least T makes DOC a near copy (estimated cosine; a copy with 5% of
+    /// its words changed scores about 0.95, related articles 0.3–0.6).
+    #[arg(long, value_name = "T", default_value_t = 0.8)]
+    threshold: f32,
+    /// Add each DOC that has no near copy.
+    #[arg(long)]
+    add: bool,
+    /// With --add: a new DOC whose id the set holds replaces that document.
+    #[arg(long, requires = "add")]
+    replace: bool,
+    /// Show at most N near copies per DOC.
+    #[arg(long, default_value_t = 10, value_name = "N")]
+    top: usize,
+    /// JSON Lines output.
+    #[arg(long)]
+    json: bool,
+    #[command(flatten)]
+    create: CreateArgs,
+    #[command(flatten)]
+    writer: WriterArgs,
+}
+
+/// A near copy of a checked document.
+struct Near {
+    id: String,
+    score: f32,
+    codes: u16,
+    path: &'static str,
+}
+
+pub fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
+    if !(0.0..=1.0).contains(&args.threshold) {
+        anyhow::bail!(
+            "--threshold must be between 0 and 1, not {}",
+            args.threshold
+        );
+    }
+    let mut writer = None;
+    let read_only;
+    let set: &IndexSet = if args.add {
+        writer = Some(args.create.open_or_create(&args.index, &args.writer)?.0);
+        writer.as_ref().expect("set").set()
+    } else {
+        read_only = util::open_indexes(std::slice::from_ref(&args.index), util::Access::Lookups)?;
+        &read_only
+    };
+    let mut builder = writer.as_ref().map(|w| w.builder());
+    let f = match (&builder, set.parts().first()) {
+        (Some(b), _) => b.fingerprinter().clone(),
+        (None, Some(p)) => p.index.fingerprinter().clone(),
+        (None, None) => anyhow::bail!("{} holds no documents", args.index.display()),
+    };
+    let opts = QueryOptions {
+        top: args.top,
+        threshold: args.threshold,
+        ..QueryOptions::default()
+    };
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    let (mut near_copies, mut errors) = (0usize, 0usize);
+    // Documents of this call to be added: id and sketch.
+    let mut pending: Vec<(String, Vec<u64>)> = Vec::new();
+    let mut ids = std::collections::HashSet::new();
+    let mut out_err: Option<std::io::Error> = None;
+    let summary = ingest::fingerprinted(&args.docs, &f, true, "checking", |d, fp| {
+        let r = set.query_fingerprint(&fp, &opts)?;
+        let mut near: Vec<Near> = r
+            .hits
+            .iter()
+            .map(|h| Near {
+                id: set.name(h.part, h.hit.doc).unwrap_or_default().into_owned(),
+                score: h.hit.score,
+                codes: h.hit.codes,
+                path: h.hit.path.name(),
+            })
+            .collect();
+        for (id, sketch) in &pending {
+            let score = estimate_similarity(fp.sketch(), sketch.iter());
+            if score >= args.threshold {
+                near.push(Near {
+                    id: id.clone(),
+                    score,
+                    codes: 0,
+                    path: "submitted",
+                });
+            }
+        }
+        near.sort_by(|a, b| b.score.total_cmp(&a.score));
+        near.truncate(args.top);
+        let mut message = None;
+        let mut added = false;
+        if near.is_empty() {
+            if let Some(b) = builder.as_mut() {
+                if !ids.insert(d.id.clone()) {
+                    message = Some(format!("id {:?} is given twice", d.id));
+                } else if !args.replace && set.find(&d.id).is_some() {
+                    message = Some(format!(
+                        "id {:?} is already in the set (--replace replaces it)",
+                        d.id
+                    ));
+                } else {
+                    pending.push((d.id.clone(), fp.sketch().to_vec()));
+                    b.add_fingerprint(&d.id, d.title.as_deref(), fp)?;
+                    added = true;
+                }
+            }
+        }
+        let status = if message.is_some() {
+            errors += 1;
+            "error"
+        } else if near.is_empty() {
+            "new"
+        } else {
+            near_copies += 1;
+            "near-copy"
+        };
+        if out_err.is_none() {
+            if let Err(e) = print_check(
+                &mut out,
+                &args,
+                &d.id,
+                status,
+                added,
+                &near,
+                message.as_deref(),
+            ) {
+                out_err = Some(e);
+            }
+        }
+        Ok(())
+    })?;
+    if let Some(e) = out_err {
+        return Err(e.into());
+    }
+    for s in &summary.skipped {
+        eprintln!("pocketdex: {}: {}", s.id, s.reason);
+        errors += s.kind.is_error() as usize;
+        if args.json {
+            writeln!(
+                out,
+                "{}",
+                json!({"type": "check", "doc": s.id, "status": "error", "added": false, "hits": [], "message": s.reason})
+            )?;
+        }
+    }
+    out.flush()?;
+    if let (Some(mut w), Some(b)) = (writer, builder) {
+        if errors > 0 {
+            anyhow::bail!(
+                "nothing was added to {}: fix the errors above and check again",
+                args.index.display()
+            );
+        }
+        let n = b.len();
+        let change = w.add(b, args.replace)?;
+        if n > 0 {
+            eprintln!(
+                "added {}; {}",
+                plural(change.added, "document"),
+                state(&args.index, &change)
+            );
+        }
+    }
+    Ok(if errors > 0 {
+        ExitCode::from(2)
+    } else if near_copies > 0 {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn print_check(
+    out: &mut dyn Write,
+    args: &CheckArgs,
+    doc: &str,
+    status: &str,
+    added: bool,
+    near: &[Near],
+    message: Option<&str>,
+) -> std::io::Result<()> {
+    if args.json {
+        let hits: Vec<_> = near
+            .iter()
+            .map(|n| {
+                json!({"id": n.id, "score": (n.score as f64 * 10000.0).round() / 10000.0,
+                       "codes": n.codes, "path": n.path})
+            })
+            .collect();
+        let mut o =
+            json!({"type": "check", "doc": doc, "status": status, "added": added, "hits": hits});
+        if let Some(m) = message {
+            o["message"] = json!(m);
+        }
+        return writeln!(out, "{o}");
+    }
+    match (status, near.first()) {
+        ("error", _) => writeln!(out, "{doc}: error: {}", message.unwrap_or_default()),
+        (_, Some(best)) => {
+            writeln!(out, "{doc}: near copy of {} ({:.3})", best.id, best.score)?;
+            for (rank, n) in near.iter().enumerate() {
+                writeln!(
+                    out,
+                    "  {:>2}. {:.3}  {}  ({})",
+                    rank + 1,
+                    n.score,
+                    n.id,
+                    n.path
+                )?;
+            }
+            Ok(())
+        }
+        (_, None) if added => writeln!(out, "{doc}: new, added"),
+        (_, None) => writeln!(out, "{doc}: new"),
+    }
+}
+
+/// Compact an index set, or write it as one index file to ship.
+///
+/// Without -o: merges every segment into one and drops deleted documents (the set stays a set;
+/// readers see the old or the new state, never a mix). With -o FILE.pdx: writes the set's live
+/// documents as one plain index file, exactly what `build` writes for them, and leaves the set
+/// as it is.
+#[derive(clap::Args, Debug)]
+pub struct MergeArgs {
+    /// The index set.
+    #[arg(value_name = "INDEX")]
+    index: PathBuf,
+    /// Write one index file here instead of compacting the set.
+    #[arg(short, long, value_name = "FILE.pdx")]
+    output: Option<PathBuf>,
+    #[command(flatten)]
+    writer: WriterArgs,
+    /// No summary on stderr.
+    #[arg(short, long)]
+    quiet: bool,
+}
+
+pub fn merge(args: MergeArgs) -> anyhow::Result<ExitCode> {
+    let start = Instant::now();
+    let mut writer = SetWriter::open(&args.index, args.writer.wait)
+        .with_context(|| format!("opening {}", args.index.display()))?;
+    match &args.output {
+        Some(out) => {
+            let stats = writer
+                .export(out)
+                .with_context(|| format!("writing {}", out.display()))?;
+            if !args.quiet {
+                eprintln!(
+                    "wrote {} ({} documents, {} bytes) in {:.2} s",
+                    out.display(),
+                    stats.docs,
+                    stats.bytes,
+                    start.elapsed().as_secs_f64()
+                );
+            }
+        }
+        None => {
+            let change = writer.merge_all()?;
+            if !args.quiet {
+                eprintln!(
+                    "merged {} in {:.2} s; {}",
+                    plural(change.merged, "segment"),
+                    start.elapsed().as_secs_f64(),
+                    state(&args.index, &change)
+                );
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

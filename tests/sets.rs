@@ -1,0 +1,283 @@
+//! Index sets and shards against their oracle, one index built from all their live documents:
+//! grown in 1, 2 and 7 random batches, built as separate shards, with deletions and merges, a
+//! set answers every query with exactly that index's hits, scores and order.
+
+mod common;
+
+use common::{edit_words, samples, Rng};
+use pocketdex::fingerprint::Resolution;
+use pocketdex::sketch::Idf;
+use pocketdex::{Index, IndexBuilder, IndexSet, Lang, Params, QueryOptions, SetWriter};
+
+/// What a hit list says, by document name: (name, score bits, code groups, path).
+type Answer = Vec<(String, u32, u16, String)>;
+
+fn params(docs: u64) -> Params {
+    Params {
+        resolution: Some(Resolution::for_docs(docs)),
+        ..Params::default()
+    }
+}
+
+fn builder(p: &Params) -> IndexBuilder {
+    IndexBuilder::for_lang(Lang::En, p.clone())
+        .unwrap()
+        .with_idf(Idf::builtin(Lang::En))
+}
+
+/// One index of `docs`, the oracle.
+fn single(p: &Params, docs: &[(String, String)]) -> Index<Vec<u8>> {
+    let mut b = builder(p);
+    for (n, t) in docs {
+        b.add(n, None, t);
+    }
+    let mut out = Vec::new();
+    b.finish(&mut out).unwrap();
+    Index::open(out).unwrap()
+}
+
+/// Every sample and an edited copy of every fifth one.
+fn queries(docs: &[(String, String)]) -> Vec<String> {
+    let mut rng = Rng::new(11);
+    let mut q: Vec<String> = docs.iter().map(|d| d.1.clone()).collect();
+    for (i, d) in docs.iter().enumerate().step_by(5) {
+        q.push(edit_words(&d.1, &docs[(i + 1) % docs.len()].1, 6, &mut rng));
+    }
+    q
+}
+
+fn opts() -> QueryOptions {
+    QueryOptions {
+        threshold: 0.3,
+        top: 20,
+        ..QueryOptions::default()
+    }
+}
+
+fn answer_of_index(index: &Index<Vec<u8>>, q: &str) -> Answer {
+    index
+        .query(q, &opts())
+        .hits
+        .iter()
+        .map(|h| {
+            let name = index.name(h.doc).unwrap().into_owned();
+            (name, h.score.to_bits(), h.codes, h.path.name().to_string())
+        })
+        .collect()
+}
+
+fn answer_of_set<D: AsRef<[u8]>>(set: &IndexSet<D>, q: &str) -> Answer {
+    set.query(q, &opts())
+        .hits
+        .iter()
+        .map(|h| {
+            let name = set.name(h.part, h.hit.doc).unwrap().into_owned();
+            (
+                name,
+                h.hit.score.to_bits(),
+                h.hit.codes,
+                h.hit.path.name().to_string(),
+            )
+        })
+        .collect()
+}
+
+/// Asserts that `set` answers every query exactly as `oracle` does; returns the hits compared.
+fn same_answers<D: AsRef<[u8]>>(
+    set: &IndexSet<D>,
+    oracle: &Index<Vec<u8>>,
+    qs: &[String],
+) -> usize {
+    let mut hits = 0;
+    for (i, q) in qs.iter().enumerate() {
+        let want = answer_of_index(oracle, q);
+        assert_eq!(answer_of_set(set, q), want, "query {i}");
+        hits += want.len();
+    }
+    hits
+}
+
+/// `n` batches: cut points drawn at random.
+fn batches(docs: &[(String, String)], n: usize, rng: &mut Rng) -> Vec<Vec<(String, String)>> {
+    let mut cuts: Vec<usize> = (0..n - 1).map(|_| 1 + rng.below(docs.len() - 1)).collect();
+    cuts.sort_unstable();
+    cuts.dedup();
+    let mut out = Vec::new();
+    let mut at = 0;
+    for c in cuts.into_iter().chain([docs.len()]) {
+        out.push(docs[at..c].to_vec());
+        at = c;
+    }
+    out
+}
+
+fn add_batch(w: &mut SetWriter, batch: &[(String, String)]) {
+    let mut b = w.builder();
+    for (n, t) in batch {
+        b.add(n, None, t);
+    }
+    w.add(b, false).unwrap();
+}
+
+#[test]
+fn a_set_grown_in_batches_answers_as_one_index() {
+    let docs = samples();
+    let qs = queries(&docs);
+    let mut rng = Rng::new(7);
+    // A small collection's resolution and a large one's (samples in the codes).
+    for p in [params(300), params(1_000_000)] {
+        let oracle = single(&p, &docs);
+        for n in [1, 2, 7] {
+            let dir = tempfile::tempdir().unwrap();
+            let set_dir = dir.path().join("set");
+            let mut w = SetWriter::create(&set_dir, builder(&p)).unwrap();
+            for b in batches(&docs, n, &mut rng) {
+                add_batch(&mut w, &b);
+            }
+            drop(w);
+            let set = IndexSet::open(&set_dir).unwrap();
+            set.verify().unwrap();
+            assert_eq!(set.live_docs(), docs.len() as u64);
+            let hits = same_answers(&set, &oracle, &qs);
+            assert!(
+                hits >= qs.len(),
+                "queries find their originals ({hits} hits)"
+            );
+        }
+    }
+}
+
+#[test]
+fn shards_built_separately_answer_as_one_index() {
+    let docs = samples();
+    let qs = queries(&docs);
+    let p = params(1_000_000);
+    let oracle = single(&p, &docs);
+    let mut rng = Rng::new(3);
+    let shards: Vec<(String, Index<Vec<u8>>)> = batches(&docs, 4, &mut rng)
+        .into_iter()
+        .enumerate()
+        .map(|(i, b)| (format!("shard{i}"), single(&p, &b)))
+        .collect();
+    let set = IndexSet::from_indexes(shards);
+    same_answers(&set, &oracle, &qs);
+}
+
+#[test]
+fn deleted_documents_never_appear_and_merges_keep_the_answers() {
+    let docs = samples();
+    let qs = queries(&docs);
+    let p = params(1_000_000);
+    let dir = tempfile::tempdir().unwrap();
+    let set_dir = dir.path().join("set");
+    let mut w = SetWriter::create(&set_dir, builder(&p)).unwrap();
+    let mut rng = Rng::new(5);
+    for b in batches(&docs, 5, &mut rng) {
+        add_batch(&mut w, &b);
+    }
+    // Every seventh document deleted (and one id that is not there).
+    let gone: Vec<String> = docs.iter().step_by(7).map(|d| d.0.clone()).collect();
+    let mut ids = gone.clone();
+    ids.push("no such document".into());
+    let (found, change) = w.delete(&ids).unwrap();
+    assert_eq!(found.iter().filter(|&&f| f).count(), gone.len());
+    assert!(!found[found.len() - 1]);
+    assert_eq!(change.deleted, gone.len() as u64);
+    let live: Vec<(String, String)> = docs
+        .iter()
+        .filter(|d| !gone.contains(&d.0))
+        .cloned()
+        .collect();
+    let oracle = single(&p, &live);
+    same_answers(w.set(), &oracle, &qs);
+    // Deleting again finds nothing.
+    assert_eq!(w.delete(&gone[..1]).unwrap().0, vec![false]);
+
+    // A full merge: one segment, the same answers; the exported file is `build`'s, byte for byte.
+    w.merge_all().unwrap();
+    assert_eq!(w.set().parts().len(), 1);
+    same_answers(w.set(), &oracle, &qs);
+    let shipped = dir.path().join("shipped.pdx");
+    w.export(&shipped).unwrap();
+    let mut b = builder(&p);
+    for (n, t) in &live {
+        b.add(n, None, t);
+    }
+    let mut want = Vec::new();
+    b.finish(&mut want).unwrap();
+    assert!(
+        std::fs::read(&shipped).unwrap() == want,
+        "export differs from build"
+    );
+    // Only the manifest, the schema, the lock and the live segment remain.
+    let mut files: Vec<String> = std::fs::read_dir(&set_dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    files.sort();
+    assert_eq!(files.len(), 4, "{files:?}");
+}
+
+#[test]
+fn ids_are_unique_unless_replaced() {
+    let docs = samples();
+    let p = params(1_000_000);
+    let dir = tempfile::tempdir().unwrap();
+    let set_dir = dir.path().join("set");
+    let mut w = SetWriter::create(&set_dir, builder(&p)).unwrap();
+    add_batch(&mut w, &docs[..50]);
+    // An id already in the set is refused, and nothing changes.
+    let mut b = w.builder();
+    b.add(&docs[60].0, None, &docs[60].1);
+    b.add(&docs[3].0, None, &docs[10].1);
+    let err = w.add(b, false).unwrap_err();
+    assert!(
+        matches!(err, pocketdex::Error::DuplicateId { ref id } if id == &docs[3].0),
+        "{err}"
+    );
+    assert_eq!(w.set().live_docs(), 50);
+    // Twice in one batch: refused.
+    let mut b = w.builder();
+    b.add("x", None, &docs[60].1);
+    b.add("x", None, &docs[61].1);
+    assert!(w.add(b, true).is_err());
+    // Replaced: the id now finds the new text.
+    let mut b = w.builder();
+    b.add(&docs[3].0, None, &docs[10].1);
+    let change = w.add(b, true).unwrap();
+    assert_eq!((change.added, change.deleted, change.live_docs), (1, 1, 50));
+    let hits = w.set().query(&docs[10].1, &opts()).hits;
+    let names: Vec<String> = hits
+        .iter()
+        .map(|h| w.set().name(h.part, h.hit.doc).unwrap().into_owned())
+        .collect();
+    assert!(
+        names.contains(&docs[3].0) && names.contains(&docs[10].0),
+        "{names:?}"
+    );
+    let old = w.set().query(&docs[3].1, &opts()).hits;
+    assert!(old
+        .iter()
+        .all(|h| w.set().name(h.part, h.hit.doc).unwrap() != docs[3].0));
+}
+
+#[test]
+fn a_second_writer_is_refused_and_single_adds_leave_few_segments() {
+    let docs = samples();
+    let p = params(1_000_000);
+    let dir = tempfile::tempdir().unwrap();
+    let set_dir = dir.path().join("set");
+    let mut w = SetWriter::create(&set_dir, builder(&p)).unwrap();
+    let err = SetWriter::open(&set_dir, false).err().expect("locked");
+    assert!(matches!(err, pocketdex::Error::Busy { .. }), "{err}");
+    let mut most = 0;
+    for d in &docs[..200] {
+        add_batch(&mut w, std::slice::from_ref(d));
+        most = most.max(w.set().parts().len());
+    }
+    // The merge policy keeps about log2(n) segments at most.
+    assert!(most <= 9, "{most} segments");
+    drop(w);
+    let w = SetWriter::open(&set_dir, false).unwrap();
+    assert_eq!(w.set().live_docs(), 200);
+}

@@ -1,0 +1,448 @@
+//! `pocketdex add`, `delete`, `check` and `merge` as a user runs them: a set answers as one
+//! `build` of its live documents, shards queried together too, exit statuses, the writer lock,
+//! and crashes (an injected abort at every step, and kill -9 at random moments) that leave the
+//! old or the new state and no litter.
+
+mod common;
+
+use common::{pocketdex, root, stderr, stdout};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+fn bin() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_pocketdex"));
+    c.current_dir(root());
+    c
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// The query documents: an edited copy and a few samples (one of them deleted in the tests).
+const QUERIES: [&str; 4] = [
+    "samples/query/edited.txt",
+    "samples/wiki-en/Jupiter.txt",
+    "samples/wiki-en/Information.txt",
+    "samples/wiki-en/Caravaggio.txt",
+];
+
+/// The hits of every query document, as JSON Lines (what a script would compare).
+fn answers(index: &Path) -> String {
+    let mut args = vec!["query", s(index)];
+    args.extend(QUERIES);
+    args.extend(["--json", "--threshold", "0.3"]);
+    let o = pocketdex(&args);
+    assert!(o.status.code().unwrap() < 2, "{}", stderr(&o));
+    stdout(&o)
+}
+
+/// The sample documents split into `n` JSON Lines files (in order).
+fn split_samples(dir: &Path, n: usize) -> Vec<PathBuf> {
+    let docs = common::samples();
+    let per = docs.len().div_ceil(n);
+    docs.chunks(per)
+        .enumerate()
+        .map(|(i, chunk)| {
+            let p = dir.join(format!("part{i}.jsonl"));
+            let lines: Vec<String> = chunk
+                .iter()
+                .map(|(id, text)| serde_json::json!({"id": id, "text": text}).to_string())
+                .collect();
+            std::fs::write(&p, lines.join("\n") + "\n").unwrap();
+            p
+        })
+        .collect()
+}
+
+fn ok(o: &std::process::Output) {
+    assert!(o.status.success(), "{}{}", stdout(o), stderr(o));
+}
+
+/// The files of a set's directory, sorted.
+fn files(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn a_set_answers_as_one_build_and_merges_into_its_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    let built = tmp.path().join("all.pdx");
+    ok(&pocketdex(&[
+        "build",
+        "samples/wiki-en",
+        "-o",
+        s(&built),
+        "--expected-docs",
+        "1000000",
+        "--idf",
+        "language",
+        "-q",
+    ]));
+    let want = answers(&built);
+    assert!(want.contains("\"id\":\"Jupiter.txt\""));
+    // Grown in three adds of JSON Lines parts: the same hits, scores and order.
+    let set = tmp.path().join("set");
+    for part in split_samples(tmp.path(), 3) {
+        ok(&pocketdex(&["add", s(&set), s(&part), "-q"]));
+    }
+    assert_eq!(answers(&set), want);
+    // Shards built separately, queried together.
+    let parts = split_samples(tmp.path(), 2);
+    let (a, b) = (tmp.path().join("a.pdx"), tmp.path().join("b.pdx"));
+    for (part, out) in parts.iter().zip([&a, &b]) {
+        ok(&pocketdex(&[
+            "build",
+            s(part),
+            "-o",
+            s(out),
+            "--expected-docs",
+            "1000000",
+            "--idf",
+            "language",
+            "-q",
+        ]));
+    }
+    let mut args = vec!["query", s(&a), "--index", s(&b)];
+    args.extend(QUERIES);
+    args.extend(["--json", "--threshold", "0.3"]);
+    assert_eq!(stdout(&pocketdex(&args)), want);
+    // merge -o writes exactly what build writes; a compacted set answers the same.
+    let shipped = tmp.path().join("shipped.pdx");
+    ok(&pocketdex(&["merge", s(&set), "-o", s(&shipped)]));
+    assert!(std::fs::read(&shipped).unwrap() == std::fs::read(&built).unwrap());
+    ok(&pocketdex(&["merge", s(&set)]));
+    assert_eq!(answers(&set), want);
+    let info = stdout(&pocketdex(&["info", s(&set), "--json"]));
+    let info: serde_json::Value = serde_json::from_str(info.trim()).unwrap();
+    assert_eq!(info["segments"].as_array().unwrap().len(), 1);
+    assert_eq!(info["live_documents"], 300);
+    ok(&pocketdex(&["verify", s(&set), s(&shipped)]));
+}
+
+#[test]
+fn check_delete_and_their_exit_statuses() {
+    let tmp = tempfile::tempdir().unwrap();
+    let set = tmp.path().join("set");
+    ok(&pocketdex(&["add", s(&set), "samples/wiki-en", "-q"]));
+    // A near copy: status 1 and its original named.
+    let o = pocketdex(&["check", s(&set), "samples/query/edited.txt"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stdout(&o).starts_with("edited.txt: near copy of Jupiter.txt"),
+        "{}",
+        stdout(&o)
+    );
+    // A new document: status 0; with --add it is added, and a second check finds it.
+    let new = tmp.path().join("submission.txt");
+    std::fs::write(&new, "Hydrothermal vents on the floor of the Pacific Ocean host communities of tube worms, clams and bacteria that live on chemical energy instead of sunlight; submarines such as Alvin first reached them in 1977, and since then expeditions have mapped hundreds of vent fields along the mid-ocean ridges, where hot water rich in minerals rises from the crust.").unwrap();
+    let o = pocketdex(&["check", s(&set), s(&new)]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let o = pocketdex(&["check", s(&set), s(&new), "--add", "--json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let line: serde_json::Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+    assert_eq!(
+        (line["status"].as_str(), line["added"].as_bool()),
+        (Some("new"), Some(true))
+    );
+    let o = pocketdex(&["check", s(&set), s(&new), "--add"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stdout(&o).contains("near copy of submission.txt (1.000)"),
+        "{}",
+        stdout(&o)
+    );
+    // Two new documents in one call that copy each other: the second is the near copy.
+    let twin = tmp.path().join("twin");
+    std::fs::create_dir(&twin).unwrap();
+    let text = std::fs::read_to_string(root().join("samples/query/edited.txt")).unwrap();
+    let other: String = text.replace("Jupiter", "Zeus").replace("planet", "world");
+    std::fs::write(twin.join("a.txt"), &other).unwrap();
+    std::fs::write(twin.join("b.txt"), &other).unwrap();
+    let o = pocketdex(&[
+        "check",
+        s(&set),
+        s(&twin),
+        "--add",
+        "--json",
+        "--threshold",
+        "0.99",
+    ]);
+    let lines: Vec<serde_json::Value> = stdout(&o)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines[0]["status"], "new");
+    assert_eq!(lines[1]["status"], "near-copy");
+    assert_eq!(lines[1]["hits"][0]["path"], "submitted");
+    // An id the set holds is an error unless replaced; nothing is added then.
+    let o = pocketdex(&["add", s(&set), "samples/wiki-en/Caravaggio.txt"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("already in the index set"),
+        "{}",
+        stderr(&o)
+    );
+    ok(&pocketdex(&[
+        "add",
+        s(&set),
+        "samples/wiki-en/Caravaggio.txt",
+        "--replace",
+        "-q",
+    ]));
+    // Delete: found ids go (status 0), a missing one makes status 1; hits never show them.
+    let o = pocketdex(&["delete", s(&set), "Jupiter.txt"]);
+    ok(&o);
+    let o = pocketdex(&["delete", s(&set), "Jupiter.txt", "Caravaggio.txt"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("not found: Jupiter.txt"));
+    let a = answers(&set);
+    assert!(
+        !a.contains("\"id\":\"Jupiter.txt\"") && !a.contains("\"id\":\"Caravaggio.txt\""),
+        "{a}"
+    );
+    assert!(a.contains("\"id\":\"Information.txt\""));
+    // A plain index file cannot change.
+    let file = tmp.path().join("x.pdx");
+    ok(&pocketdex(&[
+        "build",
+        "samples/wiki-en",
+        "-o",
+        s(&file),
+        "-q",
+    ]));
+    let o = pocketdex(&["add", s(&file), "samples/wiki-en/Caravaggio.txt"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("index file, which never changes"),
+        "{}",
+        stderr(&o)
+    );
+    // A directory of documents is not an index.
+    let o = pocketdex(&["query", "samples/wiki-en", "samples/query/edited.txt"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("not an index set"), "{}", stderr(&o));
+}
+
+#[test]
+fn a_second_writer_fails_or_waits() {
+    let tmp = tempfile::tempdir().unwrap();
+    let set = tmp.path().join("set");
+    ok(&pocketdex(&["add", s(&set), "samples/wiki-en", "-q"]));
+    // A writer reading its documents from stdin holds the lock until stdin closes (it waits for
+    // the lock itself, as the probes below may hold it for a moment).
+    let mut first = bin()
+        .args(["add", s(&set), "-", "-q", "--wait"])
+        .stdin(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until it holds the lock: a second writer then fails at once.
+    let mut busy = None;
+    for _ in 0..100 {
+        let o = pocketdex(&["delete", s(&set), "no such id"]);
+        if o.status.code() == Some(2) && stderr(&o).contains("another pocketdex process") {
+            busy = Some(o);
+            break;
+        }
+        assert!(o.status.code() == Some(1), "{}", stderr(&o));
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(busy.is_some(), "the second writer was never refused");
+    // With --wait it waits for the first to finish.
+    let waiting = bin()
+        .args(["delete", s(&set), "Fog.txt", "--wait", "-q"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let doc = serde_json::json!({"id": "piped", "text": "A document from stdin about lighthouses, their keepers, the Fresnel lens and the fog signals that warned ships off the rocks of the Atlantic coast for two centuries, before radio beacons and satellite navigation made most of them museums."});
+    {
+        use std::io::Write;
+        let mut stdin = first.stdin.take().unwrap();
+        writeln!(stdin, "{doc}").unwrap();
+    }
+    assert!(first.wait().unwrap().success());
+    let o = waiting.wait_with_output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let info = stdout(&pocketdex(&["info", s(&set), "--json"]));
+    let info: serde_json::Value = serde_json::from_str(info.trim()).unwrap();
+    assert_eq!(
+        info["live_documents"], 300,
+        "one added, one deleted: {info}"
+    );
+}
+
+/// A crash (abort at `step`) while `op` changes the set leaves a set that verifies and answers
+/// as before or as after `op`; the next writer leaves no temporary or orphaned file.
+fn crash_at_every_step(op: &[&str], setup: impl Fn(&Path)) {
+    for step in [
+        "segment-written",
+        "segment-renamed",
+        "manifest-written",
+        "committed",
+    ] {
+        let tmp = tempfile::tempdir().unwrap();
+        let set = tmp.path().join("set");
+        setup(&set);
+        let before = answers(&set);
+        // The state after: the same operation on a copy, uninterrupted.
+        let copy = tmp.path().join("copy");
+        std::fs::create_dir(&copy).unwrap();
+        for f in files(&set) {
+            std::fs::copy(set.join(&f), copy.join(&f)).unwrap();
+        }
+        let run = |dir: &Path, crash: Option<&str>| {
+            let mut c = bin();
+            c.arg(op[0]).arg(dir).args(&op[1..]);
+            if let Some(step) = crash {
+                c.env("POCKETDEX_CRASH_AT", step);
+            }
+            c.output().unwrap()
+        };
+        let o = run(&copy, None);
+        assert!(o.status.code().unwrap() < 2, "{}", stderr(&o));
+        let after = answers(&copy);
+        assert_ne!(before, after, "{op:?} changes the answers");
+        let o = run(&set, Some(step));
+        if o.status.success() {
+            // This operation never reaches the step (e.g. delete writes no segment).
+            continue;
+        }
+        assert_eq!(
+            o.status.code(),
+            None,
+            "{step}: aborted by a signal: {}",
+            stderr(&o)
+        );
+        ok(&pocketdex(&["verify", s(&set)]));
+        let now = answers(&set);
+        assert!(
+            now == before || now == after,
+            "{op:?} crashed at {step}: neither old nor new state"
+        );
+        if step == "committed" {
+            assert_eq!(now, after, "a committed change survives");
+        }
+        // The next writer cleans up what the crash left.
+        let o = pocketdex(&["delete", s(&set), "no such id", "-q"]);
+        assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+        let left: Vec<String> = files(&set)
+            .into_iter()
+            .filter(|f| f.ends_with(".tmp"))
+            .collect();
+        assert!(left.is_empty(), "{step}: litter {left:?}");
+        let info = stdout(&pocketdex(&["info", s(&set), "--json"]));
+        let info: serde_json::Value = serde_json::from_str(info.trim()).unwrap();
+        let segments = info["segments"].as_array().unwrap().len();
+        let pdx = files(&set).iter().filter(|f| f.starts_with("seg-")).count();
+        assert_eq!(pdx, segments, "{step}: orphaned segments {:?}", files(&set));
+    }
+}
+
+fn two_segments(set: &Path) {
+    ok(&pocketdex(&["add", s(set), "samples/wiki-en", "-q"]));
+    let extra = set.parent().unwrap().join("extra.txt");
+    std::fs::write(
+        &extra,
+        std::fs::read_to_string(root().join("samples/query/edited.txt")).unwrap(),
+    )
+    .unwrap();
+    ok(&pocketdex(&["add", s(set), s(&extra), "-q"]));
+    ok(&pocketdex(&["delete", s(set), "Crab.txt", "-q"]));
+}
+
+#[test]
+fn crashes_in_add_leave_the_old_or_the_new_set() {
+    crash_at_every_step(&["add", "samples/query/edited.txt"], two_segments);
+}
+
+#[test]
+fn crashes_in_delete_leave_the_old_or_the_new_set() {
+    crash_at_every_step(&["delete", "Jupiter.txt", "Information.txt"], two_segments);
+}
+
+#[test]
+fn crashes_in_merge_leave_the_old_or_the_new_set() {
+    // A merge changes no answer; its crash must still leave a sound set with the same answers.
+    for step in [
+        "segment-written",
+        "segment-renamed",
+        "manifest-written",
+        "committed",
+    ] {
+        let tmp = tempfile::tempdir().unwrap();
+        let set = tmp.path().join("set");
+        two_segments(&set);
+        let before = answers(&set);
+        let o = bin()
+            .args(["merge", s(&set)])
+            .env("POCKETDEX_CRASH_AT", step)
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), None, "{step}: {}", stderr(&o));
+        ok(&pocketdex(&["verify", s(&set)]));
+        assert_eq!(answers(&set), before, "{step}");
+        ok(&pocketdex(&["merge", s(&set), "-q"]));
+        assert_eq!(answers(&set), before);
+        let names = files(&set);
+        assert_eq!(
+            names.iter().filter(|f| f.starts_with("seg-")).count(),
+            1,
+            "{names:?}"
+        );
+        assert!(!names.iter().any(|f| f.ends_with(".tmp")), "{names:?}");
+    }
+}
+
+#[test]
+fn kill_9_during_add_leaves_the_old_or_the_new_set() {
+    let tmp = tempfile::tempdir().unwrap();
+    let set = tmp.path().join("set");
+    ok(&pocketdex(&[
+        "add",
+        s(&set),
+        "samples/wiki-en/Crab.txt",
+        "-q",
+    ]));
+    let before = answers(&set);
+    // A larger add (the samples three times under other ids), killed at several moments.
+    let big = tmp.path().join("big.jsonl");
+    let mut lines = Vec::new();
+    for round in 0..3 {
+        for (id, text) in common::samples() {
+            lines
+                .push(serde_json::json!({"id": format!("{round}/{id}"), "text": text}).to_string());
+        }
+    }
+    std::fs::write(&big, lines.join("\n")).unwrap();
+    let mut states = std::collections::HashSet::new();
+    for delay_ms in [5u64, 20, 40, 80, 160, 400] {
+        let mut child = bin().args(["add", s(&set), s(&big), "-q"]).spawn().unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(delay_ms));
+        let _ = child.kill(); // SIGKILL
+        let status = child.wait().unwrap();
+        ok(&pocketdex(&["verify", s(&set)]));
+        let info = stdout(&pocketdex(&["info", s(&set), "--json"]));
+        let info: serde_json::Value = serde_json::from_str(info.trim()).unwrap();
+        let live = info["live_documents"].as_u64().unwrap();
+        assert!(live == 1 || live == 901, "{delay_ms} ms: {live} documents");
+        states.insert((live, status.success()));
+        if live == 901 {
+            assert_ne!(answers(&set), before);
+            break;
+        }
+        assert_eq!(answers(&set), before, "{delay_ms} ms");
+    }
+    // The next writer leaves no temporary file.
+    let _ = pocketdex(&["delete", s(&set), "no such id", "-q"]);
+    assert!(
+        !files(&set).iter().any(|f| f.ends_with(".tmp")),
+        "{:?}",
+        files(&set)
+    );
+}
