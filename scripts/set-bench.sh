@@ -7,8 +7,8 @@
 #      (one document deleted first, so that every byte is rewritten);
 #   3. 1,000 `check --add` calls in a row, each one ~1 KB new document, end to end (process
 #      start to exit): p50 / p99 / max, and the segments left (the merge policy);
-#   4. the same 2,000 queries against 16 shard files queried together (--index) and against the
-#      one file of all documents: time per query, and the ratio.
+#   4. edited copies of the first 2,000 documents (those synth can edit) queried against 16 shard
+#      files together (--index) and against the one file of all documents: time, and the ratio.
 # Usage (from the repository root): scripts/set-bench.sh [N]   (CI runs it with N = 3000)
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -279,13 +279,16 @@ fn a_second_writer_fails_or_waits() {
 
 /// A crash (abort at `step`) while `op` changes the set leaves a set that verifies and answers
 /// as before or as after `op`; the next writer leaves no temporary or orphaned file.
+/// The steps of a change at which `POCKETDEX_CRASH_AT` aborts the process.
+const STEPS: [&str; 4] = [
+    "segment-written",
+    "segment-renamed",
+    "manifest-written",
+    "committed",
+];
+
 fn crash_at_every_step(op: &[&str], setup: impl Fn(&Path)) {
-    for step in [
-        "segment-written",
-        "segment-renamed",
-        "manifest-written",
-        "committed",
-    ] {
+    for step in STEPS {
         let tmp = tempfile::tempdir().unwrap();
         let set = tmp.path().join("set");
         setup(&set);
@@ -369,12 +372,7 @@ fn crashes_in_delete_leave_the_old_or_the_new_set() {
 #[test]
 fn crashes_in_merge_leave_the_old_or_the_new_set() {
     // A merge changes no answer; its crash must still leave a sound set with the same answers.
-    for step in [
-        "segment-written",
-        "segment-renamed",
-        "manifest-written",
-        "committed",
-    ] {
+    for step in STEPS {
         let tmp = tempfile::tempdir().unwrap();
         let set = tmp.path().join("set");
         two_segments(&set);

@@ -86,9 +86,10 @@ fn set_info(path: &Path, json: bool, out: &mut dyn Write) -> anyhow::Result<()> 
     for p in set.parts() {
         writeln!(
             out,
-            "    {}  {} documents, {} deleted, {}",
+            "    {}  {} document{}, {} deleted, {}",
             p.file,
             p.index.doc_count(),
+            if p.index.doc_count() == 1 { "" } else { "s" },
             p.index.doc_count() as u64 - p.live_docs(),
             util::size(p.index.len_bytes())
         )?;

@@ -25,24 +25,9 @@ pub enum Command {
     Idf(IdfArgs),
 }
 
+/// What both tables are made from and where they go.
 #[derive(clap::Args, Debug)]
-pub struct BuildArgs {
-    /// Language: picks the stopwords left out of the distribution.
-    #[arg(long, value_parser = crate::cli::util::lang())]
-    lang: Lang,
-    /// A wordfreq `large_<lang>.msgpack.gz` file.
-    #[arg(long, value_name = "FILE")]
-    wordfreq: PathBuf,
-    /// Where to write the table (default: stdout).
-    #[arg(short, long, value_name = "FILE.tsv")]
-    output: Option<PathBuf>,
-    /// Drop prefixes whose share is below this (they fall back to a hashed class).
-    #[arg(long, default_value_t = 1e-6)]
-    min_share: f64,
-}
-
-#[derive(clap::Args, Debug)]
-pub struct IdfArgs {
+pub struct SourceArgs {
     /// Language: picks the stopwords, which are no index terms.
     #[arg(long, value_parser = crate::cli::util::lang())]
     lang: Lang,
@@ -52,6 +37,21 @@ pub struct IdfArgs {
     /// Where to write the table (default: stdout).
     #[arg(short, long, value_name = "FILE.tsv")]
     output: Option<PathBuf>,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct BuildArgs {
+    #[command(flatten)]
+    source: SourceArgs,
+    /// Drop prefixes whose share is below this (they fall back to a hashed class).
+    #[arg(long, default_value_t = 1e-6)]
+    min_share: f64,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct IdfArgs {
+    #[command(flatten)]
+    source: SourceArgs,
     /// Nominal document length in tokens (stopwords included) for which document frequencies
     /// are estimated.
     #[arg(long, default_value_t = LANGUAGE_IDF_TOKENS)]
@@ -68,17 +68,18 @@ pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
     }
 }
 
-fn build(a: BuildArgs) -> anyhow::Result<ExitCode> {
+fn build(b: BuildArgs) -> anyhow::Result<ExitCode> {
+    let a = &b.source;
     let mut r = Reference::from_word_frequencies(
         pocketdex_eval::wordfreq::read(&a.wordfreq)?,
         a.lang,
         &Analyzer::for_lang(a.lang),
-        a.min_share,
+        b.min_share,
     )?;
     let file = file_name(&a.wordfreq);
     r.provenance = vec![
         format!("source: wordfreq 3.1.1 (PyPI), data/{file}; data licence CC BY-SA 4.0 (see reference-corpus/README.md)"),
-        format!("built by: pocketdex reference build --lang {} --wordfreq {file} --min-share {}", a.lang.code(), a.min_share),
+        format!("built by: pocketdex reference build --lang {} --wordfreq {file} --min-share {}", a.lang.code(), b.min_share),
         "columns: prefix (first 2 characters of a content term, digits as 0), share of term occurrences".into(),
     ];
     write(a.output.as_deref(), &r.to_tsv())?;
@@ -86,19 +87,20 @@ fn build(a: BuildArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn idf(a: IdfArgs) -> anyhow::Result<ExitCode> {
+fn idf(i: IdfArgs) -> anyhow::Result<ExitCode> {
+    let a = &i.source;
     let mut t = LanguageIdf::from_word_frequencies(
         pocketdex_eval::wordfreq::read(&a.wordfreq)?,
         a.lang.code(),
         &Analyzer::for_lang(a.lang),
-        a.tokens,
-        a.terms,
+        i.tokens,
+        i.terms,
     )?;
     let file = file_name(&a.wordfreq);
     t.provenance = vec![
         format!("source: wordfreq 3.1.1 (PyPI), data/{file}; data licence CC BY-SA 4.0 (see reference-corpus/README.md)"),
-        format!("built by: pocketdex reference idf --lang {} --wordfreq {file} --tokens {} --terms {}", a.lang.code(), a.tokens, a.terms),
-        format!("columns: content term, round(16 · idf) with idf = ln(1 / (1 − exp(−f · {}))), f its frequency per token; default: that of every other term", a.tokens),
+        format!("built by: pocketdex reference idf --lang {} --wordfreq {file} --tokens {} --terms {}", a.lang.code(), i.tokens, i.terms),
+        format!("columns: content term, round(16 · idf) with idf = ln(1 / (1 − exp(−f · {}))), f its frequency per token; default: that of every other term", i.tokens),
     ];
     write(a.output.as_deref(), &t.to_tsv())?;
     eprintln!(

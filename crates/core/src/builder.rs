@@ -148,9 +148,17 @@ impl IndexBuilder {
         if analyzer.stopwords().iter().any(|s| s.len() > 255) {
             return Err(Error::Invalid("stopwords must be at most 255 bytes".into()));
         }
-        Ok(IndexBuilder {
-            fingerprinter: Fingerprinter::with_reference(params, reference, analyzer)?,
-            lang: reference.lang.clone(),
+        Ok(Self::empty(
+            Fingerprinter::with_reference(params, reference, analyzer)?,
+            reference.lang.clone(),
+        ))
+    }
+
+    /// A builder of no documents yet, without an idf table.
+    fn empty(fingerprinter: Fingerprinter, lang: String) -> Self {
+        IndexBuilder {
+            fingerprinter,
+            lang,
             names: StringList::default(),
             titles: StringList::default(),
             has_titles: false,
@@ -161,7 +169,7 @@ impl IndexBuilder {
             pending: Vec::new(),
             weighing: None,
             set_sections: false,
-        })
+        }
     }
 
     /// A builder whose documents get exactly the codes and sketches `index`'s documents got:
@@ -171,18 +179,8 @@ impl IndexBuilder {
     pub fn like<D: AsRef<[u8]>>(index: &Index<D>) -> Self {
         let f = index.fingerprinter().clone();
         IndexBuilder {
-            fingerprinter: f.clone(),
-            lang: index.meta().lang.clone(),
-            names: StringList::default(),
-            titles: StringList::default(),
-            has_titles: false,
-            sketches: Vec::new(),
-            store: Store::default(),
-            paths: PathCounts::default(),
-            df: HashMap::new(),
-            pending: Vec::new(),
-            weighing: Some(f),
-            set_sections: false,
+            weighing: Some(f.clone()),
+            ..Self::empty(f, index.meta().lang.clone())
         }
     }
 
@@ -420,25 +418,38 @@ impl IndexBuilder {
             Some(d) if !d.as_os_str().is_empty() => d,
             _ => Path::new("."),
         };
-        let mut tmp = tempfile::Builder::new()
-            .prefix(".pocketdex-")
-            .suffix(".pdx.tmp")
-            .tempfile_in(dir)
-            .map_err(|e| Error::io(dir, e))?;
-        let stats = {
-            let mut out = std::io::BufWriter::new(tmp.as_file_mut());
-            let stats = self.finish(&mut out)?;
-            out.flush().map_err(|e| Error::io(path, e))?;
-            stats
-        };
-        tmp.as_file().sync_all().map_err(|e| Error::io(path, e))?;
-        tmp.persist(path).map_err(|e| Error::io(path, e.error))?;
-        if let Ok(d) = std::fs::File::open(dir) {
-            // Make the rename itself durable; not all platforms can fsync a directory.
-            let _ = d.sync_all();
-        }
-        Ok(stats)
+        write_atomically(dir, path, || {}, |out| self.finish(out))
     }
+}
+
+/// Writes `path` by `write` into a temporary file `.pocketdex-*.pdx.tmp` in `dir`, then fsync,
+/// `before_rename()` (the crash tests' hook), rename, and fsync of `dir`: a failure or crash
+/// leaves the old file or the new one at `path`, never a part of one.
+pub(crate) fn write_atomically<T>(
+    dir: &Path,
+    path: &Path,
+    before_rename: impl FnOnce(),
+    write: impl FnOnce(&mut dyn Write) -> Result<T>,
+) -> Result<T> {
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".pocketdex-")
+        .suffix(".pdx.tmp")
+        .tempfile_in(dir)
+        .map_err(|e| Error::io(dir, e))?;
+    let out = {
+        let mut w = std::io::BufWriter::new(tmp.as_file_mut());
+        let out = write(&mut w)?;
+        w.flush().map_err(|e| Error::io(path, e))?;
+        out
+    };
+    tmp.as_file().sync_all().map_err(|e| Error::io(path, e))?;
+    before_rename();
+    tmp.persist(path).map_err(|e| Error::io(path, e.error))?;
+    if let Ok(d) = std::fs::File::open(dir) {
+        // Makes the rename itself durable; not every platform can fsync a directory.
+        let _ = d.sync_all();
+    }
+    Ok(out)
 }
 
 /// A collection ready to be written, however its codes were found (fingerprinted by a builder,

@@ -7,7 +7,7 @@
 //! its segments mapped. A crash at any step leaves the old manifest or the new one, and the next
 //! writer removes whatever no manifest names (`index-format.md` §15).
 
-use crate::builder::{IndexBuilder, Parts, StringList};
+use crate::builder::{write_atomically, IndexBuilder, Parts, StringList};
 use crate::error::{Error, Result};
 use crate::fingerprint::{Code, Fingerprint};
 use crate::hash;
@@ -129,7 +129,7 @@ impl Manifest {
         };
         let mut json = serde_json::to_vec_pretty(&file).expect("a manifest serializes");
         json.push(b'\n');
-        write_atomically(dir, &dir.join(MANIFEST), Step::ManifestWritten, |out| {
+        write_step(dir, &dir.join(MANIFEST), Step::ManifestWritten, |out| {
             out.write_all(&json)?;
             Ok(())
         })
@@ -179,36 +179,14 @@ impl Step {
     }
 }
 
-/// Writes `path` by `write` into a temporary file in `dir`, fsync, rename, fsync of `dir`.
-fn write_atomically<T>(
+/// Writes `path` atomically ([`write_atomically`]), stopping at `step` for the crash tests.
+fn write_step<T>(
     dir: &Path,
     path: &Path,
-    before_rename: Step,
+    step: Step,
     write: impl FnOnce(&mut dyn Write) -> Result<T>,
 ) -> Result<T> {
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".pocketdex-")
-        .suffix(".tmp")
-        .tempfile_in(dir)
-        .map_err(|e| Error::io(dir, e))?;
-    let out = {
-        let mut w = std::io::BufWriter::new(tmp.as_file_mut());
-        let out = write(&mut w)?;
-        w.flush().map_err(|e| Error::io(path, e))?;
-        out
-    };
-    tmp.as_file().sync_all().map_err(|e| Error::io(path, e))?;
-    before_rename.reached();
-    tmp.persist(path).map_err(|e| Error::io(path, e.error))?;
-    sync_dir(dir);
-    Ok(out)
-}
-
-fn sync_dir(dir: &Path) {
-    if let Ok(d) = File::open(dir) {
-        // Makes renames durable; not every platform can fsync a directory.
-        let _ = d.sync_all();
-    }
+    write_atomically(dir, path, || step.reached(), write)
 }
 
 fn map(path: &Path) -> Result<Index<Mmap>> {
@@ -609,7 +587,7 @@ impl SetWriter {
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
         let lock = lock(dir, false)?;
         // The schema first, then the manifest that makes the directory a set.
-        write_atomically(dir, &dir.join(SCHEMA), Step::SegmentWritten, |out| {
+        write_step(dir, &dir.join(SCHEMA), Step::SegmentWritten, |out| {
             schema.finish(out).map(|_| ())
         })?;
         let manifest = Manifest::empty();
@@ -717,7 +695,7 @@ impl SetWriter {
             Some(d) if !d.as_os_str().is_empty() => d,
             _ => Path::new("."),
         };
-        write_atomically(dir, path, Step::SegmentWritten, |out| parts.write(out))
+        write_step(dir, path, Step::SegmentWritten, |out| parts.write(out))
     }
 
     fn summary(&self, mut change: Change) -> Change {
@@ -736,7 +714,7 @@ impl SetWriter {
         let file = format!("seg-{:08}.pdx", m.next_segment);
         m.next_segment += 1;
         let path = self.dir.join(&file);
-        write_atomically(&self.dir, &path, Step::SegmentWritten, write)?;
+        write_step(&self.dir, &path, Step::SegmentWritten, write)?;
         Step::SegmentRenamed.reached();
         let index = map(&path)?;
         Ok(SegmentEntry {
