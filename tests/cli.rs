@@ -384,3 +384,63 @@ fn closed_stdout_exits_quietly() {
         assert!(out.stderr.is_empty(), "{}", stderr(&out));
     }
 }
+
+/// Every command that writes results to stdout ends quietly with status 0 when stdout is a pipe
+/// whose reader is gone (`… | head -n 0`): the write fails with "broken pipe", which is not an
+/// error of the command.
+#[test]
+fn every_command_exits_quietly_on_a_closed_stdout() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("x.pdx");
+    let s = |p: &std::path::Path| p.to_str().unwrap().to_string();
+    let (file, set) = (s(&file), s(&tmp.path().join("set")));
+    assert!(pocketdex(&["build", "samples/wiki-en", "-o", &file, "-q"])
+        .status
+        .success());
+    assert!(pocketdex(&["add", &set, "samples/wiki-en", "-q"])
+        .status
+        .success());
+    let edited = "samples/query/edited.txt";
+    let jupiter = "samples/wiki-en/Jupiter.txt";
+    let commands: Vec<Vec<&str>> = vec![
+        vec!["info", &file],
+        vec!["info", &set, "--json"],
+        vec!["verify", &file, &set],
+        vec!["query", &set, edited],
+        vec!["query", &file, edited, "--json"],
+        vec!["check", &set, edited],
+        vec!["check", &set, edited, "--json"],
+        vec![
+            "dups",
+            "samples/wiki-en",
+            "samples/query",
+            "--method",
+            "fuzzy",
+            "-q",
+        ],
+        vec![
+            "dups",
+            "samples/wiki-en",
+            "samples/query",
+            "--method",
+            "fuzzy",
+            "-q",
+            "--json",
+        ],
+        vec!["compare", edited, jupiter],
+        vec!["--help"],
+    ];
+    for args in commands {
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let o = Command::new(env!("CARGO_BIN_EXE_pocketdex"))
+            .args(&args)
+            .current_dir(root())
+            .stdout(writer)
+            .stderr(std::process::Stdio::piped())
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(0), "{args:?}: {}", stderr(&o));
+        assert!(o.stderr.is_empty(), "{args:?}: {}", stderr(&o));
+    }
+}
