@@ -444,3 +444,23 @@ fn kill_9_during_add_leaves_the_old_or_the_new_set() {
         files(&set)
     );
 }
+
+/// A creation that crashed before its first manifest leaves a directory the next `add` creates
+/// the set in.
+#[test]
+fn a_crashed_creation_is_created_again() {
+    for step in ["segment-written", "manifest-written"] {
+        let tmp = tempfile::tempdir().unwrap();
+        let set = tmp.path().join("set");
+        let o = bin()
+            .args(["add", s(&set), "samples/wiki-en"])
+            .env("POCKETDEX_CRASH_AT", step)
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), None, "{step}: {}", stderr(&o));
+        assert!(set.is_dir() && !set.join("pocketdex-set.json").exists());
+        ok(&pocketdex(&["add", s(&set), "samples/wiki-en", "-q"]));
+        ok(&pocketdex(&["verify", s(&set)]));
+        assert!(answers(&set).contains("\"id\":\"Jupiter.txt\""));
+    }
+}

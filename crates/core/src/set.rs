@@ -576,8 +576,14 @@ impl SetWriter {
             ));
         }
         if dir.exists() {
+            // Empty, or what a creation that crashed before its manifest left.
+            let leftover = |name: &str| {
+                name == LOCK
+                    || name == SCHEMA
+                    || (name.starts_with(".pocketdex-") && name.ends_with(".tmp"))
+            };
             let mut entries = std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))?;
-            if entries.next().is_some() {
+            if entries.any(|e| e.map_or(true, |e| !e.file_name().to_str().is_some_and(leftover))) {
                 return Err(Error::Invalid(format!(
                     "{} exists and is not an index set; give a new or empty directory",
                     dir.display()
@@ -632,7 +638,9 @@ impl SetWriter {
         let mut replaced: Vec<(usize, u32)> = Vec::new();
         for name in builder.names() {
             if !seen.insert(name) {
-                return Err(Error::DuplicateId { id: name.into() });
+                return Err(Error::Invalid(format!(
+                    "document id {name:?} is given twice; ids are unique in an index set"
+                )));
             }
             if let Some(at) = self.set.find(name) {
                 if !replace {
