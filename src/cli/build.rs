@@ -1,9 +1,9 @@
 //! `pocketdex build`: index a collection into one file.
 
-use super::util;
+use super::{ingest, util};
 use anyhow::Context;
-use pocketdex::corpus::{self, Item};
-use pocketdex::fingerprint::{Fingerprint, Fingerprinter, Resolution};
+use pocketdex::corpus;
+use pocketdex::fingerprint::{Fingerprinter, Resolution};
 use pocketdex::hash;
 use pocketdex::{Lang, Params};
 use std::collections::HashSet;
@@ -169,69 +169,38 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             builder.size_hint(n);
         }
     }
-    let bar = util::input_progress(&sources, args.quiet, "indexing");
-    let mut skipped = Vec::new();
-    let (mut invalid_docs, mut invalid_seqs) = (0u64, 0u64);
     let mut seen = HashSet::new();
     let mut duplicate_ids = Vec::new();
-    let mut input_bytes = 0u64;
     // Documents are fingerprinted on every core; once the builder has its idf table (the
-    // language's from the start, or learned from the first documents), they are weighed there
-    // too.
+    // language's or a copied one from the start, or learned from the first documents), they are
+    // weighed there too.
     let fingerprinter = builder.fingerprinter().clone();
     let weighing: OnceLock<Fingerprinter> = OnceLock::new();
     if let Some(f) = builder.weighing_fingerprinter() {
         let _ = weighing.set(f.clone());
     }
-    let non_regular = corpus::for_each_batch(
+    let summary = ingest::fingerprinted(
         &sources,
-        512,
-        |item| match item {
-            Item::Doc(d) => {
-                let fp = weighing
-                    .get()
-                    .unwrap_or(&fingerprinter)
-                    .fingerprint(&d.text);
-                Ok((d, fp))
+        |text| weighing.get().unwrap_or(&fingerprinter).fingerprint(text),
+        args.quiet,
+        "indexing",
+        |d, fp| {
+            if !seen.insert(hash::h128(d.id.as_bytes(), 0)) {
+                duplicate_ids.push(d.id.clone());
             }
-            Item::Skipped(s) => Err(s),
-        },
-        |n| {
-            if bar.length().is_some() {
-                bar.inc_length(n)
-            }
-        },
-        |batch: Vec<Result<(corpus::Document, Fingerprint), corpus::Skipped>>| {
-            for item in batch {
-                bar.inc(1);
-                match item {
-                    Ok((d, fp)) => {
-                        if d.invalid_utf8 > 0 {
-                            invalid_docs += 1;
-                            invalid_seqs += d.invalid_utf8 as u64;
-                        }
-                        input_bytes += d.text.len() as u64;
-                        if !seen.insert(hash::h128(d.id.as_bytes(), 0)) {
-                            duplicate_ids.push(d.id.clone());
-                        }
-                        builder.add_fingerprint(&d.id, d.title.as_deref(), fp)?;
-                        if weighing.get().is_none() {
-                            if let Some(f) = builder.weighing_fingerprinter() {
-                                let _ = weighing.set(f.clone());
-                            }
-                        }
-                    }
-                    Err(s) => skipped.push(s),
+            builder.add_fingerprint(&d.id, d.title.as_deref(), fp)?;
+            if weighing.get().is_none() {
+                if let Some(f) = builder.weighing_fingerprinter() {
+                    let _ = weighing.set(f.clone());
                 }
             }
             Ok(())
         },
     )?;
-    bar.finish_and_clear();
     if builder.is_empty() {
         anyhow::bail!(
             "no documents to index ({} inputs skipped); nothing was written to {}",
-            skipped.len(),
+            summary.skipped.len(),
             args.output.display()
         );
     }
@@ -242,23 +211,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if args.quiet {
         return Ok(ExitCode::SUCCESS);
     }
-    let shown = if args.verbose {
-        skipped.len()
-    } else {
-        skipped.len().min(10)
-    };
-    for s in &skipped[..shown] {
-        eprintln!("skipped {}: {}", s.id, s.reason);
-    }
-    if shown < skipped.len() {
-        eprintln!(
-            "… and {} more skipped (--verbose lists all)",
-            skipped.len() - shown
-        );
-    }
-    if invalid_docs > 0 {
-        eprintln!("warning: {invalid_docs} documents had invalid UTF-8 ({invalid_seqs} sequences replaced by U+FFFD)");
-    }
+    summary.report(args.verbose);
     if !duplicate_ids.is_empty() {
         eprintln!(
             "warning: {} documents share an id with an earlier one (first: {}); both are indexed",
@@ -266,16 +219,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             duplicate_ids[0]
         );
     }
-    if non_regular > 0 {
-        eprintln!("note: {non_regular} symlinks or special files were not followed");
-    }
     let secs = start.elapsed().as_secs_f64();
     let beyond_names = stats.bytes.saturating_sub(stats.name_bytes);
     eprintln!(
         "indexed {docs} documents ({} of text) in {secs:.2} s ({:.0} docs/s); {} skipped",
-        util::size(input_bytes),
+        util::size(summary.bytes),
         docs as f64 / secs.max(1e-9),
-        skipped.len()
+        summary.skipped.len()
     );
     eprintln!(
         "paths: {} fuzzy, {} short (MinHash), {} both, {} exact; resolution: {} bands, {} samples per band, {} rows per short band, {} per similar band",

@@ -1,10 +1,10 @@
-//! The read–fingerprint–skip loop of the commands that take documents into an index set (`add`,
-//! `check`): inputs read and fingerprinted on every core, handed over in input order, skips and
-//! invalid UTF-8 counted and reported the way `build` reports them.
+//! The read–fingerprint–skip loop of the commands that take documents in (`build`, `add`,
+//! `check`): inputs read and fingerprinted on every core, handed over in input order, with a
+//! progress bar; skips, invalid UTF-8 and files not followed counted and reported alike.
 
 use super::util;
-use pocketdex::corpus::{self, Document, Item, Skipped};
-use pocketdex::fingerprint::{Fingerprint, Fingerprinter};
+use pocketdex::corpus::{self, Document, Item, Skipped, Source};
+use pocketdex::fingerprint::Fingerprint;
 
 /// What was read besides the documents handed over.
 #[derive(Default)]
@@ -17,6 +17,8 @@ pub struct Summary {
     pub skipped: Vec<Skipped>,
     /// Documents with invalid UTF-8, and the sequences replaced.
     pub invalid: (u64, u64),
+    /// Symlinks and special files below input directories, not followed.
+    pub non_regular: usize,
 }
 
 impl Summary {
@@ -42,6 +44,12 @@ impl Summary {
                 self.invalid.0, self.invalid.1
             );
         }
+        if self.non_regular > 0 {
+            eprintln!(
+                "note: {} symlinks or special files were not followed",
+                self.non_regular
+            );
+        }
     }
 
     /// True when an input could not be read at all (not merely empty or binary).
@@ -50,24 +58,23 @@ impl Summary {
     }
 }
 
-/// Reads `inputs` (directories, files, `.jsonl`, `-`), fingerprints each document with `f` on
-/// every core, and calls `each` with them in input order.
+/// Reads `sources` (directories, files, `.jsonl`, stdin), fingerprints each document's text
+/// with `fingerprint` on every core, and calls `each` with them in input order.
 pub fn fingerprinted(
-    inputs: &[String],
-    f: &Fingerprinter,
+    sources: &[Source],
+    fingerprint: impl Fn(&str) -> Fingerprint + Sync,
     quiet: bool,
     what: &str,
     mut each: impl FnMut(Document, Fingerprint) -> pocketdex::Result<()>,
 ) -> anyhow::Result<Summary> {
-    let sources = corpus::sources(inputs)?;
-    let bar = util::input_progress(&sources, quiet, what);
+    let bar = util::input_progress(sources, quiet, what);
     let mut summary = Summary::default();
-    corpus::for_each_batch(
-        &sources,
+    summary.non_regular = corpus::for_each_batch(
+        sources,
         512,
         |item| match item {
             Item::Doc(d) => {
-                let fp = f.fingerprint(&d.text);
+                let fp = fingerprint(&d.text);
                 Ok((d, fp))
             }
             Item::Skipped(s) => Err(s),

@@ -24,9 +24,14 @@ use std::process::ExitCode;
 /// Build an index of a collection once, then use any document as a query: its near copies
 /// are found with a few O(1) lookups, from a file that needs nothing else.
 ///
+/// An index that changes (add, delete, check submissions) is an index set, a directory: see
+/// `pocketdex help add`.
+///
 /// Example:
 ///   pocketdex build samples/wiki-en -o wiki.pdx
 ///   pocketdex query wiki.pdx samples/query/edited.txt
+///   pocketdex add archive samples/wiki-en
+///   pocketdex check archive samples/query/edited.txt --add
 #[derive(Parser, Debug)]
 #[command(name = "pocketdex", version, about, long_about, max_term_width = 100)]
 pub struct Cli {

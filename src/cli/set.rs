@@ -137,11 +137,18 @@ pub fn add(args: AddArgs) -> anyhow::Result<ExitCode> {
     let (mut writer, created) = args.create.open_or_create(&args.index, &args.writer)?;
     let mut builder = writer.builder();
     let f = builder.fingerprinter().clone();
-    let summary = ingest::fingerprinted(&args.inputs, &f, args.quiet, "adding", |d, fp| {
-        builder
-            .add_fingerprint(&d.id, d.title.as_deref(), fp)
-            .map(|_| ())
-    })?;
+    let sources = pocketdex::corpus::sources(&args.inputs)?;
+    let summary = ingest::fingerprinted(
+        &sources,
+        |t| f.fingerprint(t),
+        args.quiet,
+        "adding",
+        |d, fp| {
+            builder
+                .add_fingerprint(&d.id, d.title.as_deref(), fp)
+                .map(|_| ())
+        },
+    )?;
     if !args.quiet {
         summary.report(args.verbose);
     }
@@ -348,73 +355,80 @@ pub fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
     let mut pending: Vec<(String, Vec<u64>)> = Vec::new();
     let mut ids = std::collections::HashSet::new();
     let mut out_err: Option<std::io::Error> = None;
-    let summary = ingest::fingerprinted(&args.docs, &f, true, "checking", |d, fp| {
-        let r = set.query_fingerprint(&fp, &opts)?;
-        let mut near: Vec<Near> = r
-            .hits
-            .iter()
-            .map(|h| Near {
-                id: set.name(h.part, h.hit.doc).unwrap_or_default().into_owned(),
-                score: h.hit.score,
-                codes: h.hit.codes,
-                path: h.hit.path.name(),
-            })
-            .collect();
-        for (id, sketch) in &pending {
-            let score = estimate_similarity(fp.sketch(), sketch.iter());
-            if score >= args.threshold {
-                near.push(Near {
-                    id: id.clone(),
-                    score,
-                    codes: 0,
-                    path: "submitted",
-                });
-            }
-        }
-        near.sort_by(|a, b| b.score.total_cmp(&a.score));
-        near.truncate(args.top);
-        let mut message = None;
-        let mut added = false;
-        if near.is_empty() {
-            if let Some(b) = builder.as_mut() {
-                if !ids.insert(d.id.clone()) {
-                    message = Some(format!("id {:?} is given twice", d.id));
-                } else if !args.replace && set.find(&d.id).is_some() {
-                    message = Some(format!(
-                        "id {:?} is already in the set (--replace replaces it)",
-                        d.id
-                    ));
-                } else {
-                    pending.push((d.id.clone(), fp.sketch().to_vec()));
-                    b.add_fingerprint(&d.id, d.title.as_deref(), fp)?;
-                    added = true;
+    let sources = pocketdex::corpus::sources(&args.docs)?;
+    let summary = ingest::fingerprinted(
+        &sources,
+        |t| f.fingerprint(t),
+        true,
+        "checking",
+        |d, fp| {
+            let r = set.query_fingerprint(&fp, &opts)?;
+            let mut near: Vec<Near> = r
+                .hits
+                .iter()
+                .map(|h| Near {
+                    id: set.name(h.part, h.hit.doc).unwrap_or_default().into_owned(),
+                    score: h.hit.score,
+                    codes: h.hit.codes,
+                    path: h.hit.path.name(),
+                })
+                .collect();
+            for (id, sketch) in &pending {
+                let score = estimate_similarity(fp.sketch(), sketch.iter());
+                if score >= args.threshold {
+                    near.push(Near {
+                        id: id.clone(),
+                        score,
+                        codes: 0,
+                        path: "submitted",
+                    });
                 }
             }
-        }
-        let status = if message.is_some() {
-            errors += 1;
-            "error"
-        } else if near.is_empty() {
-            "new"
-        } else {
-            near_copies += 1;
-            "near-copy"
-        };
-        if out_err.is_none() {
-            if let Err(e) = print_check(
-                &mut out,
-                &args,
-                &d.id,
-                status,
-                added,
-                &near,
-                message.as_deref(),
-            ) {
-                out_err = Some(e);
+            near.sort_by(|a, b| b.score.total_cmp(&a.score));
+            near.truncate(args.top);
+            let mut message = None;
+            let mut added = false;
+            if near.is_empty() {
+                if let Some(b) = builder.as_mut() {
+                    if !ids.insert(d.id.clone()) {
+                        message = Some(format!("id {:?} is given twice", d.id));
+                    } else if !args.replace && set.find(&d.id).is_some() {
+                        message = Some(format!(
+                            "id {:?} is already in the set (--replace replaces it)",
+                            d.id
+                        ));
+                    } else {
+                        pending.push((d.id.clone(), fp.sketch().to_vec()));
+                        b.add_fingerprint(&d.id, d.title.as_deref(), fp)?;
+                        added = true;
+                    }
+                }
             }
-        }
-        Ok(())
-    })?;
+            let status = if message.is_some() {
+                errors += 1;
+                "error"
+            } else if near.is_empty() {
+                "new"
+            } else {
+                near_copies += 1;
+                "near-copy"
+            };
+            if out_err.is_none() {
+                if let Err(e) = print_check(
+                    &mut out,
+                    &args,
+                    &d.id,
+                    status,
+                    added,
+                    &near,
+                    message.as_deref(),
+                ) {
+                    out_err = Some(e);
+                }
+            }
+            Ok(())
+        },
+    )?;
     if let Some(e) = out_err {
         return Err(e.into());
     }

@@ -23,6 +23,8 @@ pub struct Index<D> {
     /// Where each section is, and its checksum.
     dir: Directory,
     starts_bits_len: usize,
+    /// See [`Index::schema_key`]; computed once, as a set query asks for it per part.
+    schema_key: u64,
 }
 
 /// One section's place in the file, as `pocketdex info` shows it.
@@ -126,6 +128,14 @@ impl<D: AsRef<[u8]>> Index<D> {
                 return Err(Error::format("section NAMES is missing"));
             }
         }
+        let schema_key = {
+            let r = meta.params.resolution;
+            let idf = fingerprinter.idf().map_or(0, |i| i.id());
+            hash::h64(
+                format!("{} {idf} {r:?}", fingerprinter.identity()).as_bytes(),
+                0,
+            )
+        };
         Ok(Index {
             data,
             meta,
@@ -133,6 +143,7 @@ impl<D: AsRef<[u8]>> Index<D> {
             mphf,
             dir,
             starts_bits_len,
+            schema_key,
         })
     }
 
@@ -288,10 +299,7 @@ impl<D: AsRef<[u8]>> Index<D> {
     /// Equal for indexes whose query fingerprints, probes and sketches are the same: the
     /// fingerprinter's identity, the idf table and the resolution.
     pub(crate) fn schema_key(&self) -> u64 {
-        let f = &self.fingerprinter;
-        let r = self.resolution();
-        let idf = f.idf().map_or(0, |i| i.id());
-        hash::h64(format!("{} {idf} {r:?}", f.identity()).as_bytes(), 0)
+        self.schema_key
     }
 
     /// The format version of the file.
@@ -341,15 +349,14 @@ impl<D: AsRef<[u8]>> Index<D> {
             .chunks_exact(2)
             .take(n)
             .map(|c| u16::from_le_bytes([c[0], c[1]]));
-        let mut keys = keys
+        let keys = keys
             .chunks_exact(8)
             .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")));
-        Some(counts.enumerate().flat_map(move |(d, c)| {
-            (&mut keys)
-                .take(c as usize)
-                .map(move |k| (d as u32, k))
-                .collect::<Vec<_>>()
-        }))
+        // Each document's number once per code it has, beside the codes in document order.
+        let docs = counts
+            .enumerate()
+            .flat_map(|(d, c)| std::iter::repeat_n(d as u32, c as usize));
+        Some(docs.zip(keys))
     }
 
     fn section(&self, id: SectionId) -> &[u8] {

@@ -7,12 +7,15 @@
 //! reference ([`mod@reference`], [`fingerprint`]) → fuzzy codes and sketch ([`fingerprint`],
 //! [`sketch`]) → MPHF table file ([`IndexBuilder`]; the MPHF, the byte layout and the META
 //! section are private modules that follow `index-format.md`) → reader over any bytes
-//! ([`Index`]) → query ([`Index::query`], [`Index::query_fingerprint`]).
+//! ([`Index`]) → query ([`Index::query`], [`Index::query_fingerprint`]) → many index files as
+//! one ([`IndexSet`]; a set that changes, [`SetWriter`]).
 //!
 //! What a user needs is re-exported here: [`IndexBuilder`] and [`Index`] with
 //! [`QueryOptions`], [`QueryResult`] and [`Hit`]; [`Fingerprinter`] and [`Params`] to
-//! fingerprint on other threads or machines; [`Lang`], [`Reference`] and [`Analyzer`] for
-//! other languages; one [`Error`] type whose variants say what went wrong and what to do.
+//! fingerprint on other threads or machines; [`IndexSet`] to query shards or an index set's
+//! segments as one index, and [`SetWriter`] to add, delete and merge under a lock, crash-safe;
+//! [`Lang`], [`Reference`] and [`Analyzer`] for other languages; one [`Error`] type whose
+//! variants say what went wrong and what to do.
 //!
 //! This crate is the core of a workspace: the classical near-duplicate methods on the same text
 //! pipeline are `pocketdex-methods`, the evaluation harness that measures all of them against
@@ -38,7 +41,7 @@
 #![deny(missing_docs)]
 
 // In pipeline order: documents → tokens → prefix classes → fuzzy codes and sketch → MPHF table
-// file → reader → query.
+// file → reader → query → sets of files.
 pub mod error;
 pub mod hash;
 pub mod corpus;

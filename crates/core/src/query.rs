@@ -5,6 +5,7 @@ use crate::error::{Error, Result};
 use crate::fingerprint::{Code, Fingerprint, Path};
 use crate::index::Index;
 use crate::sketch::{estimate_similarity, simhash};
+use std::borrow::Cow;
 
 /// How to query.
 #[derive(Clone, Debug)]
@@ -81,7 +82,7 @@ pub struct QueryResult {
 }
 
 /// True when an index name is the query's own name: equal, or a suffix of it at a `/` (or `\`).
-pub(crate) fn is_self(query: &str, name: &str) -> bool {
+fn is_self(query: &str, name: &str) -> bool {
     query == name
         || (query.len() > name.len()
             && query.ends_with(name)
@@ -131,17 +132,7 @@ impl<D: AsRef<[u8]>> Index<D> {
     fn rank(&self, fp: &Fingerprint, sketch: &[u64], opts: &QueryOptions) -> QueryResult {
         let probes = self.probes(fp, opts);
         let (candidates, mut hits) = self.candidates(&probes, sketch, opts.threshold, |_| false);
-        let own = |h: &Hit| {
-            opts.self_name
-                .as_deref()
-                .is_some_and(|q| self.name(h.doc).is_some_and(|n| is_self(q, &n)))
-        };
-        hits.sort_by(|a, b| {
-            better(a, b)
-                .then_with(|| own(b).cmp(&own(a)))
-                .then(a.doc.cmp(&b.doc))
-        });
-        hits.truncate(opts.top);
+        order_hits(&mut hits, opts, |h| h, |h| self.name(h.doc), |h| (0, h.doc));
         QueryResult {
             terms: fp.terms,
             lookups: probes.len(),
@@ -212,9 +203,30 @@ impl<D: AsRef<[u8]>> Index<D> {
     }
 }
 
-/// The order of hits before ties: by score, then by collided code groups (more first).
-pub(crate) fn better(a: &Hit, b: &Hit) -> std::cmp::Ordering {
-    b.score.total_cmp(&a.score).then(b.codes.cmp(&a.codes))
+/// Orders hits as every query does, and keeps the first `opts.top`: by score, then collided
+/// code groups (more first), then the query's own document (`opts.self_name`; names are read
+/// only for ties), then `place`, the document's place in the collection (part, number).
+pub(crate) fn order_hits<'a, T>(
+    hits: &mut Vec<T>,
+    opts: &QueryOptions,
+    hit: impl Fn(&T) -> &Hit,
+    name: impl Fn(&T) -> Option<Cow<'a, str>>,
+    place: impl Fn(&T) -> (usize, u32),
+) {
+    let own = |t: &T| {
+        opts.self_name
+            .as_deref()
+            .is_some_and(|q| name(t).is_some_and(|n| is_self(q, &n)))
+    };
+    hits.sort_by(|a, b| {
+        let (x, y) = (hit(a), hit(b));
+        y.score
+            .total_cmp(&x.score)
+            .then(y.codes.cmp(&x.codes))
+            .then_with(|| own(b).cmp(&own(a)))
+            .then_with(|| place(a).cmp(&place(b)))
+    });
+    hits.truncate(opts.top);
 }
 
 #[cfg(test)]

@@ -12,7 +12,7 @@ use crate::error::{Error, Result};
 use crate::fingerprint::{Code, Fingerprint};
 use crate::hash;
 use crate::index::Index;
-use crate::query::{better, is_self, Hit, QueryOptions};
+use crate::query::{order_hits, Hit, QueryOptions};
 use crate::BuildStats;
 use memmap2::Mmap;
 use std::fs::File;
@@ -85,12 +85,7 @@ impl Manifest {
     fn read(dir: &Path) -> Result<Manifest> {
         let path = dir.join(MANIFEST);
         let raw = std::fs::read(&path).map_err(|e| Error::io(&path, e))?;
-        let bad = |what: String| {
-            Error::format(format!(
-                "{}: {what}; restore the set from a backup",
-                path.display()
-            ))
-        };
+        let bad = |what: String| Error::format(format!("{}: {what}", path.display()));
         let file: ManifestFile =
             serde_json::from_slice(&raw).map_err(|e| bad(format!("not a manifest ({e})")))?;
         let m = file.manifest;
@@ -278,15 +273,19 @@ impl IndexSet<Mmap> {
     /// Opens an index set's current snapshot: reads the manifest and maps its segments. A
     /// segment removed by a concurrent merge between the two makes it read the new manifest.
     pub fn open(dir: &Path) -> Result<IndexSet<Mmap>> {
-        let mut tries = 0;
+        let mut manifest = Manifest::read(dir)?;
         loop {
-            let manifest = Manifest::read(dir)?;
             match Self::open_manifest(dir, &manifest) {
-                Err(Error::Io { source, .. })
-                    if source.kind() == std::io::ErrorKind::NotFound && tries < 8 =>
-                {
-                    tries += 1;
-                    std::thread::sleep(std::time::Duration::from_millis(5 << tries));
+                Err(e) if e.io_kind() == Some(std::io::ErrorKind::NotFound) => {
+                    // Gone because a writer committed a merge meanwhile: read its manifest.
+                    // Gone under the same manifest: the set is damaged, say so.
+                    let newer = Manifest::read(dir)?;
+                    if newer.generation == manifest.generation {
+                        return Err(Error::format(format!(
+                            "a segment the manifest names is missing ({e})"
+                        )));
+                    }
+                    manifest = newer;
                 }
                 other => return other,
             }
@@ -319,7 +318,7 @@ impl IndexSet<Mmap> {
                 || index.doc_count() != s.docs
             {
                 return Err(Error::format(format!(
-                    "{}: not the segment the manifest names (other checksum or size); restore the set from a backup",
+                    "{}: not the segment the manifest names (other checksum or size)",
                     path.display()
                 )));
             }
@@ -493,17 +492,13 @@ impl<D: AsRef<[u8]>> IndexSet<D> {
             out.candidates += candidates;
             hits.extend(found.into_iter().map(|hit| SetHit { part: i, hit }));
         }
-        let own = |h: &SetHit| {
-            opts.self_name
-                .as_deref()
-                .is_some_and(|q| self.name(h.part, h.hit.doc).is_some_and(|n| is_self(q, &n)))
-        };
-        hits.sort_by(|a, b| {
-            better(&a.hit, &b.hit)
-                .then_with(|| own(b).cmp(&own(a)))
-                .then((a.part, a.hit.doc).cmp(&(b.part, b.hit.doc)))
-        });
-        hits.truncate(opts.top);
+        order_hits(
+            &mut hits,
+            opts,
+            |h| &h.hit,
+            |h| self.name(h.part, h.hit.doc),
+            |h| (h.part, h.hit.doc),
+        );
         out.hits = hits;
         out
     }
