@@ -297,6 +297,39 @@ impl Directory {
     }
 }
 
+/// Recomputes every checksum of an index file in place: each section's directory entry whose
+/// range lies inside the file, the directory checksum and the trailer's file checksum. For the
+/// fuzzers and the corruption tests, which mutate a valid file and want the parsers behind the
+/// checksums reached; a damaged header is left as it is.
+#[doc(hidden)]
+pub fn reseal(bytes: &mut [u8]) {
+    if bytes.len() < HEADER_LEN + TRAILER_LEN {
+        return;
+    }
+    let count = u32::from_le_bytes(bytes[12..16].try_into().expect("4 bytes")) as usize;
+    let Some(dir_end) = count
+        .checked_mul(DIR_ENTRY_LEN)
+        .and_then(|n| n.checked_add(HEADER_LEN))
+        .filter(|&e| e <= bytes.len() - TRAILER_LEN)
+    else {
+        return;
+    };
+    let body_end = bytes.len() - TRAILER_LEN;
+    for i in 0..count {
+        let at = HEADER_LEN + i * DIR_ENTRY_LEN;
+        let field = |o: usize| u64::from_le_bytes(bytes[at + o..at + o + 8].try_into().expect("8"));
+        let (offset, len) = (field(8), field(16));
+        if let Some(end) = offset.checked_add(len).filter(|&e| e <= body_end as u64) {
+            let sum = hash::checksum(&bytes[offset as usize..end as usize]);
+            bytes[at + 24..at + 32].copy_from_slice(&sum.to_le_bytes());
+        }
+    }
+    let sum = dir_checksum(&bytes[..dir_end]);
+    bytes[DIR_CHECKSUM_AT..HEADER_LEN].copy_from_slice(&sum.to_le_bytes());
+    let sum = hash::checksum(&bytes[..body_end]);
+    bytes[body_end..body_end + 8].copy_from_slice(&sum.to_le_bytes());
+}
+
 /// Checksum of the header (without its checksum field) and the directory.
 fn dir_checksum(head_and_dir: &[u8]) -> u64 {
     let mut h = xxhash_rust::xxh3::Xxh3::with_seed(hash::CHECKSUM_SEED);

@@ -52,6 +52,7 @@ pub mod sketch;
 mod mphf;
 mod format;
 mod meta;
+mod atomic;
 mod builder;
 mod index;
 mod query;
@@ -60,6 +61,8 @@ mod set;
 pub use builder::{BuildStats, IndexBuilder, PathCounts};
 pub use error::{Error, Result};
 pub use fingerprint::{Fingerprinter, Params};
+#[doc(hidden)]
+pub use format::reseal;
 pub use index::{Index, ListLengths, Postings, SectionInfo};
 pub use meta::Meta;
 /// The index format version this build writes and reads (`index-format.md` §14).

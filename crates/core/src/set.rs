@@ -7,7 +7,8 @@
 //! its segments mapped. A crash at any step leaves the old manifest or the new one, and the next
 //! writer removes whatever no manifest names (`index-format.md` §15).
 
-use crate::builder::{write_atomically, IndexBuilder, Parts, StringList};
+use crate::atomic::write_atomically;
+use crate::builder::{IndexBuilder, Parts, StringList};
 use crate::error::{Error, Result};
 use crate::fingerprint::{Code, Fingerprint};
 use crate::hash;
