@@ -207,7 +207,7 @@ fn bench_lookup(c: &mut Criterion, corpus: &Corpus, index: &Index<Vec<u8>>) {
         .collect();
     let missing = present
         .iter()
-        .filter(|&&k| index.lookup(k).is_none())
+        .filter(|&&k| index.lookup(k).unwrap().is_none())
         .count();
     assert_eq!(
         missing, 0,
@@ -216,7 +216,7 @@ fn bench_lookup(c: &mut Criterion, corpus: &Corpus, index: &Index<Vec<u8>>) {
     let absent = absent_keys(&present.iter().copied().collect(), present.len());
     let accepted = absent
         .iter()
-        .filter(|&&k| index.lookup(k).is_some())
+        .filter(|&&k| index.lookup(k).unwrap().is_some())
         .count();
     eprintln!(
         "pocketdex bench: lookup: {} codes of {} documents; {accepted} of {} absent keys \
@@ -232,7 +232,7 @@ fn bench_lookup(c: &mut Criterion, corpus: &Corpus, index: &Index<Vec<u8>>) {
         group.bench_function(BenchmarkId::new(name, &corpus.tag), |b| {
             b.iter(|| {
                 for &k in keys {
-                    black_box(index.lookup(black_box(k)));
+                    black_box(index.lookup(black_box(k)).unwrap());
                 }
             })
         });
@@ -249,6 +249,7 @@ fn bench_query(c: &mut Criterion, corpus: &Corpus, index: &Index<Vec<u8>>) {
         .filter(|(i, d)| {
             index
                 .query(&d.text, &opts)
+                .unwrap()
                 .hits
                 .iter()
                 .any(|h| h.doc == *i as u32)
@@ -270,7 +271,7 @@ fn bench_query(c: &mut Criterion, corpus: &Corpus, index: &Index<Vec<u8>>) {
         group.bench_function(BenchmarkId::new(name, &corpus.tag), |b| {
             b.iter(|| {
                 for d in &corpus.docs {
-                    black_box(index.query(black_box(&d.text), &opts));
+                    black_box(index.query(black_box(&d.text), &opts).unwrap());
                 }
             })
         });

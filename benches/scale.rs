@@ -273,7 +273,7 @@ fn measure(label: &str, collection: &Path, queries_path: &Path, out: &Path) -> V
     // query reads more of them), so that the measured passes do not count first-touch faults.
     for opts in [QueryOptions::default(), QueryOptions::similar()] {
         for q in &queries {
-            std::hint::black_box(idx.query(&q.text, &opts));
+            std::hint::black_box(idx.query(&q.text, &opts).unwrap());
         }
     }
     let near = pass(&idx, &queries, &QueryOptions::default());
@@ -330,14 +330,14 @@ fn pass<D: AsRef<[u8]>>(idx: &Index<D>, queries: &[Query], opts: &QueryOptions) 
     let mut found: BTreeMap<String, (u64, u64)> = BTreeMap::new();
     for q in queries {
         let t = Instant::now();
-        let r = idx.query(&q.text, opts);
+        let r = idx.query(&q.text, opts).unwrap();
         times.push(t.elapsed().as_secs_f64() * 1e6);
         candidates.push(r.candidates as f64);
         lookups += r.lookups;
         let hit = r
             .hits
             .iter()
-            .any(|h| idx.name(h.doc).as_deref() == Some(q.source.as_str()));
+            .any(|h| idx.name(h.doc).unwrap().as_deref() == Some(q.source.as_str()));
         let e = found.entry(format!("{}", q.rate)).or_default();
         e.0 += hit as u64;
         e.1 += 1;

@@ -245,7 +245,7 @@ fn a_term_in_every_document_weighs_nothing() {
 fn report_on_edited_copies() {
     let docs = corpus();
     let index = Index::open(build(&docs)).unwrap();
-    let report = evaluate(&index, &docs, &Settings::default());
+    let report = evaluate(&index, &docs, &Settings::default()).unwrap();
     assert_eq!(report.documents, docs.len());
     assert_eq!(report.buckets.len(), 10);
     assert_eq!(report.buckets[0].lo, 0.5);
@@ -278,7 +278,8 @@ fn report_on_edited_copies() {
             top: Some(3),
             ..Settings::default()
         },
-    );
+    )
+    .unwrap();
     assert!(strict.queries.hits <= report.queries.hits);
     assert!(strict.summary.recall_all <= report.summary.recall_all);
 }
@@ -295,14 +296,14 @@ fn hits_are_mapped_by_name_when_the_index_differs() {
     originals.reverse();
     let index = Index::open(build(&originals)).unwrap();
     let ids: Vec<String> = docs.iter().map(|d| d.0.clone()).collect();
-    let map = eval::DocMap::by_name(&index, &ids);
+    let map = eval::DocMap::by_name(&index, &ids).unwrap();
     assert_eq!(map.index_docs_not_in_corpus, 0);
     assert_eq!(map.corpus_docs_not_in_index, docs.len() - originals.len());
     for d in 0..index.doc_count() {
         let c = map.corpus_of[d as usize].unwrap() as usize;
-        assert_eq!(index.name(d).as_deref(), Some(ids[c].as_str()));
+        assert_eq!(index.name(d).unwrap().as_deref(), Some(ids[c].as_str()));
     }
-    let report = evaluate(&index, &docs, &Settings::default());
+    let report = evaluate(&index, &docs, &Settings::default()).unwrap();
     assert!(report.pairs_not_in_index > 0);
     assert_eq!(report.self_first.of as usize, originals.len());
     assert!(report.self_first.rate.unwrap() >= 0.99);
@@ -437,7 +438,7 @@ fn similar_mode_finds_what_near_duplicate_codes_miss() {
     let mut bytes = Vec::new();
     b.finish(&mut bytes).unwrap();
     let index = Index::open(bytes).unwrap();
-    let near = evaluate(&index, &docs, &Settings::default());
+    let near = evaluate(&index, &docs, &Settings::default()).unwrap();
     let similar = evaluate(
         &index,
         &docs,
@@ -445,7 +446,8 @@ fn similar_mode_finds_what_near_duplicate_codes_miss() {
             similar: true,
             ..Settings::default()
         },
-    );
+    )
+    .unwrap();
     let (n, s) = (&near.summary, &similar.summary);
     eprintln!("near: {n:?}\nsimilar: {s:?}");
     assert!(s.recall_cos_0_70_0_90.unwrap() >= 0.95, "{s:?}");

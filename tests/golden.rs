@@ -1,9 +1,9 @@
 //! Golden files: an index of each format version committed in `tests/golden/`, opened and
 //! queried as a user's old file would be, and the current one rebuilt byte for byte.
 //!
-//! `create_format_v6` writes the file only when it is missing, then fails (commit it). A change
-//! that alters any byte of the format makes `rebuild_matches_golden_v6` fail: bump the format
-//! version, add `v7.pdx`, and keep a test that says what happens to v6 files.
+//! `create_format_v7` writes the file only when it is missing, then fails (commit it). A change
+//! that alters any byte of the format makes `rebuild_matches_golden_v7` fail: bump the format
+//! version, add `v8.pdx`, and keep a test that says what happens to v7 files.
 
 mod common;
 
@@ -18,6 +18,7 @@ const GOLDEN_V3: &str = "tests/golden/v3.pdx";
 const GOLDEN_V4: &str = "tests/golden/v4.pdx";
 const GOLDEN_V5: &str = "tests/golden/v5.pdx";
 const GOLDEN_V6: &str = "tests/golden/v6.pdx";
+const GOLDEN_V7: &str = "tests/golden/v7.pdx";
 
 /// The golden corpus: every 15th sample article (20 documents), titled by its first line.
 fn corpus() -> Vec<(String, String, String)> {
@@ -31,10 +32,11 @@ fn corpus() -> Vec<(String, String, String)> {
         .collect()
 }
 
-/// Version 6's golden file is a segment of an index set (every section of the format: the set
-/// sections CODES and IDS too), with the language's idf table and the resolution of a
-/// collection of a million documents (two samples per fuzzy band).
-fn build_v6() -> Vec<u8> {
+/// Version 7's golden file, as version 6's, is a segment of an index set (every section of the
+/// format: the set sections CODES and IDS too, and from version 7 the block tree TREE and SUMS),
+/// with the language's idf table and the resolution of a collection of a million documents (two
+/// samples per fuzzy band). Its documents are version 6's.
+fn build_v7() -> Vec<u8> {
     let params = Params {
         resolution: Some(Resolution::for_docs(1_000_000)),
         ..Params::default()
@@ -54,18 +56,18 @@ fn build_v6() -> Vec<u8> {
 }
 
 #[test]
-fn create_format_v6() {
-    let path = root().join(GOLDEN_V6);
+fn create_format_v7() {
+    let path = root().join(GOLDEN_V7);
     if !path.exists() {
-        std::fs::write(&path, build_v6()).unwrap();
-        panic!("wrote {GOLDEN_V6}: commit it (a missing golden file must not pass silently)");
+        std::fs::write(&path, build_v7()).unwrap();
+        panic!("wrote {GOLDEN_V7}: commit it (a missing golden file must not pass silently)");
     }
 }
 
 /// Versions 1 (no IDF section), 2 (fuzzy codes without samples, unweighted MinHash on the
 /// short path), 3 (another sketch and sample clock) and 4 (no similar path, so no
 /// `query --similar`) are refused with an error that says to rebuild: their codes, sketches
-/// or parameters are not those a version 5 or 6 query expects.
+/// or parameters are not those a version 5, 6 or 7 query expects.
 #[test]
 fn test_format_v1_to_v4_are_refused() {
     for (path, got) in [
@@ -77,7 +79,7 @@ fn test_format_v1_to_v4_are_refused() {
         let bytes = std::fs::read(root().join(path)).unwrap();
         let e = Index::open(bytes).err().expect("an old file is not read");
         assert!(
-            matches!(e, pocketdex::Error::Version { expected: 6, got: g } if g == got),
+            matches!(e, pocketdex::Error::Version { expected: 7, got: g } if g == got),
             "{e:?}"
         );
         assert!(e.to_string().contains("rebuild the index"), "{e}");
@@ -95,17 +97,26 @@ fn test_format_v5() {
     let docs = corpus();
     assert_eq!(index.doc_count() as usize, docs.len());
     for (i, (name, title, text)) in docs.iter().enumerate() {
-        assert_eq!(index.name(i as u32).as_deref(), Some(name.as_str()));
-        assert_eq!(index.title(i as u32).as_deref(), Some(title.as_str()));
-        let r = index.query(text, &QueryOptions::default());
+        assert_eq!(
+            index.name(i as u32).unwrap().as_deref(),
+            Some(name.as_str())
+        );
+        assert_eq!(
+            index.title(i as u32).unwrap().as_deref(),
+            Some(title.as_str())
+        );
+        let r = index.query(text, &QueryOptions::default()).unwrap();
         assert_eq!(r.hits[0].doc, i as u32, "{name}");
         assert_eq!(r.hits[0].score, 1.0);
     }
     // A near copy of a golden document: a sentence dropped.
     let (name, _, text) = &docs[7];
     let cut: String = text.split_inclusive(". ").skip(1).collect();
-    let r = index.query(&cut, &QueryOptions::default());
-    assert_eq!(index.name(r.hits[0].doc).as_deref(), Some(name.as_str()));
+    let r = index.query(&cut, &QueryOptions::default()).unwrap();
+    assert_eq!(
+        index.name(r.hits[0].doc).unwrap().as_deref(),
+        Some(name.as_str())
+    );
     // The similar path answers as it did when the file was written: every document finds itself
     // through it alone, first.
     let f = index.fingerprinter();
@@ -114,44 +125,62 @@ fn test_format_v5() {
         let probes = f.similar_probes(&fp, index.resolution(), f.params().similar_probes);
         let mut found = Vec::new();
         let keys: Vec<u64> = probes.iter().map(|c| c.key).collect();
-        index.lookup_many(&keys, |_, postings| found.extend(postings));
+        index
+            .lookup_many(&keys, |_, postings| found.extend(postings))
+            .unwrap();
         assert!(found.contains(&(i as u32)), "{name}");
     }
 }
 
-/// The segment of version 6: opened, verified, every document found by its id and by its text,
-/// a near copy found; queried as a set of one file, the same answers.
-#[test]
-fn test_format_v6() {
-    let bytes = std::fs::read(root().join(GOLDEN_V6)).expect("tests/golden/v6.pdx is committed");
+/// A segment of version 6 (no block tree; its large sections are checked whole when first read)
+/// or 7: opened, verified, every document found by its id and by its text, a near copy found;
+/// queried as a set of one file, the same answers.
+fn check_segment(path: &str, version: u32) {
+    let bytes = std::fs::read(root().join(path)).expect("golden files are committed");
     let index = Index::open(bytes.clone()).unwrap();
     index.verify().unwrap();
-    assert_eq!(index.version(), 6);
+    assert_eq!(index.version(), version);
     assert!(index.is_segment());
     let docs = corpus();
     assert_eq!(index.doc_count() as usize, docs.len());
-    let set = IndexSet::from_indexes(vec![("v6".into(), Index::open(bytes).unwrap())]);
+    let set = IndexSet::from_indexes(vec![(path.into(), Index::open(bytes).unwrap())]);
     for (i, (name, title, text)) in docs.iter().enumerate() {
-        assert_eq!(index.find(name), Some(i as u32));
-        assert_eq!(index.title(i as u32).as_deref(), Some(title.as_str()));
-        let r = index.query(text, &QueryOptions::default());
+        assert_eq!(index.find(name).unwrap(), Some(i as u32));
+        assert_eq!(
+            index.title(i as u32).unwrap().as_deref(),
+            Some(title.as_str())
+        );
+        let r = index.query(text, &QueryOptions::default()).unwrap();
         assert_eq!((r.hits[0].doc, r.hits[0].score), (i as u32, 1.0), "{name}");
-        let s = set.query(text, &QueryOptions::default());
+        let s = set.query(text, &QueryOptions::default()).unwrap();
         assert_eq!(s.hits[0].hit, r.hits[0]);
     }
-    assert_eq!(index.find("not a document"), None);
+    assert_eq!(index.find("not a document").unwrap(), None);
     let (name, _, text) = &docs[7];
     let cut: String = text.split_inclusive(". ").skip(1).collect();
-    let r = index.query(&cut, &QueryOptions::default());
-    assert_eq!(index.name(r.hits[0].doc).as_deref(), Some(name.as_str()));
+    let r = index.query(&cut, &QueryOptions::default()).unwrap();
+    assert_eq!(
+        index.name(r.hits[0].doc).unwrap().as_deref(),
+        Some(name.as_str())
+    );
 }
 
 #[test]
-fn rebuild_matches_golden_v6() {
-    let golden = std::fs::read(root().join(GOLDEN_V6)).expect("tests/golden/v6.pdx is committed");
+fn test_format_v6() {
+    check_segment(GOLDEN_V6, 6);
+}
+
+#[test]
+fn test_format_v7() {
+    check_segment(GOLDEN_V7, 7);
+}
+
+#[test]
+fn rebuild_matches_golden_v7() {
+    let golden = std::fs::read(root().join(GOLDEN_V7)).expect("tests/golden/v7.pdx is committed");
     assert!(
-        build_v6() == golden,
-        "today's build of the golden corpus differs from {GOLDEN_V6}: the format changed; bump VERSION"
+        build_v7() == golden,
+        "today's build of the golden corpus differs from {GOLDEN_V7}: the format changed; bump VERSION"
     );
 }
 
@@ -233,7 +262,7 @@ fn codes_follow_the_spec() {
             .collect();
         assert_eq!(got, want, "{name}");
         for (_, key) in &want {
-            let docs: Vec<u32> = index.lookup(*key).expect("indexed").collect();
+            let docs: Vec<u32> = index.lookup(*key).unwrap().expect("indexed").collect();
             assert!(docs.contains(&(i as u32)), "{name}");
         }
     }

@@ -54,9 +54,15 @@ fn hits(indexes: &[&Index<Vec<u8>>], text: &str) -> BTreeSet<(String, u32)> {
         .flat_map(|index| {
             index
                 .query(text, &options)
+                .unwrap()
                 .hits
                 .iter()
-                .map(|h| (index.name(h.doc).unwrap().to_string(), h.score.to_bits()))
+                .map(|h| {
+                    (
+                        index.name(h.doc).unwrap().unwrap().to_string(),
+                        h.score.to_bits(),
+                    )
+                })
                 .collect::<Vec<_>>()
         })
         .collect()

@@ -57,10 +57,11 @@ fn opts() -> QueryOptions {
 fn answer_of_index(index: &Index<Vec<u8>>, q: &str) -> Answer {
     index
         .query(q, &opts())
+        .unwrap()
         .hits
         .iter()
         .map(|h| {
-            let name = index.name(h.doc).unwrap().into_owned();
+            let name = index.name(h.doc).unwrap().unwrap().into_owned();
             (name, h.score.to_bits(), h.codes, h.path.name().to_string())
         })
         .collect()
@@ -68,10 +69,11 @@ fn answer_of_index(index: &Index<Vec<u8>>, q: &str) -> Answer {
 
 fn answer_of_set<D: AsRef<[u8]>>(set: &IndexSet<D>, q: &str) -> Answer {
     set.query(q, &opts())
+        .unwrap()
         .hits
         .iter()
         .map(|h| {
-            let name = set.name(h.part, h.hit.doc).unwrap().into_owned();
+            let name = set.name(h.part, h.hit.doc).unwrap().unwrap().into_owned();
             (
                 name,
                 h.hit.score.to_bits(),
@@ -246,19 +248,25 @@ fn ids_are_unique_unless_replaced() {
     b.add(&docs[3].0, None, &docs[10].1);
     let change = w.add(b, true).unwrap();
     assert_eq!((change.added, change.deleted, change.live_docs), (1, 1, 50));
-    let hits = w.set().query(&docs[10].1, &opts()).hits;
+    let hits = w.set().query(&docs[10].1, &opts()).unwrap().hits;
     let names: Vec<String> = hits
         .iter()
-        .map(|h| w.set().name(h.part, h.hit.doc).unwrap().into_owned())
+        .map(|h| {
+            w.set()
+                .name(h.part, h.hit.doc)
+                .unwrap()
+                .unwrap()
+                .into_owned()
+        })
         .collect();
     assert!(
         names.contains(&docs[3].0) && names.contains(&docs[10].0),
         "{names:?}"
     );
-    let old = w.set().query(&docs[3].1, &opts()).hits;
+    let old = w.set().query(&docs[3].1, &opts()).unwrap().hits;
     assert!(old
         .iter()
-        .all(|h| w.set().name(h.part, h.hit.doc).unwrap() != docs[3].0));
+        .all(|h| w.set().name(h.part, h.hit.doc).unwrap().unwrap() != docs[3].0));
 }
 
 #[test]

@@ -97,7 +97,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             let start = Instant::now();
             let corpus = read(&sources, &analyzer, None, &args)?;
             let read_s = start.elapsed().as_secs_f64();
-            let map = DocMap::by_name(&index, &corpus.ids);
+            let map = DocMap::by_name(&index, &corpus.ids)?;
             if map.corpus_docs_not_in_index > 0 {
                 eprintln!(
                     "warning: {} of {} documents are not in the index (by id); pairs with them are left out of recall",
@@ -265,7 +265,7 @@ fn measure<D: AsRef<[u8]> + Sync>(
         &map,
         &settings.query_options(),
         &|k| b.inc(k),
-    );
+    )?;
     b.finish_and_clear();
     let query_s = start.elapsed().as_secs_f64();
 

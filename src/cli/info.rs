@@ -118,7 +118,7 @@ fn file_info<D: AsRef<[u8]>>(
         .find(|s| s.name == "TITLES")
         .map_or(0, |s| s.len);
     let total = index.len_bytes();
-    let lists = index.list_lengths();
+    let lists = index.list_lengths()?;
     if json {
         let o = json!({
             "file": path.display().to_string(),

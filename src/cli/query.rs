@@ -66,7 +66,8 @@ struct QueryDoc {
 }
 
 enum Answer {
-    Hits(SetQueryResult),
+    /// The hits, or the error of a query that read a damaged part of the index.
+    Hits(pocketdex::Result<SetQueryResult>),
     Skipped(corpus::Skipped),
 }
 
@@ -103,6 +104,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         for (q, answer) in batch {
             match answer {
                 Answer::Hits(r) => {
+                    let r = damaged(r)?;
                     any_hit |= !r.hits.is_empty();
                     print_result(&index, &q.label, r, &args, threshold, out)?;
                 }
@@ -233,13 +235,13 @@ fn print_result<D: AsRef<[u8]>>(
             let mut o = json!({
                 "type": "hit",
                 "query": label,
-                "id": index.name(sh.part, h.doc).unwrap_or_default(),
+                "id": damaged(index.name(sh.part, h.doc))?.unwrap_or_default(),
                 "score": (h.score as f64 * 10000.0).round() / 10000.0,
                 "rank": rank + 1,
                 "codes": h.codes,
                 "path": h.path,
             });
-            if let Some(t) = index.title(sh.part, h.doc) {
+            if let Some(t) = damaged(index.title(sh.part, h.doc))? {
                 o["title"] = json!(t);
             }
             writeln!(out, "{o}")?;
@@ -267,8 +269,7 @@ fn print_result<D: AsRef<[u8]>>(
     )?;
     for (rank, sh) in r.hits.iter().enumerate() {
         let h = &sh.hit;
-        let title = index
-            .title(sh.part, h.doc)
+        let title = damaged(index.title(sh.part, h.doc))?
             .map(|t| format!("  \"{t}\""))
             .unwrap_or_default();
         writeln!(
@@ -276,11 +277,17 @@ fn print_result<D: AsRef<[u8]>>(
             "  {:>2}. {:.3}  {}  ({}, {} code group{}){title}",
             rank + 1,
             h.score,
-            index.name(sh.part, h.doc).unwrap_or_default(),
+            damaged(index.name(sh.part, h.doc))?.unwrap_or_default(),
             h.path.name(),
             h.codes,
             if h.codes == 1 { "" } else { "s" }
         )?;
     }
     Ok(())
+}
+
+/// A library result as an output result: a damaged index ends the output as an error (the
+/// output loop keeps `io::Error`s to tell a closed stdout apart).
+fn damaged<T>(r: pocketdex::Result<T>) -> std::io::Result<T> {
+    r.map_err(std::io::Error::other)
 }

@@ -366,13 +366,18 @@ pub fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
             let mut near: Vec<Near> = r
                 .hits
                 .iter()
-                .map(|h| Near {
-                    id: set.name(h.part, h.hit.doc).unwrap_or_default().into_owned(),
-                    score: h.hit.score,
-                    codes: h.hit.codes,
-                    path: h.hit.path.name(),
+                .map(|h| {
+                    Ok(Near {
+                        id: set
+                            .name(h.part, h.hit.doc)?
+                            .unwrap_or_default()
+                            .into_owned(),
+                        score: h.hit.score,
+                        codes: h.hit.codes,
+                        path: h.hit.path.name(),
+                    })
                 })
-                .collect();
+                .collect::<pocketdex::Result<_>>()?;
             for (id, sketch) in &pending {
                 let score = estimate_similarity(fp.sketch(), sketch.iter());
                 if score >= args.threshold {
@@ -392,7 +397,7 @@ pub fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
                 if let Some(b) = builder.as_mut() {
                     if !ids.insert(d.id.clone()) {
                         message = Some(format!("id {:?} is given twice", d.id));
-                    } else if !args.replace && set.find(&d.id).is_some() {
+                    } else if !args.replace && set.find(&d.id)?.is_some() {
                         message = Some(format!(
                             "id {:?} is already in the set (--replace replaces it)",
                             d.id

@@ -24,12 +24,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut bytes = Vec::new(); // or builder.write_to_path(path), then memmap2 for Index::open
     builder.finish(&mut bytes)?;
     let index = Index::open(bytes)?;
-    let result = index.query(&std::fs::read_to_string(&query)?, &QueryOptions::default());
+    let result = index.query(&std::fs::read_to_string(&query)?, &QueryOptions::default())?;
     for hit in result.hits {
         println!(
             "{:.3}  {}",
             hit.score,
-            index.name(hit.doc).unwrap_or_default()
+            index.name(hit.doc)?.unwrap_or_default()
         );
     }
     Ok(())

@@ -48,6 +48,17 @@ pub enum Error {
         /// The checksum of the bytes as they are.
         got: u64,
     },
+    /// A block of a large section does not match its hash in the block tree: found the first
+    /// time a query read it (`index-format.md` §7.1).
+    #[error("{section} block {} (at byte {offset}) does not match its hash; the file is damaged: run `pocketdex verify` on it, then rebuild it or restore a good copy", if *block == u64::MAX { "root".to_string() } else { block.to_string() })]
+    BlockMismatch {
+        /// The section.
+        section: &'static str,
+        /// The block's number within the section (`u64::MAX` for the tree's root).
+        block: u64,
+        /// The block's first byte, from the start of the file (of SUMS for the tree itself).
+        offset: u64,
+    },
     /// Invalid parameters or input given by the caller.
     #[error("{0}")]
     Invalid(String),

@@ -11,9 +11,10 @@ pub const MAGIC: [u8; 8] = *b"\x89PDX\r\n\x1a\n";
 /// The last eight bytes of every index file.
 pub const END_MAGIC: [u8; 8] = *b"PDX-END\n";
 /// The format version this build writes and reads.
-pub const VERSION: u32 = 6;
+pub const VERSION: u32 = 7;
 /// The oldest version this build reads: version 5 files differ only in their idf rule (stored in
-/// the file, so they answer exactly as before) and lack the set sections CODES and IDS.
+/// the file, so they answer exactly as before) and lack the set sections CODES and IDS; versions
+/// 5 and 6 lack the block tree (TREE, SUMS), so their large sections are checked whole.
 pub const MIN_VERSION: u32 = 5;
 /// Bytes of the fixed header: magic, version, section count, file length, directory checksum.
 pub const HEADER_LEN: usize = 8 + 4 + 4 + 8 + 8;
@@ -60,14 +61,20 @@ pub enum SectionId {
     /// Optional (segments of an index set): document names' hashes, sorted, to find a
     /// document by its id.
     Ids = 12,
+    /// The block tree's size and root (version 7 on).
+    Tree = 13,
+    /// The block tree's hashes: of every block of the large sections, and of its own blocks
+    /// (version 7 on).
+    Sums = 14,
 }
 
 impl SectionId {
     /// All sections in file order.
-    pub const ALL: [SectionId; 12] = [
+    pub const ALL: [SectionId; 14] = [
         SectionId::Meta,
         SectionId::Classes,
         SectionId::Idf,
+        SectionId::Tree,
         SectionId::Mphf,
         SectionId::Checks,
         SectionId::Starts,
@@ -77,11 +84,21 @@ impl SectionId {
         SectionId::Titles,
         SectionId::Codes,
         SectionId::Ids,
+        SectionId::Sums,
     ];
 
     /// The section with this id.
     pub fn from_u32(id: u32) -> Option<SectionId> {
         SectionId::ALL.into_iter().find(|s| *s as u32 == id)
+    }
+
+    /// The first format version that has this section.
+    pub fn since(self) -> u32 {
+        match self {
+            SectionId::Codes | SectionId::Ids => 6,
+            SectionId::Tree | SectionId::Sums => 7,
+            _ => MIN_VERSION,
+        }
     }
 
     /// Upper-case name as in the spec.
@@ -99,6 +116,8 @@ impl SectionId {
             SectionId::Idf => "IDF",
             SectionId::Codes => "CODES",
             SectionId::Ids => "IDS",
+            SectionId::Tree => "TREE",
+            SectionId::Sums => "SUMS",
         }
     }
 }
@@ -238,7 +257,7 @@ impl Directory {
             }
             let (offset, len, checksum) = (r.u64()?, r.u64()?, r.u64()?);
             let id = SectionId::from_u32(id)
-                .filter(|id| version >= 6 || !matches!(id, SectionId::Codes | SectionId::Ids))
+                .filter(|id| id.since() <= version)
                 .ok_or_else(|| Error::format(format!("unknown section id {id}")))?;
             let end = offset
                 .checked_add(len)
@@ -303,6 +322,15 @@ impl Directory {
 /// checksums reached; a damaged header is left as it is.
 #[doc(hidden)]
 pub fn reseal(bytes: &mut [u8]) {
+    reseal_checksums(bytes);
+    // The tree hashes the sections, and the checksums then cover the tree.
+    if let Ok(dir) = Directory::decode(bytes) {
+        crate::integrity::reseal(bytes, &dir);
+        reseal_checksums(bytes);
+    }
+}
+
+fn reseal_checksums(bytes: &mut [u8]) {
     if bytes.len() < HEADER_LEN + TRAILER_LEN {
         return;
     }
@@ -620,6 +648,11 @@ impl<'a> Strings<'a> {
             )));
         }
         Ok(t)
+    }
+
+    /// Where the strings' bytes start, from the start of the section.
+    pub fn blob_offset(&self) -> usize {
+        8 + self.offsets.len()
     }
 
     /// Number of strings.

@@ -1,12 +1,14 @@
 //! Reading an index: `Index<D: AsRef<[u8]>>` over any bytes (a `Vec<u8>` in tests, a memory map
 //! in the CLI). [`Index::open`] is cheap and checks header, directory, bounds and the small
-//! sections it decodes; [`Index::verify`] checks every byte. Damaged input gives an error, never
-//! a panic.
+//! sections it decodes; every other byte is checked the first time something reads it (the
+//! block tree, `integrity`), so a damaged file gives an error, never a wrong answer and never a
+//! panic. [`Index::verify`] checks every byte at once.
 
 use crate::error::{Error, Result};
 use crate::fingerprint::{Fingerprinter, Resolution};
 use crate::format::{self, Directory, SectionId, Strings};
 use crate::hash;
+use crate::integrity::{Guard, Tree};
 use crate::meta::{self, Meta};
 use crate::mphf;
 use crate::sketch::Idf;
@@ -25,6 +27,8 @@ pub struct Index<D> {
     starts_bits_len: usize,
     /// See [`Index::schema_key`]; computed once, as a set query asks for it per part.
     schema_key: u64,
+    /// Which blocks of the large sections have been checked.
+    guard: Guard,
 }
 
 /// One section's place in the file, as `pocketdex info` shows it.
@@ -41,7 +45,9 @@ pub struct SectionInfo {
 impl<D: AsRef<[u8]>> Index<D> {
     /// Opens an index: checks magic, version, length, the directory and its checksum, every
     /// section's bounds and size, and the checksums of the sections it decodes (META, CLASSES,
-    /// IDF, MPHF). It does not scan postings, sketches or names: [`Index::verify`] does.
+    /// IDF, MPHF, TREE). It reads nothing else: the blocks of postings, sketches, names and the
+    /// other large sections are checked when first read (an error names the damaged block),
+    /// and [`Index::verify`] checks everything.
     pub fn open(data: D) -> Result<Self> {
         let bytes = data.as_ref();
         let dir = Directory::decode(bytes)?;
@@ -63,14 +69,28 @@ impl<D: AsRef<[u8]>> Index<D> {
             }
             Ok(s)
         };
-        let meta = Meta::decode(checked(SectionId::Meta)?)?;
-        let (classes, stopwords) = meta::decode_classes(checked(SectionId::Classes)?)?;
-        let idf = Idf::decode(checked(SectionId::Idf)?)?;
+        // Every small section's checksum before any is decoded: a damaged file fails fast.
+        let (meta, classes, idf, mphf) = (
+            checked(SectionId::Meta)?,
+            checked(SectionId::Classes)?,
+            checked(SectionId::Idf)?,
+            checked(SectionId::Mphf)?,
+        );
+        let tree = if dir.version >= 7 {
+            Some(checked(SectionId::Tree)?)
+        } else {
+            None
+        };
+        let meta = Meta::decode(meta)?;
+        let (classes, stopwords) = meta::decode_classes(classes)?;
+        let idf = Idf::decode(idf)?;
         let fingerprinter =
             Fingerprinter::new(meta.params.clone(), classes, Analyzer::new(stopwords))
                 .map_err(|e| Error::format(format!("parameters do not fit the classes: {e}")))?
                 .with_idf(idf);
-        let mphf = mphf::from_bytes(checked(SectionId::Mphf)?)?;
+        let mphf = mphf::from_bytes(mphf)?;
+        let tree = tree.map(|t| Tree::decode(t, &dir)).transpose()?;
+        let guard = Guard::new(&dir, tree);
 
         // Sizes of the fixed-layout sections follow from the counts (which, being bounded by the
         // file's bits, cannot overflow the arithmetic below).
@@ -144,6 +164,7 @@ impl<D: AsRef<[u8]>> Index<D> {
             dir,
             starts_bits_len,
             schema_key,
+            guard,
         })
     }
 
@@ -165,6 +186,7 @@ impl<D: AsRef<[u8]>> Index<D> {
                 got,
             });
         }
+        self.guard.touch_all(bytes, &self.dir)?;
         for e in self.dir.entries() {
             let got = hash::checksum(&bytes[e.range()]);
             if got != e.checksum {
@@ -233,13 +255,13 @@ impl<D: AsRef<[u8]>> Index<D> {
     /// CODES holds exactly the table's references (each of a document's codes finds it), and
     /// IDS every document once, under its name's hash, in order.
     fn verify_set_sections(&self) -> Result<()> {
-        if let Some(codes) = self.codes() {
+        if let Some(codes) = self.codes()? {
             let mut n = 0u64;
             let mut last: Option<(u32, u64)> = None;
             for (doc, key) in codes {
                 n += 1;
                 let ordered = last.is_none_or(|(d, k)| d < doc || (d == doc && k < key));
-                if !ordered || !self.lookup(key).is_some_and(|mut p| p.any(|d| d == doc)) {
+                if !ordered || !self.lookup(key)?.is_some_and(|mut p| p.any(|d| d == doc)) {
                     return Err(Error::format(
                         "CODES does not match the table (a code of a document does not find it)",
                     ));
@@ -251,14 +273,14 @@ impl<D: AsRef<[u8]>> Index<D> {
             }
         }
         if self.dir.get(SectionId::Ids).is_some() {
-            let (hashes, docs) = self.ids();
+            let (hashes, docs) = self.ids()?;
             let mut seen = vec![false; self.meta.doc_count as usize];
             let mut last = None;
             for (i, h) in hashes.enumerate() {
                 let doc = docs(i);
                 let ok = seen.get(doc as usize).is_some_and(|s| !s)
                     && last.is_none_or(|l| l <= (h, doc))
-                    && self.name(doc).is_some_and(|n| name_hash(&n) == h);
+                    && self.name(doc)?.is_some_and(|n| name_hash(&n) == h);
                 if !ok {
                     return Err(Error::format("IDS does not list every name once, in order"));
                 }
@@ -269,17 +291,19 @@ impl<D: AsRef<[u8]>> Index<D> {
         Ok(())
     }
 
-    /// Section IDS as (hashes, doc of the `i`-th hash).
+    /// Section IDS as (hashes, doc of the `i`-th hash), the whole section checked.
+    #[allow(clippy::type_complexity)]
     fn ids(
         &self,
-    ) -> (
+    ) -> Result<(
         impl ExactSizeIterator<Item = u64> + '_,
         impl Fn(usize) -> u32 + '_,
-    ) {
+    )> {
         let s = self.section(SectionId::Ids);
+        self.touch(SectionId::Ids, 0..s.len())?;
         let n = self.meta.doc_count as usize;
         let (hashes, docs) = s.split_at((n * 8).min(s.len()));
-        (
+        Ok((
             hashes
                 .chunks_exact(8)
                 .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes"))),
@@ -288,7 +312,7 @@ impl<D: AsRef<[u8]>> Index<D> {
                     u32::from_le_bytes(c.try_into().expect("4 bytes"))
                 })
             },
-        )
+        ))
     }
 
     /// The file's bytes.
@@ -314,35 +338,51 @@ impl<D: AsRef<[u8]>> Index<D> {
 
     /// The document named `name`: by binary search in section IDS when the file has it, else
     /// by a scan of the names.
-    pub fn find(&self, name: &str) -> Option<u32> {
+    pub fn find(&self, name: &str) -> Result<Option<u32>> {
         if self.dir.get(SectionId::Ids).is_none() {
-            return (0..self.doc_count()).find(|&d| self.name(d).as_deref() == Some(name));
+            for d in 0..self.doc_count() {
+                if self.name(d)?.as_deref() == Some(name) {
+                    return Ok(Some(d));
+                }
+            }
+            return Ok(None);
         }
         let h = name_hash(name);
-        let s = self.section(SectionId::Ids);
         let n = self.meta.doc_count as usize;
-        let hash_at = |i: usize| u64::from_le_bytes(s[i * 8..i * 8 + 8].try_into().expect("8"));
+        let hash_at = |i: usize| -> Result<u64> {
+            let b = self.read(SectionId::Ids, i * 8..i * 8 + 8)?;
+            Ok(u64::from_le_bytes(b.try_into().expect("8 bytes")))
+        };
         let (mut lo, mut hi) = (0usize, n);
         while lo < hi {
             let mid = (lo + hi) / 2;
-            if hash_at(mid) < h {
+            if hash_at(mid)? < h {
                 lo = mid + 1;
             } else {
                 hi = mid;
             }
         }
-        let (_, doc_at) = self.ids();
-        (lo..n)
-            .take_while(|&i| hash_at(i) == h)
-            .map(doc_at)
-            .find(|&d| self.name(d).as_deref() == Some(name))
+        for i in lo..n {
+            if hash_at(i)? != h {
+                break;
+            }
+            let at = n * 8 + i * 4;
+            let b = self.read(SectionId::Ids, at..at + 4)?;
+            let doc = u32::from_le_bytes(b.try_into().expect("4 bytes"));
+            if self.name(doc)?.as_deref() == Some(name) {
+                return Ok(Some(doc));
+            }
+        }
+        Ok(None)
     }
 
     /// Every document's codes from section CODES, in document order: (document, key); `None`
-    /// when the file has no CODES section.
-    pub(crate) fn codes(&self) -> Option<impl Iterator<Item = (u32, u64)> + '_> {
-        self.dir.get(SectionId::Codes)?;
-        let s = self.section(SectionId::Codes);
+    /// when the file has no CODES section. The whole section is checked first.
+    pub(crate) fn codes(&self) -> Result<Option<impl Iterator<Item = (u32, u64)> + '_>> {
+        let Some(e) = self.dir.get(SectionId::Codes) else {
+            return Ok(None);
+        };
+        let s = self.read(SectionId::Codes, 0..e.len as usize)?;
         let n = self.meta.doc_count as usize;
         let (counts, keys) = s.split_at((n * 2).next_multiple_of(8).min(s.len()));
         let counts = counts
@@ -356,38 +396,95 @@ impl<D: AsRef<[u8]>> Index<D> {
         let docs = counts
             .enumerate()
             .flat_map(|(d, c)| std::iter::repeat_n(d as u32, c as usize));
-        Some(docs.zip(keys))
+        Ok(Some(docs.zip(keys)))
     }
 
+    /// A section's bytes, unchecked: only for reads that are checked ([`Index::touch`]) before
+    /// anything they give is trusted.
     fn section(&self, id: SectionId) -> &[u8] {
         match self.dir.get(id) {
-            Some(e) => &self.data.as_ref()[e.range()],
+            Some(e) => &self.bytes()[e.range()],
             None => &[],
         }
     }
 
-    /// The range of postings of slot `s`.
-    fn list_range(&self, s: u32) -> Option<Range<u64>> {
+    /// Checks the blocks of section `id` that hold its bytes `range`, unless checked before.
+    #[inline]
+    fn touch(&self, id: SectionId, range: Range<usize>) -> Result<()> {
+        self.guard.touch(self.bytes(), &self.dir, id, range)
+    }
+
+    /// Bytes `range` of section `id`, checked.
+    fn read(&self, id: SectionId, range: Range<usize>) -> Result<&[u8]> {
+        let s = self.section(id);
+        if range.end > s.len() || range.start > range.end {
+            return Err(Error::format(format!(
+                "a read past the end of section {}",
+                id.name()
+            )));
+        }
+        self.touch(id, range.clone())?;
+        Ok(&s[range])
+    }
+
+    /// The bytes of the little-endian words that hold bits `bits` of a packed array.
+    fn word_bytes(bits: Range<u64>) -> Range<usize> {
+        if bits.is_empty() {
+            return 0..0;
+        }
+        (bits.start / 64 * 8) as usize..((bits.end - 1) / 64 * 8 + 8) as usize
+    }
+
+    /// The `s`-th start bit's position (the first posting of slot `s`), checked: the select
+    /// sample it starts from and every word it scans.
+    fn select(&self, s: u64) -> Result<Option<u64>> {
         let starts = self.section(SectionId::Starts);
         let (bits, samples) = starts.split_at(self.starts_bits_len.min(starts.len()));
-        let a = format::select1(bits, samples, s as u64)?;
+        let sample = (s / format::SELECT_SAMPLE) as usize * 8;
+        self.touch(
+            SectionId::Starts,
+            self.starts_bits_len + sample..self.starts_bits_len + sample + 8,
+        )?;
+        let found = format::select1(bits, samples, s);
+        // The scan read from the sample's word to the answer's (or to the end, without one).
+        if let Some(from) = format::word(samples, s / format::SELECT_SAMPLE) {
+            let to = found.map_or(bits.len() as u64 * 8, |p| p + 1);
+            let words = Self::word_bytes(from..to.max(from + 1));
+            self.touch(SectionId::Starts, words.start..words.end.min(bits.len()))?;
+        }
+        Ok(found)
+    }
+
+    /// The range of postings of slot `s`.
+    fn list_range(&self, s: u32) -> Result<Option<Range<u64>>> {
+        let Some(a) = self.select(s as u64)? else {
+            return Ok(None);
+        };
         let b = if s + 1 < self.meta.slot_count {
-            format::select1(bits, samples, s as u64 + 1)?
+            match self.select(s as u64 + 1)? {
+                Some(b) => b,
+                None => return Ok(None),
+            }
         } else {
             self.meta.ref_count
         };
-        (a < b && b <= self.meta.ref_count).then_some(a..b)
+        Ok((a < b && b <= self.meta.ref_count).then_some(a..b))
     }
 
     /// The documents indexed under `key`, or `None` when no document has that code (rejected by
     /// the MPHF or by the slot's 16-bit check, so an unknown code slips through with probability
     /// 2⁻¹⁶).
-    pub fn lookup(&self, key: u64) -> Option<Postings<'_>> {
-        let slot = self.slot(key)?;
-        self.checks_out(key, slot)
-            .then(|| self.list_range(slot))
-            .flatten()
-            .map(|range| self.postings(range))
+    pub fn lookup(&self, key: u64) -> Result<Option<Postings<'_>>> {
+        let Some(slot) = self.slot(key) else {
+            return Ok(None);
+        };
+        if !self.checks_out(key, slot)? {
+            return Ok(None);
+        }
+        match self.list_range(slot)? {
+            Some(range) => Ok(Some(self.postings(range)?)),
+            None => Ok(None),
+        }
     }
 
     /// The MPHF's slot for `key`, if within the table (any key gets one; see `checks_out`).
@@ -397,21 +494,24 @@ impl<D: AsRef<[u8]>> Index<D> {
     }
 
     /// True when slot `slot`'s 16-bit check is that of `key`: the key was indexed there.
-    fn checks_out(&self, key: u64, slot: u32) -> bool {
+    fn checks_out(&self, key: u64, slot: u32) -> Result<bool> {
         let at = slot as usize * 2;
-        self.section(SectionId::Checks)
-            .get(at..at + 2)
-            .is_some_and(|c| u16::from_le_bytes([c[0], c[1]]) == format::check16(key))
+        let c = self.read(SectionId::Checks, at..at + 2)?;
+        Ok(u16::from_le_bytes([c[0], c[1]]) == format::check16(key))
     }
 
-    /// The posting list at `range` of the POSTINGS section.
-    fn postings(&self, range: Range<u64>) -> Postings<'_> {
-        Postings {
-            words: self.section(SectionId::Postings),
-            width: self.meta.posting_bits as u32,
+    /// The posting list at `range` of the POSTINGS section, its words checked.
+    fn postings(&self, range: Range<u64>) -> Result<Postings<'_>> {
+        let width = self.meta.posting_bits as u64;
+        let words = self.section(SectionId::Postings);
+        let bytes = Self::word_bytes(range.start * width..range.end * width);
+        self.touch(SectionId::Postings, bytes.start..bytes.end.min(words.len()))?;
+        Ok(Postings {
+            words,
+            width: width as u32,
             range,
             doc_count: self.meta.doc_count,
-        }
+        })
     }
 
     /// [`Index::lookup`] of many keys at once, calling `found(i, postings)` for each key `keys[i]`
@@ -419,7 +519,11 @@ impl<D: AsRef<[u8]>> Index<D> {
     /// asking the CPU for the cache lines of every key's next step (check words, then select
     /// samples, then postings): a large index's lookups then wait for memory together rather
     /// than one after another. The answers are those of [`Index::lookup`].
-    pub fn lookup_many(&self, keys: &[u64], mut found: impl FnMut(usize, Postings<'_>)) {
+    pub fn lookup_many(
+        &self,
+        keys: &[u64],
+        mut found: impl FnMut(usize, Postings<'_>),
+    ) -> Result<()> {
         let checks = self.section(SectionId::Checks);
         let starts = self.section(SectionId::Starts);
         let samples = &starts[self.starts_bits_len.min(starts.len())..];
@@ -431,26 +535,26 @@ impl<D: AsRef<[u8]>> Index<D> {
                 slots.push((i, slot));
             }
         }
-        slots.retain(|&(i, slot)| {
-            let known = self.checks_out(keys[i], slot);
-            if known {
+        let mut known = Vec::with_capacity(slots.len());
+        for (i, slot) in slots {
+            if self.checks_out(keys[i], slot)? {
                 prefetch(samples, (slot as u64 / format::SELECT_SAMPLE) as usize * 8);
+                known.push((i, slot));
             }
-            known
-        });
-        let mut lists: Vec<(usize, Range<u64>)> = Vec::with_capacity(slots.len());
-        for &(i, slot) in &slots {
-            if let Some(range) = self.list_range(slot) {
+        }
+        let mut lists: Vec<(usize, Range<u64>)> = Vec::with_capacity(known.len());
+        for (i, slot) in known {
+            if let Some(range) = self.list_range(slot)? {
                 let width = self.meta.posting_bits as u64;
                 prefetch(postings, (range.start * width / 8) as usize);
                 lists.push((i, range));
             }
         }
         for (i, range) in lists {
-            found(i, self.postings(range));
+            found(i, self.postings(range)?);
         }
+        Ok(())
     }
-
     /// Asks the CPU to fetch the sketch of document `doc` ahead of its use (a query scoring
     /// many candidates); nothing for a document number out of range.
     pub fn prefetch_sketch(&self, doc: u32) {
@@ -459,9 +563,9 @@ impl<D: AsRef<[u8]>> Index<D> {
     }
 
     /// How long the posting lists are: one scan of the start bits (`info` shows it).
-    pub fn list_lengths(&self) -> ListLengths {
+    pub fn list_lengths(&self) -> Result<ListLengths> {
         let starts = self.section(SectionId::Starts);
-        let bits = &starts[..self.starts_bits_len.min(starts.len())];
+        let bits = self.read(SectionId::Starts, 0..self.starts_bits_len.min(starts.len()))?;
         let refs = self.meta.ref_count;
         // Lengths up to 2^16 in a histogram, longer ones listed.
         let mut small = vec![0u64; 1 << 16];
@@ -508,7 +612,7 @@ impl<D: AsRef<[u8]>> Index<D> {
             .map(|(len, &c)| len as u64 * c)
             .sum::<u64>()
             + long.iter().sum::<u64>();
-        ListLengths {
+        Ok(ListLengths {
             lists,
             mean: if lists > 0 {
                 refs as f64 / lists as f64
@@ -527,7 +631,7 @@ impl<D: AsRef<[u8]>> Index<D> {
             } else {
                 0.0
             },
-        }
+        })
     }
 
     /// Counts and parameters.
@@ -553,38 +657,55 @@ impl<D: AsRef<[u8]>> Index<D> {
         self.meta.doc_count
     }
 
-    /// The sketch of document `doc`.
-    pub fn sketch(&self, doc: u32) -> Option<Vec<u64>> {
-        Some(self.sketch_words(doc)?.collect())
+    /// The sketch of document `doc` (`None` for a number past the last document).
+    pub fn sketch(&self, doc: u32) -> Result<Option<Vec<u64>>> {
+        Ok(self.sketch_words(doc)?.map(|w| w.collect()))
     }
 
     /// The words of document `doc`'s sketch, read in place (no allocation: this runs once per
     /// candidate of every query).
-    pub fn sketch_words(&self, doc: u32) -> Option<impl Iterator<Item = u64> + '_> {
-        let w = self.meta.params.sketch_words as usize;
-        let s = self.section(SectionId::Sketches);
-        let at = (doc as usize).checked_mul(w * 8)?;
-        let b = s.get(at..at.checked_add(w * 8)?)?;
-        Some(
-            b.chunks_exact(8)
-                .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes"))),
-        )
+    pub fn sketch_words(&self, doc: u32) -> Result<Option<impl Iterator<Item = u64> + '_>> {
+        if doc >= self.meta.doc_count {
+            return Ok(None);
+        }
+        let w = self.meta.params.sketch_words as usize * 8;
+        let at = doc as usize * w;
+        let b = self.read(SectionId::Sketches, at..at + w)?;
+        Ok(Some(b.chunks_exact(8).map(|c| {
+            u64::from_le_bytes(c.try_into().expect("8 bytes"))
+        })))
     }
 
-    /// The name (id) of document `doc`; invalid UTF-8 from a damaged file is replaced.
-    pub fn name(&self, doc: u32) -> Option<Cow<'_, str>> {
+    /// The name (id) of document `doc` (`None` for a number past the last document).
+    pub fn name(&self, doc: u32) -> Result<Option<Cow<'_, str>>> {
         self.string(SectionId::Names, doc)
     }
 
     /// The title of document `doc`, when the index stores titles and it has one.
-    pub fn title(&self, doc: u32) -> Option<Cow<'_, str>> {
-        self.string(SectionId::Titles, doc)
-            .filter(|t| !t.is_empty())
+    pub fn title(&self, doc: u32) -> Result<Option<Cow<'_, str>>> {
+        Ok(self
+            .string(SectionId::Titles, doc)?
+            .filter(|t| !t.is_empty()))
     }
 
-    fn string(&self, id: SectionId, doc: u32) -> Option<Cow<'_, str>> {
-        let t = Strings::parse(self.section(id), id.name()).ok()?;
-        t.get(doc).map(String::from_utf8_lossy)
+    /// String `doc` of a string table, checked: the table's count, the offset of the string's
+    /// block and the bytes from that offset to the string's end.
+    fn string(&self, id: SectionId, doc: u32) -> Result<Option<Cow<'_, str>>> {
+        if self.dir.get(id).is_none() || doc >= self.meta.doc_count {
+            return Ok(None);
+        }
+        let s = self.section(id);
+        self.touch(id, 0..8)?;
+        let t = Strings::parse(s, id.name())?;
+        let word = 8 + doc as usize / format::STRING_BLOCK * 8;
+        self.touch(id, word..word + 8)?;
+        let damaged = || Error::format(format!("section {}: damaged string table", id.name()));
+        let bytes = t.get(doc).ok_or_else(damaged)?;
+        let start =
+            t.blob_offset() + format::word(&s[word..word + 8], 0).ok_or_else(damaged)? as usize;
+        let end = bytes.as_ptr() as usize - s.as_ptr() as usize + bytes.len();
+        self.touch(id, start..end)?;
+        Ok(Some(String::from_utf8_lossy(bytes)))
     }
 
     /// Sections in file order with their offsets and lengths.

@@ -34,8 +34,8 @@
 //! let mut file = Vec::new();          // or `builder.write_to_path(path)` for an atomic file
 //! builder.finish(&mut file)?;
 //! let index = Index::open(file)?;     // the CLI passes a memmap2::Mmap instead
-//! let result = index.query("The Moon is the only natural satellite of Earth, at about 384,400 km.", &QueryOptions::default());
-//! assert_eq!(index.name(result.hits[0].doc).as_deref(), Some("moon"));
+//! let result = index.query("The Moon is the only natural satellite of Earth, at about 384,400 km.", &QueryOptions::default())?;
+//! assert_eq!(index.name(result.hits[0].doc)?.as_deref(), Some("moon"));
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 #![deny(missing_docs)]
@@ -55,6 +55,7 @@ mod meta;
 mod atomic;
 mod builder;
 mod index;
+mod integrity;
 mod query;
 mod set;
 

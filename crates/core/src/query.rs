@@ -91,7 +91,11 @@ fn is_self(query: &str, name: &str) -> bool {
 
 impl<D: AsRef<[u8]>> Index<D> {
     /// Finds the indexed documents that are near copies of `text`.
-    pub fn query(&self, text: &str, opts: &QueryOptions) -> QueryResult {
+    ///
+    /// # Errors
+    /// [`Error::BlockMismatch`] (or, for files of format 5 and 6,
+    /// [`Error::ChecksumMismatch`]) when a part of the file the query reads is damaged.
+    pub fn query(&self, text: &str, opts: &QueryOptions) -> Result<QueryResult> {
         let fp = self.fingerprinter().fingerprint_query(text);
         self.rank(&fp, fp.sketch(), opts)
     }
@@ -104,7 +108,8 @@ impl<D: AsRef<[u8]>> Index<D> {
     ///
     /// # Errors
     /// [`Error::Invalid`] when the fingerprint was made with other parameters, classes or
-    /// stopwords, whose codes would never meet this index's.
+    /// stopwords, whose codes would never meet this index's; an error when a part of the file
+    /// the query reads is damaged, as for [`Index::query`].
     pub fn query_fingerprint(&self, fp: &Fingerprint, opts: &QueryOptions) -> Result<QueryResult> {
         let f = self.fingerprinter();
         if !f.made(fp) {
@@ -112,7 +117,7 @@ impl<D: AsRef<[u8]>> Index<D> {
                 "the fingerprint was made with other parameters, classes or stopwords than this index's; fingerprint it with Index::fingerprinter()".into(),
             ));
         }
-        Ok(self.rank(fp, &self.sketch_for(fp), opts))
+        self.rank(fp, &self.sketch_for(fp), opts)
     }
 
     /// The sketch of a fingerprint made by this index's fingerprinter, weighed with this
@@ -129,16 +134,16 @@ impl<D: AsRef<[u8]>> Index<D> {
 
     /// The one query path: probes of `fp`, their postings, and the candidates ranked by how
     /// similar their sketches estimate them to `sketch`.
-    fn rank(&self, fp: &Fingerprint, sketch: &[u64], opts: &QueryOptions) -> QueryResult {
+    fn rank(&self, fp: &Fingerprint, sketch: &[u64], opts: &QueryOptions) -> Result<QueryResult> {
         let probes = self.probes(fp, opts);
-        let (candidates, mut hits) = self.candidates(&probes, sketch, opts.threshold, |_| false);
-        order_hits(&mut hits, opts, |h| h, |h| self.name(h.doc), |h| (0, h.doc));
-        QueryResult {
+        let (candidates, mut hits) = self.candidates(&probes, sketch, opts.threshold, |_| false)?;
+        order_hits(&mut hits, opts, |h| h, |h| self.name(h.doc), |h| (0, h.doc))?;
+        Ok(QueryResult {
             terms: fp.terms,
             lookups: probes.len(),
             candidates,
             hits,
-        }
+        })
     }
 
     /// The codes a query with `opts` looks up: every band's code and its most likely
@@ -163,7 +168,7 @@ impl<D: AsRef<[u8]>> Index<D> {
         sketch: &[u64],
         threshold: f32,
         skip: impl Fn(u32) -> bool,
-    ) -> (usize, Vec<Hit>) {
+    ) -> Result<(usize, Vec<Hit>)> {
         // Every (candidate, path, group) that collided, then counted per candidate.
         let mut found: Vec<(u32, Path, u16)> = Vec::new();
         let keys: Vec<u64> = probes.iter().map(|c| c.key).collect();
@@ -174,7 +179,7 @@ impl<D: AsRef<[u8]>> Index<D> {
                     .filter(|&doc| !skip(doc))
                     .map(|doc| (doc, code.path, code.group)),
             );
-        });
+        })?;
         found.sort_unstable();
         found.dedup();
         // The candidates' sketches are scattered over the file: ask for all before reading any.
@@ -186,7 +191,7 @@ impl<D: AsRef<[u8]>> Index<D> {
         for run in found.chunk_by(|a, b| a.0 == b.0) {
             candidates += 1;
             let doc = run[0].0;
-            let Some(words) = self.sketch_words(doc) else {
+            let Some(words) = self.sketch_words(doc)? else {
                 continue;
             };
             let score = estimate_similarity(sketch, words);
@@ -199,24 +204,31 @@ impl<D: AsRef<[u8]>> Index<D> {
                 });
             }
         }
-        (candidates, hits)
+        Ok((candidates, hits))
     }
 }
 
 /// Orders hits as every query does, and keeps the first `opts.top`: by score, then collided
 /// code groups (more first), then the query's own document (`opts.self_name`; names are read
 /// only for ties), then `place`, the document's place in the collection (part, number).
+/// Fails when a name it reads is damaged.
 pub(crate) fn order_hits<'a, T>(
     hits: &mut Vec<T>,
     opts: &QueryOptions,
     hit: impl Fn(&T) -> &Hit,
-    name: impl Fn(&T) -> Option<Cow<'a, str>>,
+    name: impl Fn(&T) -> Result<Option<Cow<'a, str>>>,
     place: impl Fn(&T) -> (usize, u32),
-) {
+) -> Result<()> {
+    // The sort's comparator cannot fail: the first failure is kept and returned after it.
+    let failed: std::cell::RefCell<Option<Error>> = Default::default();
     let own = |t: &T| {
-        opts.self_name
-            .as_deref()
-            .is_some_and(|q| name(t).is_some_and(|n| is_self(q, &n)))
+        opts.self_name.as_deref().is_some_and(|q| match name(t) {
+            Ok(n) => n.is_some_and(|n| is_self(q, &n)),
+            Err(e) => {
+                failed.borrow_mut().get_or_insert(e);
+                false
+            }
+        })
     };
     hits.sort_by(|a, b| {
         let (x, y) = (hit(a), hit(b));
@@ -227,6 +239,7 @@ pub(crate) fn order_hits<'a, T>(
             .then_with(|| place(a).cmp(&place(b)))
     });
     hits.truncate(opts.top);
+    failed.into_inner().map_or(Ok(()), Err)
 }
 
 #[cfg(test)]

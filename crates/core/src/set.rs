@@ -393,23 +393,25 @@ impl<D: AsRef<[u8]>> IndexSet<D> {
     }
 
     /// The name of document `doc` of part `part`.
-    pub fn name(&self, part: usize, doc: u32) -> Option<std::borrow::Cow<'_, str>> {
-        self.parts.get(part)?.index.name(doc)
+    pub fn name(&self, part: usize, doc: u32) -> Result<Option<std::borrow::Cow<'_, str>>> {
+        self.parts.get(part).map_or(Ok(None), |p| p.index.name(doc))
     }
 
     /// The title of document `doc` of part `part`.
-    pub fn title(&self, part: usize, doc: u32) -> Option<std::borrow::Cow<'_, str>> {
-        self.parts.get(part)?.index.title(doc)
+    pub fn title(&self, part: usize, doc: u32) -> Result<Option<std::borrow::Cow<'_, str>>> {
+        self.parts
+            .get(part)
+            .map_or(Ok(None), |p| p.index.title(doc))
     }
 
     /// The live document with this id: its part and number.
-    pub fn find(&self, id: &str) -> Option<(usize, u32)> {
-        self.parts.iter().enumerate().rev().find_map(|(i, p)| {
-            p.index
-                .find(id)
-                .filter(|&d| !p.is_deleted(d))
-                .map(|d| (i, d))
-        })
+    pub fn find(&self, id: &str) -> Result<Option<(usize, u32)>> {
+        for (i, p) in self.parts.iter().enumerate().rev() {
+            if let Some(d) = p.index.find(id)?.filter(|&d| !p.is_deleted(d)) {
+                return Ok(Some((i, d)));
+            }
+        }
+        Ok(None)
     }
 
     /// Checks every byte of every part ([`Index::verify`]) and that every deleted document
@@ -431,7 +433,10 @@ impl<D: AsRef<[u8]>> IndexSet<D> {
     }
 
     /// Finds the live documents that are near copies of `text` in every part.
-    pub fn query(&self, text: &str, opts: &QueryOptions) -> SetQueryResult {
+    ///
+    /// # Errors
+    /// As [`Index::query`]: when a part of a file the query reads is damaged.
+    pub fn query(&self, text: &str, opts: &QueryOptions) -> Result<SetQueryResult> {
         self.query_with(opts, |index| {
             let fp = index.fingerprinter().fingerprint_query(text);
             let sketch = fp.sketch().to_vec();
@@ -444,7 +449,7 @@ impl<D: AsRef<[u8]>> IndexSet<D> {
     ///
     /// # Errors
     /// [`Error::Invalid`] when the fingerprint was made with other parameters, classes or
-    /// stopwords than a part's.
+    /// stopwords than a part's; as [`Index::query`] when a part of a file is damaged.
     pub fn query_fingerprint(
         &self,
         fp: &Fingerprint,
@@ -458,10 +463,10 @@ impl<D: AsRef<[u8]>> IndexSet<D> {
                 )));
             }
         }
-        Ok(self.query_with(opts, |index| {
+        self.query_with(opts, |index| {
             let sketch = index.sketch_for(fp);
             (fp.clone(), sketch)
-        }))
+        })
     }
 
     /// The one set query path: a part fingerprints the query (or reuses the previous part's
@@ -471,7 +476,7 @@ impl<D: AsRef<[u8]>> IndexSet<D> {
         &self,
         opts: &QueryOptions,
         fingerprint: impl Fn(&Index<D>) -> (Fingerprint, Vec<u64>),
-    ) -> SetQueryResult {
+    ) -> Result<SetQueryResult> {
         let mut out = SetQueryResult::default();
         let mut hits: Vec<SetHit> = Vec::new();
         let mut last: Option<(u64, Fingerprint, Vec<u64>, Vec<Code>)> = None;
@@ -489,7 +494,7 @@ impl<D: AsRef<[u8]>> IndexSet<D> {
             out.terms = fp.terms;
             let (candidates, found) = p
                 .index
-                .candidates(probes, sketch, opts.threshold, |d| p.is_deleted(d));
+                .candidates(probes, sketch, opts.threshold, |d| p.is_deleted(d))?;
             out.candidates += candidates;
             hits.extend(found.into_iter().map(|hit| SetHit { part: i, hit }));
         }
@@ -499,9 +504,9 @@ impl<D: AsRef<[u8]>> IndexSet<D> {
             |h| &h.hit,
             |h| self.name(h.part, h.hit.doc),
             |h| (h.part, h.hit.doc),
-        );
+        )?;
         out.hits = hits;
-        out
+        Ok(out)
     }
 }
 
@@ -638,7 +643,7 @@ impl SetWriter {
                     "document id {name:?} is given twice; ids are unique in an index set"
                 )));
             }
-            if let Some(at) = self.set.find(name) {
+            if let Some(at) = self.set.find(name)? {
                 if !replace {
                     return Err(Error::DuplicateId { id: name.into() });
                 }
@@ -664,7 +669,7 @@ impl SetWriter {
         let mut found = Vec::with_capacity(ids.len());
         let mut change = Change::default();
         for id in ids {
-            let at = self.set.find(id.as_ref());
+            let at = self.set.find(id.as_ref())?;
             if let Some((part, doc)) = at {
                 if insert_sorted(&mut m.segments[part].deleted, doc) {
                     change.deleted += 1;
@@ -694,7 +699,7 @@ impl SetWriter {
     /// Writes the live documents as one plain index file (no set sections): an index to ship.
     /// The file is what `build` writes for the same documents with the set's parameters.
     pub fn export(&self, path: &Path) -> Result<BuildStats> {
-        let parts = self.parts_of(0..self.set.parts.len(), false);
+        let parts = self.parts_of(0..self.set.parts.len(), false)?;
         let dir = match path.parent() {
             Some(d) if !d.as_os_str().is_empty() => d,
             _ => Path::new("."),
@@ -762,7 +767,7 @@ impl SetWriter {
 
     /// Replaces the adjacent segments `range` by one holding their live documents, in order.
     fn merge_range(&mut self, range: std::ops::Range<usize>) -> Result<()> {
-        let parts = self.parts_of(range.clone(), true);
+        let parts = self.parts_of(range.clone(), true)?;
         let mut m = self.manifest.clone();
         let entry = self.write_segment(&mut m, |out| parts.write(out))?;
         m.segments.splice(range, [entry]);
@@ -770,7 +775,7 @@ impl SetWriter {
     }
 
     /// The live documents of parts `range`, in order, ready to be written as one index.
-    fn parts_of(&self, range: std::ops::Range<usize>, set_sections: bool) -> Parts {
+    fn parts_of(&self, range: std::ops::Range<usize>, set_sections: bool) -> Result<Parts> {
         let f = self.schema.fingerprinter().clone();
         let words = f.params().sketch_words as usize;
         let mut names = StringList::default();
@@ -790,15 +795,15 @@ impl SetWriter {
                 }
                 *slot = next;
                 next += 1;
-                names.push(&p.index.name(d).unwrap_or_default());
-                let t = p.index.title(d).unwrap_or_default();
+                names.push(&p.index.name(d)?.unwrap_or_default());
+                let t = p.index.title(d)?.unwrap_or_default();
                 has_titles |= !t.is_empty();
                 titles.push(&t);
-                sketches.extend(p.index.sketch_words(d).into_iter().flatten().take(words));
+                sketches.extend(p.index.sketch_words(d)?.into_iter().flatten().take(words));
             }
             let codes = p
                 .index
-                .codes()
+                .codes()?
                 .expect("every segment has CODES (checked on open)");
             refs.extend(
                 codes
@@ -806,7 +811,7 @@ impl SetWriter {
                     .map(|(d, k)| (k, renumber[d as usize])),
             );
         }
-        Parts {
+        Ok(Parts {
             fingerprinter: f,
             lang: self.schema.meta().lang.clone(),
             names,
@@ -816,7 +821,7 @@ impl SetWriter {
             resolution: self.schema.resolution(),
             set_sections,
             paths: Default::default(),
-        }
+        })
     }
 
     /// Removes temporary files and segment files the manifest does not name (left by a crash;

@@ -146,7 +146,7 @@ impl Settings {
 /// let mut bytes = Vec::new();
 /// builder.finish(&mut bytes)?;
 /// let index = Index::open(bytes)?;
-/// let report = evaluate(&index, &docs, &Settings::default());
+/// let report = evaluate(&index, &docs, &Settings::default())?;
 /// assert_eq!(report.truth_pairs, 1);
 /// assert_eq!(report.summary.recall_all, Some(1.0));
 /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -155,12 +155,14 @@ pub fn evaluate<D: AsRef<[u8]> + Sync>(
     index: &Index<D>,
     docs: &[(String, String)],
     settings: &Settings,
-) -> Report {
+) -> pocketdex::Result<Report> {
     let ids: Vec<String> = docs.iter().map(|d| d.0.clone()).collect();
     let texts: Vec<&str> = docs.iter().map(|d| d.1.as_str()).collect();
     let terms = TermDocs::from_texts(index.fingerprinter().analyzer(), &texts);
     let pairs = truth(&terms, settings.min);
-    let map = DocMap::by_name(index, &ids);
-    let answers = query_all(index, &texts, &map, &settings.query_options(), &|_| {});
-    Report::compute(&ids, &terms, &pairs, &answers, &map, settings)
+    let map = DocMap::by_name(index, &ids)?;
+    let answers = query_all(index, &texts, &map, &settings.query_options(), &|_| {})?;
+    Ok(Report::compute(
+        &ids, &terms, &pairs, &answers, &map, settings,
+    ))
 }

@@ -31,7 +31,10 @@ impl DocMap {
     }
 
     /// Maps by name: index document i is the first corpus document whose id is its name.
-    pub fn by_name<D: AsRef<[u8]>>(index: &Index<D>, ids: &[String]) -> Self {
+    ///
+    /// # Errors
+    /// When a damaged part of the index is read.
+    pub fn by_name<D: AsRef<[u8]>>(index: &Index<D>, ids: &[String]) -> pocketdex::Result<Self> {
         let mut first: HashMap<&str, u32> = HashMap::with_capacity(ids.len());
         for (i, id) in ids.iter().enumerate() {
             first.entry(id.as_str()).or_insert(i as u32);
@@ -40,25 +43,25 @@ impl DocMap {
         let corpus_of: Vec<Option<u32>> = (0..index.doc_count())
             .map(|d| {
                 let c = index
-                    .name(d)
+                    .name(d)?
                     .and_then(|name| first.get(name.as_ref()).copied());
                 if let Some(c) = c {
                     in_index_first[c as usize] = true;
                 }
-                c
+                Ok(c)
             })
-            .collect();
+            .collect::<pocketdex::Result<_>>()?;
         // Every corpus document with an indexed id counts as in the index, not only the first.
         let in_index: Vec<bool> = ids
             .iter()
             .map(|id| in_index_first[first[id.as_str()] as usize])
             .collect();
-        DocMap {
+        Ok(DocMap {
             index_docs_not_in_corpus: corpus_of.iter().filter(|c| c.is_none()).count(),
             corpus_docs_not_in_index: in_index.iter().filter(|&&x| !x).count(),
             corpus_of,
             in_index,
-        }
+        })
     }
 }
 
@@ -85,13 +88,16 @@ pub struct Answer {
 }
 
 /// Queries the index with every text (in parallel); `progress(k)` learns of k more queries.
+///
+/// # Errors
+/// When a query reads a damaged part of the index.
 pub fn query_all<D, S>(
     index: &Index<D>,
     texts: &[S],
     map: &DocMap,
     opts: &QueryOptions,
     progress: &(dyn Fn(u64) + Sync),
-) -> Vec<Answer>
+) -> pocketdex::Result<Vec<Answer>>
 where
     D: AsRef<[u8]> + Sync,
     S: AsRef<str> + Sync,
@@ -100,7 +106,7 @@ where
         .par_iter()
         .with_min_len(4)
         .map(|text| {
-            let r = index.query(text.as_ref(), opts);
+            let r = index.query(text.as_ref(), opts)?;
             let mut answer = Answer {
                 hits: Vec::with_capacity(r.hits.len()),
                 candidates: r.candidates,
@@ -117,7 +123,7 @@ where
                 }
             }
             progress(1);
-            answer
+            Ok(answer)
         })
         .collect()
 }

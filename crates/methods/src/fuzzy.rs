@@ -142,7 +142,7 @@ pub(crate) fn find(
             fp.weighed = Some(Weighed {
                 idf,
                 material: Material::default(),
-                sketch: index.sketch(a as u32).unwrap_or_default(),
+                sketch: index.sketch(a as u32)?.unwrap_or_default(),
             });
             let r = index.query_fingerprint(&fp, &opts)?;
             let a = a as u32;
