@@ -19,6 +19,8 @@ pub struct Args {
     /// One JSON object instead of text.
     #[arg(long)]
     json: bool,
+    #[command(flatten)]
+    trust: super::sign::Trust,
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
@@ -26,9 +28,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let mut out = std::io::stdout().lock();
     for path in &args.indexes {
         if path.is_dir() {
+            if args.trust.key()?.is_some() {
+                let set = util::open_indexes(std::slice::from_ref(path), util::Access::Scan)?;
+                args.trust.check(&set, std::slice::from_ref(path))?;
+            }
             set_info(path, args.json, &mut out)?;
         } else {
             let index = util::open_index(path, util::Access::Scan)?;
+            args.trust.check_one(&index, path)?;
             file_info(path, &index, args.json, &mut out)?;
         }
     }
@@ -123,6 +130,7 @@ fn file_info<D: AsRef<[u8]>>(
         let o = json!({
             "file": path.display().to_string(),
             "format_version": index.version(),
+            "signed_by": index.signature().map(|s| s.public_key.to_text().trim().to_string()),
             "bytes": total,
             "documents": m.doc_count,
             "codes": m.slot_count,
@@ -145,6 +153,14 @@ fn file_info<D: AsRef<[u8]>>(
         path.display(),
         index.version()
     )?;
+    match index.signature() {
+        Some(s) => writeln!(
+            out,
+            "  signature         Ed25519, key {} (checked only with --public-key)",
+            s.public_key.short()
+        )?,
+        None => writeln!(out, "  signature         none")?,
+    }
     writeln!(out, "  language          {}", m.lang)?;
     writeln!(out, "  documents         {}", m.doc_count)?;
     writeln!(out, "  distinct codes    {}", m.slot_count)?;

@@ -12,6 +12,7 @@ mod query;
 mod reference;
 mod report;
 mod set;
+mod sign;
 mod synth;
 mod util;
 mod verify;
@@ -49,6 +50,8 @@ enum Command {
     Merge(set::MergeArgs),
     Info(info::Args),
     Verify(verify::Args),
+    Keygen(sign::KeygenArgs),
+    Sign(sign::SignArgs),
     #[command(subcommand)]
     Reference(reference::Command),
     Eval(eval::Args),
@@ -70,6 +73,8 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Merge(a) => set::merge(a),
         Command::Info(a) => info::run(a),
         Command::Verify(a) => verify::run(a),
+        Command::Keygen(a) => sign::keygen(a),
+        Command::Sign(a) => sign::sign(a),
         Command::Reference(c) => reference::run(c),
         Command::Eval(a) => eval::run(a),
         Command::Synth(a) => synth::run(a),

@@ -41,6 +41,8 @@ pub struct Args {
     /// Documents to look up.
     #[arg(required = true, value_name = "DOC")]
     docs: Vec<String>,
+    #[command(flatten)]
+    trust: super::sign::Trust,
     /// Show at most N hits per DOC.
     #[arg(long, default_value_t = 100, value_name = "N")]
     top: usize,
@@ -85,6 +87,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .chain(args.more.iter().cloned())
         .collect();
     let index = util::open_indexes(&targets, util::Access::Lookups)?;
+    args.trust.check(&index, &targets)?;
     if let Some(p) = index.parts().first() {
         args.similar.warn_if_absent(&p.index, &args.index);
     }

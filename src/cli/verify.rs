@@ -11,12 +11,15 @@ use std::process::ExitCode;
 ///
 /// An index set is checked segment by segment, with its manifest (every segment it names is
 /// there, unchanged, and every deleted document exists). Several INDEX arguments are checked in
-/// turn; the status is 2 when any is not sound.
+/// turn; the status is 2 when any is not sound. With --public-key, a file must also be signed
+/// by that key (`pocketdex sign`).
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// Index files or index sets.
     #[arg(required = true, value_name = "INDEX")]
     indexes: Vec<PathBuf>,
+    #[command(flatten)]
+    trust: super::sign::Trust,
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
@@ -26,6 +29,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     for path in &args.indexes {
         let checked =
             util::open_indexes(std::slice::from_ref(path), util::Access::Scan).and_then(|set| {
+                args.trust.check(&set, std::slice::from_ref(path))?;
                 set.verify()
                     .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
                 Ok(set)

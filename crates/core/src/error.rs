@@ -59,6 +59,10 @@ pub enum Error {
         /// The block's first byte, from the start of the file (of SUMS for the tree itself).
         offset: u64,
     },
+    /// A trusted public key was given and the index's signature is missing, by another key, or
+    /// does not match the file.
+    #[error("signature check failed: {0}")]
+    Signature(String),
     /// Invalid parameters or input given by the caller.
     #[error("{0}")]
     Invalid(String),

@@ -11,6 +11,7 @@ use crate::hash;
 use crate::integrity::{Guard, Tree};
 use crate::meta::{self, Meta};
 use crate::mphf;
+use crate::signing::{self, PublicKey, Signature};
 use crate::sketch::Idf;
 use crate::text::Analyzer;
 use std::borrow::Cow;
@@ -29,6 +30,10 @@ pub struct Index<D> {
     schema_key: u64,
     /// Which blocks of the large sections have been checked.
     guard: Guard,
+    /// Bytes of the index proper: the file without its signature block.
+    len: usize,
+    /// The signature block, when the file is signed.
+    signature: Option<Signature>,
 }
 
 /// One section's place in the file, as `pocketdex info` shows it.
@@ -49,7 +54,8 @@ impl<D: AsRef<[u8]>> Index<D> {
     /// other large sections are checked when first read (an error names the damaged block),
     /// and [`Index::verify`] checks everything.
     pub fn open(data: D) -> Result<Self> {
-        let bytes = data.as_ref();
+        let (bytes, signature) = signing::split(data.as_ref())?;
+        let len = bytes.len();
         let dir = Directory::decode(bytes)?;
         let section = |id: SectionId| -> Result<&[u8]> {
             let e = dir
@@ -165,13 +171,39 @@ impl<D: AsRef<[u8]>> Index<D> {
             starts_bits_len,
             schema_key,
             guard,
+            len,
+            signature,
         })
+    }
+
+    /// This index with its blocks no longer checked when read: only for the benchmark that
+    /// measures what the checks cost (`benches/integrity.rs`). Never use it to answer queries.
+    #[doc(hidden)]
+    pub fn without_block_checks(mut self) -> Self {
+        self.guard = Guard::off();
+        self
+    }
+
+    /// The file's signature block, if it is signed (by anyone: see [`Index::check_signature`]).
+    pub fn signature(&self) -> Option<&Signature> {
+        self.signature.as_ref()
+    }
+
+    /// Checks that the file is signed by `trusted`. The signature covers the header, the
+    /// directory and the sections `open` checked, TREE among them, whose root covers every
+    /// other byte a query reads (`index-format.md` §7.2): after this, every answer comes from
+    /// bytes the key's owner signed, and the check costs what `open` does.
+    ///
+    /// # Errors
+    /// [`Error::Signature`] when the file is unsigned, signed by another key, or changed since.
+    pub fn check_signature(&self, trusted: &PublicKey) -> Result<()> {
+        signing::check(self.bytes(), &self.dir, self.signature.as_ref(), trusted)
     }
 
     /// Checks every byte: the whole-file checksum, every section's checksum, and the structure of
     /// postings and names. Run it after copying an index to new media.
     pub fn verify(&self) -> Result<()> {
-        let bytes = self.data.as_ref();
+        let bytes = self.bytes();
         let body = &bytes[..bytes.len() - format::TRAILER_LEN];
         let stored = u64::from_le_bytes(
             bytes[bytes.len() - format::TRAILER_LEN..bytes.len() - 8]
@@ -317,7 +349,7 @@ impl<D: AsRef<[u8]>> Index<D> {
 
     /// The file's bytes.
     pub(crate) fn bytes(&self) -> &[u8] {
-        self.data.as_ref()
+        &self.data.as_ref()[..self.len]
     }
 
     /// Equal for indexes whose query fingerprints, probes and sketches are the same: the

@@ -49,6 +49,7 @@ pub mod text;
 pub mod reference;
 pub mod fingerprint;
 pub mod sketch;
+pub mod signing;
 mod mphf;
 mod format;
 mod meta;

@@ -1,0 +1,164 @@
+//! `pocketdex keygen` and `pocketdex sign`, and `--public-key`: the trusted key that `query`,
+//! `info` and `verify` check an index's signature against before they answer.
+
+use anyhow::Context;
+use pocketdex::signing::{self, PublicKey, SecretKey};
+use pocketdex::{Index, IndexSet};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// Make a key pair for signing indexes: NAME.key (secret, readable by you only) and NAME.pub
+/// (give it to whoever checks your indexes).
+///
+/// Example:
+///   pocketdex keygen -o archive
+///   pocketdex sign wiki.pdx --key archive.key
+///   pocketdex query wiki.pdx --public-key archive.pub samples/query/edited.txt
+#[derive(clap::Args, Debug)]
+pub struct KeygenArgs {
+    /// Write NAME.key and NAME.pub.
+    #[arg(short, long, value_name = "NAME", default_value = "pocketdex")]
+    out: PathBuf,
+    /// Replace key files that exist.
+    #[arg(long)]
+    force: bool,
+}
+
+/// Sign an index file with a secret key (`pocketdex keygen`), in place: a signature block is
+/// appended (one it had is replaced); the file is fully verified first.
+///
+/// Anyone holding the public key can then refuse any file the key's owner did not sign: `query`,
+/// `info` and `verify` take `--public-key NAME.pub`. The signature covers every byte a query
+/// reads, through the block tree (index-format.md §7.2), so checking it costs what opening the
+/// file costs. Index sets are not signed: export one file with `pocketdex merge SET -o FILE.pdx`
+/// and sign that.
+#[derive(clap::Args, Debug)]
+pub struct SignArgs {
+    /// The index file.
+    #[arg(value_name = "INDEX")]
+    index: PathBuf,
+    /// The secret key file (NAME.key from `pocketdex keygen`).
+    #[arg(long, value_name = "KEY")]
+    key: PathBuf,
+}
+
+/// The trusted key option of the reading commands.
+#[derive(clap::Args, Debug, Default)]
+pub struct Trust {
+    /// Refuse any index not signed by this key: a public key file (NAME.pub from `pocketdex
+    /// keygen`) or its 64 hex digits. Index sets are unsigned, so they are refused too.
+    #[arg(long, value_name = "KEY")]
+    public_key: Option<String>,
+}
+
+impl Trust {
+    /// The trusted key, if one was given.
+    pub fn key(&self) -> anyhow::Result<Option<PublicKey>> {
+        let Some(arg) = &self.public_key else {
+            return Ok(None);
+        };
+        let text = if Path::new(arg).exists() {
+            std::fs::read_to_string(arg).with_context(|| format!("reading public key {arg}"))?
+        } else {
+            arg.clone()
+        };
+        PublicKey::parse(&text)
+            .map(Some)
+            .with_context(|| format!("--public-key {arg}: neither a key file nor a key"))
+    }
+
+    /// Checks one index file against the trusted key, if one was given.
+    pub fn check_one<D: AsRef<[u8]>>(&self, index: &Index<D>, path: &Path) -> anyhow::Result<()> {
+        match self.key()? {
+            Some(key) => index
+                .check_signature(&key)
+                .with_context(|| path.display().to_string()),
+            None => Ok(()),
+        }
+    }
+
+    /// Checks every file of `set` against the trusted key, if one was given.
+    pub fn check<D: AsRef<[u8]>>(
+        &self,
+        set: &IndexSet<D>,
+        paths: &[PathBuf],
+    ) -> anyhow::Result<()> {
+        let Some(key) = self.key()? else {
+            return Ok(());
+        };
+        if let Some(dir) = paths.iter().find(|p| p.is_dir()) {
+            anyhow::bail!(
+                "{}: index sets are not signed, so --public-key refuses them; export one file with `pocketdex merge {} -o FILE.pdx`, sign it, and query that",
+                dir.display(),
+                dir.display()
+            );
+        }
+        for part in set.parts() {
+            part.index
+                .check_signature(&key)
+                .with_context(|| part.file.clone())?;
+        }
+        Ok(())
+    }
+}
+
+pub fn keygen(args: KeygenArgs) -> anyhow::Result<ExitCode> {
+    let with = |ext: &str| {
+        let mut p = args.out.clone().into_os_string();
+        p.push(ext);
+        PathBuf::from(p)
+    };
+    let (secret, public) = (with(".key"), with(".pub"));
+    for p in [&secret, &public] {
+        if p.exists() && !args.force {
+            anyhow::bail!(
+                "{} exists; choose another name with -o, or replace it with --force",
+                p.display()
+            );
+        }
+    }
+    let key = SecretKey::generate()?;
+    write_private(&secret, key.to_text().as_bytes())?;
+    std::fs::write(&public, key.public().to_text())
+        .with_context(|| format!("writing {}", public.display()))?;
+    eprintln!(
+        "wrote {} (secret: keep it to yourself) and {} (public key {}: give it to readers)",
+        secret.display(),
+        public.display(),
+        key.public().short()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Writes a file only its owner can read (on Unix; elsewhere with the default permissions).
+fn write_private(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+    let mut o = std::fs::OpenOptions::new();
+    o.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut o, 0o600);
+    let mut f = o
+        .open(path)
+        .with_context(|| format!("writing {}", path.display()))?;
+    std::io::Write::write_all(&mut f, bytes).with_context(|| format!("writing {}", path.display()))
+}
+
+pub fn sign(args: SignArgs) -> anyhow::Result<ExitCode> {
+    let text = std::fs::read_to_string(&args.key)
+        .with_context(|| format!("reading secret key {}", args.key.display()))?;
+    let key = SecretKey::parse(&text).with_context(|| args.key.display().to_string())?;
+    if args.index.is_dir() {
+        anyhow::bail!(
+            "{}: index sets are not signed; export one file with `pocketdex merge {} -o FILE.pdx` and sign that",
+            args.index.display(),
+            args.index.display()
+        );
+    }
+    let public =
+        signing::sign_file(&args.index, &key).with_context(|| args.index.display().to_string())?;
+    eprintln!(
+        "signed {} with key {}; readers check it with --public-key",
+        args.index.display(),
+        public.short()
+    );
+    Ok(ExitCode::SUCCESS)
+}

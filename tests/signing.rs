@@ -1,0 +1,157 @@
+//! Signed indexes: `keygen`, `sign` and `--public-key` as a user runs them, and forgeries the
+//! signature must refuse (a changed block with the whole tree and every checksum recomputed).
+
+mod common;
+
+use common::{pocketdex, root, stdout};
+use pocketdex::signing::{self, PublicKey, SecretKey};
+use pocketdex::{Index, QueryOptions};
+
+fn stderr(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// A signed copy of the sample index and a key pair, in a temporary directory.
+fn signed() -> (tempfile::TempDir, std::path::PathBuf, SecretKey) {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("wiki.pdx");
+    let o = pocketdex(&["build", "samples/wiki-en", "-o", file.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let key = SecretKey::generate().unwrap();
+    signing::sign_file(&file, &key).unwrap();
+    (dir, file, key)
+}
+
+#[test]
+fn a_signed_index_answers_as_before_and_only_to_its_key() {
+    let (_dir, file, key) = signed();
+    let bytes = std::fs::read(&file).unwrap();
+    let index = Index::open(&bytes[..]).unwrap();
+    index.verify().unwrap();
+    index.check_signature(&key.public()).unwrap();
+    assert_eq!(index.signature().unwrap().public_key, key.public());
+    let other = SecretKey::generate().unwrap().public();
+    let e = index.check_signature(&other).unwrap_err().to_string();
+    assert!(e.contains("not by the trusted key"), "{e}");
+    // The signature block changes no answer.
+    let unsigned = &bytes[..bytes.len() - signing::SIGNATURE_LEN];
+    let plain = Index::open(unsigned).unwrap();
+    let text = std::fs::read_to_string(root().join("samples/query/edited.txt")).unwrap();
+    let (a, b) = (
+        index.query(&text, &QueryOptions::default()).unwrap(),
+        plain.query(&text, &QueryOptions::default()).unwrap(),
+    );
+    assert_eq!(a.hits, b.hits);
+    assert!(plain.check_signature(&key.public()).is_err());
+}
+
+/// A forger who changes a sketch and recomputes every hash and checksum (the block tree too)
+/// still cannot make the signature match; one who changes a block alone is caught when a query
+/// reads it.
+#[test]
+fn forgeries_are_refused() {
+    let (_dir, file, key) = signed();
+    let bytes = std::fs::read(&file).unwrap();
+    let (body, block) = bytes.split_at(bytes.len() - signing::SIGNATURE_LEN);
+    let sketches = Index::open(body)
+        .unwrap()
+        .sections()
+        .into_iter()
+        .find(|s| s.name == "SKETCHES")
+        .unwrap();
+    let mut forged = body.to_vec();
+    forged[sketches.offset as usize + 100] ^= 0xff;
+    pocketdex::reseal(&mut forged);
+    Index::open(&forged[..]).unwrap().verify().unwrap();
+    forged.extend_from_slice(block);
+    let index = Index::open(&forged[..]).unwrap();
+    index.verify().unwrap();
+    let e = index
+        .check_signature(&key.public())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("changed after it was signed"), "{e}");
+
+    let mut damaged = bytes.clone();
+    damaged[sketches.offset as usize + 100] ^= 0xff;
+    let index = Index::open(&damaged[..]).unwrap();
+    index.check_signature(&key.public()).unwrap();
+    let all = QueryOptions {
+        threshold: 0.0,
+        top: usize::MAX,
+        ..QueryOptions::default()
+    };
+    let text = std::fs::read_to_string(root().join("samples/wiki-en/Jupiter.txt")).unwrap();
+    // The sketches' first block holds the damage: any query that scores a document in it fails.
+    let e = (0..20)
+        .map(|i| index.sketch(i))
+        .find_map(Result::err)
+        .expect("the damaged block is read");
+    assert!(e.to_string().contains("SKETCHES block 0"), "{e}");
+    let _ = index.query(&text, &all);
+}
+
+#[test]
+fn keygen_sign_and_public_key_on_the_command_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = |n: &str| dir.path().join(n).to_str().unwrap().to_string();
+    let (idx, name) = (d("wiki.pdx"), d("archive"));
+    assert!(pocketdex(&["build", "samples/wiki-en", "-o", &idx])
+        .status
+        .success());
+    let o = pocketdex(&["keygen", "-o", &name]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(d("archive.key"))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o077, 0, "the secret key is private");
+    }
+    // keygen does not overwrite a key.
+    let o = pocketdex(&["keygen", "-o", &name]);
+    assert!(!o.status.success() && stderr(&o).contains("--force"));
+    let public = d("archive.pub");
+    let q = ["samples/query/edited.txt"];
+    // Unsigned: refused with a key, answered without one.
+    let o = pocketdex(&[&["query", &idx, "--public-key", &public][..], &q[..]].concat());
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("not signed"), "{}", stderr(&o));
+    let o = pocketdex(&["sign", &idx, "--key", &d("archive.key")]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = pocketdex(&[&["query", &idx, "--public-key", &public][..], &q[..]].concat());
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("Jupiter.txt"));
+    // The key's hex alone works too; verify and info take it.
+    let hex = std::fs::read_to_string(&public).unwrap();
+    let hex = hex.split_whitespace().last().unwrap();
+    for cmd in ["verify", "info"] {
+        let o = pocketdex(&[cmd, &idx, "--public-key", hex]);
+        assert!(o.status.success(), "{cmd}: {}", stderr(&o));
+    }
+    // Another key is refused, and so is a changed file.
+    let o = pocketdex(&["keygen", "-o", &d("other")]);
+    assert!(o.status.success());
+    let o = pocketdex(&["verify", &idx, "--public-key", &d("other.pub")]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("not by the trusted key"),
+        "{}",
+        stderr(&o)
+    );
+    let mut bytes = std::fs::read(&idx).unwrap();
+    let n = bytes.len();
+    bytes[n - signing::SIGNATURE_LEN - 40] ^= 1;
+    std::fs::write(&idx, &bytes).unwrap();
+    let o = pocketdex(&["verify", &idx, "--public-key", &public]);
+    assert_eq!(o.status.code(), Some(2));
+    // A secret key is not a public key.
+    let o = pocketdex(&["info", &idx, "--public-key", &d("archive.key")]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        PublicKey::parse(&std::fs::read_to_string(d("archive.key")).unwrap()).is_err(),
+        "a secret key parsed as a public one"
+    );
+}
