@@ -52,7 +52,7 @@ pub mod sketch;
 mod mphf;
 mod format;
 mod meta;
-mod atomic;
+pub mod atomic;
 mod builder;
 mod index;
 mod query;
