@@ -444,3 +444,92 @@ fn every_command_exits_quietly_on_a_closed_stdout() {
         assert!(o.stderr.is_empty(), "{args:?}: {}", stderr(&o));
     }
 }
+
+/// `pocketdex ARGS` as an unprivileged user when the tests run as root (as CI does), so that
+/// file permissions apply to it; `dir` (a test's temporary directory) is opened to that user.
+fn unprivileged(args: &[&str], dir: &Path) -> Command {
+    use std::os::unix::fs::PermissionsExt;
+    use std::os::unix::process::CommandExt;
+    let mut c = Command::new(env!("CARGO_BIN_EXE_pocketdex"));
+    c.args(args).current_dir(root());
+    // SAFETY: geteuid(2) has no preconditions.
+    if unsafe { libc::geteuid() } == 0 {
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o777)).unwrap();
+        c.uid(65534).gid(65534);
+    }
+    c
+}
+
+/// An output directory that cannot be written is reported before any document is read (the
+/// build reads stdin, which stays open: reading it first would never end), naming the OS error
+/// once.
+#[test]
+fn an_unwritable_output_is_reported_before_reading() {
+    use std::os::unix::fs::PermissionsExt;
+    use std::process::Stdio;
+    let tmp = tempfile::tempdir().unwrap();
+    let ro = tmp.path().join("ro");
+    std::fs::create_dir(&ro).unwrap();
+    std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o555)).unwrap();
+    let out = ro.join("x.pdx");
+    let mut child = unprivileged(&["build", "-", "-o", out.to_str().unwrap()], tmp.path())
+        .stdin(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdin = child.stdin.take(); // kept open until the build has ended
+    let start = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(60),
+            "the build waits for its input before checking its output"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    drop(stdin);
+    let o = child.wait_with_output().unwrap();
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("cannot write") && err.contains("ro"), "{err}");
+    assert_eq!(err.matches("Permission denied").count(), 1, "{err}");
+    assert_eq!(err.matches("os error 13").count(), 1, "{err}");
+}
+
+#[test]
+fn os_errors_are_printed_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("x.pdx");
+    let o = pocketdex(&["build", "no/such/input", "-o", out.to_str().unwrap()]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(err.contains("no/such/input"), "{err}");
+    assert_eq!(err.matches("os error 2").count(), 1, "{err}");
+}
+
+/// A directory where a file is expected: the output of a build, or an index that is not a set.
+#[test]
+fn directories_in_place_of_files_say_what_to_do() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().to_str().unwrap();
+    let o = pocketdex(&["build", "samples/wiki-en/Crab.txt", "-o", dir]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("is a directory; give the name of the file to write"),
+        "{}",
+        stderr(&o)
+    );
+    for args in [
+        vec!["query", dir, "samples/query/edited.txt"],
+        vec!["info", dir],
+        vec!["verify", dir],
+        vec!["check", dir, "samples/query/edited.txt"],
+    ] {
+        let o = pocketdex(&args);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert!(
+            err.contains("is a directory but not an index set") && err.contains("pass an index"),
+            "{args:?}: {err}"
+        );
+    }
+}

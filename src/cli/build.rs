@@ -160,6 +160,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let start = Instant::now();
     let params = args.params()?;
     let params_fixed = params.resolution.is_some();
+    // Before any document is read: a build of hours should not fail at its last step.
+    pocketdex::atomic::check_writable(&args.output)?;
     let sources = corpus::sources(&args.inputs)?;
     let mut builder = util::index_builder(args.lang, params, &args.idf)?;
     // Knowing the collection's size up to a bound spares drawing samples it will not need; a

@@ -80,6 +80,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
     }
     let sources = corpus::sources(&args.inputs)?;
+    // The results directory is written last: make sure it can be, before the work.
+    std::fs::create_dir_all(&args.out)
+        .with_context(|| format!("cannot create {}", args.out.display()))?;
+    pocketdex::atomic::check_writable(&args.out.join("eval.json"))?;
     match &args.index {
         Some(path) => {
             let index = util::open_index(path, util::Access::Lookups)?;

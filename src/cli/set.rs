@@ -50,6 +50,7 @@ impl CreateArgs {
         if pocketdex::is_set(path) {
             let writer = SetWriter::open(path, w.wait)
                 .with_context(|| format!("opening {}", path.display()))?;
+            pocketdex::atomic::check_writable(&path.join(pocketdex::MANIFEST))?;
             let meta = writer.schema().meta();
             if let Some(lang) = self.lang {
                 if lang.code() != meta.lang {
@@ -542,6 +543,7 @@ pub fn merge(args: MergeArgs) -> anyhow::Result<ExitCode> {
         .with_context(|| format!("opening {}", args.index.display()))?;
     match &args.output {
         Some(out) => {
+            pocketdex::atomic::check_writable(out)?;
             let stats = writer
                 .export(out)
                 .with_context(|| format!("writing {}", out.display()))?;

@@ -102,6 +102,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     {
         anyhow::bail!("--share, --max-rate and --rates must be between 0 and 1");
     }
+    // Before any document is read or generated.
+    pocketdex::atomic::check_writable(&args.output)?;
     if let Some(n) = args.generate {
         return generate(&args, n);
     }

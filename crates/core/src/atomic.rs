@@ -113,17 +113,15 @@ pub fn check_writable(path: &Path) -> Result<()> {
     }
 }
 
-/// An io::Error without the temporary file's path that `tempfile` adds to its message (the
-/// callers name the file they were asked to write).
+/// An io::Error without the temporary file's path that `tempfile` adds to its message ("… at
+/// path \"…\""): the callers name the file they were asked to write, not ours.
 fn plain(e: std::io::Error) -> std::io::Error {
-    let code = e
-        .get_ref()
-        .and_then(|inner| inner.source())
-        .and_then(|s| s.downcast_ref::<std::io::Error>())
-        .and_then(std::io::Error::raw_os_error)
-        .or_else(|| e.raw_os_error());
-    match code {
-        Some(code) => std::io::Error::from_raw_os_error(code),
+    if e.raw_os_error().is_some() {
+        return e;
+    }
+    let text = e.to_string();
+    match text.rfind(" at path ") {
+        Some(i) => std::io::Error::new(e.kind(), &text[..i]),
         None => e,
     }
 }
