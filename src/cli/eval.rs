@@ -30,7 +30,8 @@ use std::time::Instant;
 /// cosine is ≥ s. "long": both documents have at least the index's fuzzy-path number of terms.
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// Directories, files, .jsonl files, or - (JSON Lines on stdin).
+    /// Directories, files, .jsonl files, or - (stdin: JSON Lines if it starts with `{`, else one
+    /// document).
     #[arg(required = true, value_name = "INPUT")]
     inputs: Vec<String>,
     /// The index to measure; its documents are matched to INPUT by id. Default: build one from
@@ -210,7 +211,9 @@ fn read(
                     Err(s) => {
                         corpus.skipped += 1;
                         if !args.quiet && shown < 10 {
-                            bar.suspend(|| eprintln!("skipped {}: {}", s.id, s.reason));
+                            bar.suspend(|| {
+                                eprintln!("skipped {}: {}", util::printable(&s.id), s.reason)
+                            });
                             shown += 1;
                         }
                     }

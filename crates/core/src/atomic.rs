@@ -1,5 +1,5 @@
 //! Writing a file atomically: a temporary file beside the target, fsync, rename, fsync of the
-//! directory. Index builds, set segments and set manifests all go through [`write_atomically`].
+//! directory. Index builds, set segments and set manifests all go through `write_atomically`.
 //!
 //! No temporary file outlives its writer for long:
 //! - a failed write removes its own (the temporary file is deleted when dropped);
@@ -83,7 +83,7 @@ pub fn parent_dir(path: &Path) -> &Path {
     }
 }
 
-/// Checks, before any work, that `path` can be written the way [`write_atomically`] writes it:
+/// Checks, before any work, that `path` can be written the way `write_atomically` writes it:
 /// its directory exists and takes a new file (one is created and removed), and `path` is not a
 /// directory. Returns the error a write would meet, with advice.
 pub fn check_writable(path: &Path) -> Result<()> {
