@@ -205,3 +205,40 @@ fn index_files_get_the_umasks_permissions() {
     assert_eq!(build_with_umask(&out, 0o002), 0o664);
     assert_eq!(build_with_umask(&tmp.path().join("y.pdx"), 0o077), 0o600);
 }
+
+/// A reader keeps the index it mapped while pocketdex writes a new one at the same path: its
+/// writers rename a new file into place and never change a file in place, which would kill a
+/// reader with SIGBUS (see the README's limits).
+#[test]
+fn rebuilding_an_index_under_a_running_query_leaves_the_query_alone() {
+    let tmp = tempfile::tempdir().unwrap();
+    let index = tmp.path().join("x.pdx");
+    let build = |input: &str| {
+        let o = bin()
+            .args(["build", input, "-q", "-o", s(&index)])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+    };
+    build("samples/wiki-en");
+    let query = bin()
+        .args(["query", s(&index), "samples/wiki-en", "--json", "--similar"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    for input in [
+        "samples/wiki-en/Crab.txt",
+        "samples/query",
+        "samples/wiki-en",
+    ] {
+        build(input);
+    }
+    let o = query.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{:?} {}", o.status, stderr(&o));
+    let queries = String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .filter(|l| l.contains(r#""type":"query""#))
+        .count();
+    assert_eq!(queries, 300);
+}

@@ -21,7 +21,9 @@ use std::process::ExitCode;
 /// INDEX is an index file or an index set (a directory made by `pocketdex add`); --index adds
 /// more files or sets, all queried as one (their hits ranked together).
 ///
-/// Exit status: 0 when any DOC had a hit, 1 when none had, 2 on error.
+/// Exit status: 0 when any DOC had a hit, 1 when none had, 2 on error. An index file changed
+/// in place while it is read (truncated, or copied over with cp) kills the query with SIGBUS
+/// (status 135); replace an index with mv, as pocketdex's own writers do.
 ///
 /// With --json, one JSON object per line: each hit as {"type": "hit", "query", "id", "score",
 /// "rank", "codes", "path", "title"?}, best first; then, for every DOC, what its query cost:
