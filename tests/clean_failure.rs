@@ -112,7 +112,7 @@ fn kill_9_at_real_moments_of_the_write_phase() {
     let tmp = tempfile::tempdir().unwrap();
     let big = tmp.path().join("big.jsonl");
     let mut lines = String::new();
-    for round in 0..20 {
+    for round in 0..30 {
         for (id, text) in common::samples() {
             let doc = serde_json::json!({"id": format!("{round}/{id}"), "text": text});
             lines.push_str(&format!("{doc}\n"));
