@@ -446,17 +446,23 @@ fn every_command_exits_quietly_on_a_closed_stdout() {
 }
 
 /// `pocketdex ARGS` as an unprivileged user when the tests run as root (as CI does), so that
-/// file permissions apply to it; `dir` (a test's temporary directory) is opened to that user.
+/// file permissions apply to it. It then runs a copy of the binary in `dir` (a test's temporary
+/// directory, opened to that user), from `dir`: the checkout may be closed to other users.
 fn unprivileged(args: &[&str], dir: &Path) -> Command {
     use std::os::unix::fs::PermissionsExt;
     use std::os::unix::process::CommandExt;
-    let mut c = Command::new(env!("CARGO_BIN_EXE_pocketdex"));
-    c.args(args).current_dir(root());
     // SAFETY: geteuid(2) has no preconditions.
-    if unsafe { libc::geteuid() } == 0 {
-        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o777)).unwrap();
-        c.uid(65534).gid(65534);
+    if unsafe { libc::geteuid() } != 0 {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_pocketdex"));
+        c.args(args).current_dir(root());
+        return c;
     }
+    let bin = dir.join("pocketdex-bin");
+    std::fs::copy(env!("CARGO_BIN_EXE_pocketdex"), &bin).unwrap();
+    std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let mut c = Command::new(bin);
+    c.args(args).current_dir(dir).uid(65534).gid(65534);
     c
 }
 
