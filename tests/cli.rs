@@ -458,12 +458,35 @@ fn unprivileged(args: &[&str], dir: &Path) -> Command {
         return c;
     }
     let bin = dir.join("pocketdex-bin");
-    std::fs::copy(env!("CARGO_BIN_EXE_pocketdex"), &bin).unwrap();
-    std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
+    if !bin.exists() {
+        std::fs::copy(env!("CARGO_BIN_EXE_pocketdex"), &bin).unwrap();
+        std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
     std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o777)).unwrap();
     let mut c = Command::new(bin);
     c.args(args).current_dir(dir).uid(65534).gid(65534);
     c
+}
+
+/// Spawns `c`, again while its binary is "busy": a child another test thread forks while the
+/// copy is being written holds the file open for writing until it executes its own program.
+fn spawn(c: &mut Command) -> std::process::Child {
+    for _ in 0..100 {
+        match c.spawn() {
+            Err(e) if e.kind() == std::io::ErrorKind::ExecutableFileBusy => {
+                std::thread::sleep(std::time::Duration::from_millis(20))
+            }
+            other => return other.unwrap(),
+        }
+    }
+    panic!("the binary stays busy")
+}
+
+/// `c`'s output, spawned with [`spawn`].
+fn output(mut c: Command) -> std::process::Output {
+    c.stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    spawn(&mut c).wait_with_output().unwrap()
 }
 
 /// An output directory that cannot be written is reported before any document is read (the
@@ -478,11 +501,11 @@ fn an_unwritable_output_is_reported_before_reading() {
     std::fs::create_dir(&ro).unwrap();
     std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o555)).unwrap();
     let out = ro.join("x.pdx");
-    let mut child = unprivileged(&["build", "-", "-o", out.to_str().unwrap()], tmp.path())
-        .stdin(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = spawn(
+        unprivileged(&["build", "-", "-o", out.to_str().unwrap()], tmp.path())
+            .stdin(Stdio::piped())
+            .stderr(Stdio::piped()),
+    );
     let stdin = child.stdin.take(); // kept open until the build has ended
     let start = std::time::Instant::now();
     while child.try_wait().unwrap().is_none() {
@@ -865,12 +888,10 @@ fn unreadable_files_and_directories_are_skipped_alike() {
     std::fs::set_permissions(dir.join("u.txt"), std::fs::Permissions::from_mode(0o000)).unwrap();
     std::fs::set_permissions(dir.join("sub"), std::fs::Permissions::from_mode(0o000)).unwrap();
     let out = tmp.path().join("x.pdx");
-    let o = unprivileged(
+    let o = output(unprivileged(
         &["build", dir.to_str().unwrap(), "-o", out.to_str().unwrap()],
         tmp.path(),
-    )
-    .output()
-    .unwrap();
+    ));
     let err = stderr(&o);
     assert!(o.status.success(), "{err}");
     assert!(
@@ -882,12 +903,10 @@ fn unreadable_files_and_directories_are_skipped_alike() {
         "{err}"
     );
     assert!(err.contains("indexed 1 document "), "{err}");
-    let o = unprivileged(
+    let o = output(unprivileged(
         &["query", out.to_str().unwrap(), dir.to_str().unwrap()],
         tmp.path(),
-    )
-    .output()
-    .unwrap();
+    ));
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stdout(&o).contains("a.txt: "), "{}", stdout(&o));
     assert!(
