@@ -7,6 +7,7 @@ use std::process::ExitCode;
 
 fn main() -> ExitCode {
     let args = cli::Cli::parse();
+    clean_up_on_signals();
     match cli::run(args) {
         Ok(code) => code,
         Err(e) => {
@@ -17,8 +18,68 @@ fn main() -> ExitCode {
             }) {
                 return ExitCode::SUCCESS;
             }
-            eprintln!("pocketdex: error: {e:#}");
+            eprintln!("pocketdex: error: {}", message(&e));
             ExitCode::from(2)
         }
+    }
+}
+
+/// An error and its causes, joined by ": ", leaving out a cause whose text the message already
+/// ends with (a library error that shows its source, `path: Permission denied (os error 13)`,
+/// would otherwise print the OS error twice).
+fn message(e: &anyhow::Error) -> String {
+    let mut message = String::new();
+    for cause in e.chain() {
+        let text = cause.to_string();
+        if message.ends_with(&text) {
+            continue;
+        }
+        if !message.is_empty() {
+            message.push_str(": ");
+        }
+        message.push_str(&text);
+    }
+    message
+}
+
+/// On SIGINT, SIGTERM or SIGHUP: removes the temporary files of writes in progress (an
+/// interrupted build leaves nothing behind), then dies of the signal as if it had no handler, so
+/// the shell sees an interrupted command (status 130, 143 or 129). A signal ignored when
+/// pocketdex starts (`nohup`, a background job of a script) stays ignored.
+#[cfg(unix)]
+fn clean_up_on_signals() {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+    let handled: Vec<i32> = [SIGINT, SIGTERM, SIGHUP]
+        .into_iter()
+        .filter(|&s| !ignored(s))
+        .collect();
+    let Ok(mut signals) = signal_hook::iterator::Signals::new(&handled) else {
+        return; // Without a handler the signals kill as before; stale files go at the next write.
+    };
+    std::thread::spawn(move || {
+        if let Some(signal) = signals.forever().next() {
+            pocketdex::atomic::remove_in_flight(|removed| {
+                if removed > 0 {
+                    eprintln!("\npocketdex: interrupted; the unfinished output was removed");
+                }
+                let _ = signal_hook::low_level::emulate_default_handler(signal);
+                std::process::exit(128 + signal);
+            });
+        }
+    });
+}
+
+#[cfg(not(unix))]
+fn clean_up_on_signals() {}
+
+/// Whether `signal` is ignored (SIG_IGN) in this process.
+#[cfg(unix)]
+fn ignored(signal: i32) -> bool {
+    // SAFETY: sigaction with a null new action only reads the current one into `old`, a
+    // zeroed plain C struct owned here.
+    unsafe {
+        let mut old: libc::sigaction = std::mem::zeroed();
+        libc::sigaction(signal, std::ptr::null(), &mut old) == 0
+            && old.sa_sigaction == libc::SIG_IGN
     }
 }

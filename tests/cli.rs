@@ -444,3 +444,512 @@ fn every_command_exits_quietly_on_a_closed_stdout() {
         assert!(o.stderr.is_empty(), "{args:?}: {}", stderr(&o));
     }
 }
+
+/// `pocketdex ARGS` as an unprivileged user when the tests run as root (as CI does), so that
+/// file permissions apply to it. It then runs a copy of the binary in `dir` (a test's temporary
+/// directory, opened to that user), from `dir`: the checkout may be closed to other users.
+fn unprivileged(args: &[&str], dir: &Path) -> Command {
+    use std::os::unix::fs::PermissionsExt;
+    use std::os::unix::process::CommandExt;
+    // SAFETY: geteuid(2) has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_pocketdex"));
+        c.args(args).current_dir(root());
+        return c;
+    }
+    let bin = dir.join("pocketdex-bin");
+    if !bin.exists() {
+        std::fs::copy(env!("CARGO_BIN_EXE_pocketdex"), &bin).unwrap();
+        std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let mut c = Command::new(bin);
+    c.args(args).current_dir(dir).uid(65534).gid(65534);
+    c
+}
+
+/// Spawns `c`, again while its binary is "busy": a child another test thread forks while the
+/// copy is being written holds the file open for writing until it executes its own program.
+fn spawn(c: &mut Command) -> std::process::Child {
+    for _ in 0..100 {
+        match c.spawn() {
+            Err(e) if e.kind() == std::io::ErrorKind::ExecutableFileBusy => {
+                std::thread::sleep(std::time::Duration::from_millis(20))
+            }
+            other => return other.unwrap(),
+        }
+    }
+    panic!("the binary stays busy")
+}
+
+/// `c`'s output, spawned with [`spawn`].
+fn output(mut c: Command) -> std::process::Output {
+    c.stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    spawn(&mut c).wait_with_output().unwrap()
+}
+
+/// An output directory that cannot be written is reported before any document is read (the
+/// build reads stdin, which stays open: reading it first would never end), naming the OS error
+/// once.
+#[test]
+fn an_unwritable_output_is_reported_before_reading() {
+    use std::os::unix::fs::PermissionsExt;
+    use std::process::Stdio;
+    let tmp = tempfile::tempdir().unwrap();
+    let ro = tmp.path().join("ro");
+    std::fs::create_dir(&ro).unwrap();
+    std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o555)).unwrap();
+    let out = ro.join("x.pdx");
+    let mut child = spawn(
+        unprivileged(&["build", "-", "-o", out.to_str().unwrap()], tmp.path())
+            .stdin(Stdio::piped())
+            .stderr(Stdio::piped()),
+    );
+    let stdin = child.stdin.take(); // kept open until the build has ended
+    let start = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(60),
+            "the build waits for its input before checking its output"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    drop(stdin);
+    let o = child.wait_with_output().unwrap();
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("cannot write") && err.contains("ro"), "{err}");
+    assert_eq!(err.matches("Permission denied").count(), 1, "{err}");
+    assert_eq!(err.matches("os error 13").count(), 1, "{err}");
+}
+
+#[test]
+fn os_errors_are_printed_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("x.pdx");
+    let o = pocketdex(&["build", "no/such/input", "-o", out.to_str().unwrap()]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(err.contains("no/such/input"), "{err}");
+    assert_eq!(err.matches("os error 2").count(), 1, "{err}");
+}
+
+/// A directory where a file is expected: the output of a build, or an index that is not a set.
+#[test]
+fn directories_in_place_of_files_say_what_to_do() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().to_str().unwrap();
+    let o = pocketdex(&["build", "samples/wiki-en/Crab.txt", "-o", dir]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("is a directory; give the name of the file to write"),
+        "{}",
+        stderr(&o)
+    );
+    for args in [
+        vec!["query", dir, "samples/query/edited.txt"],
+        vec!["info", dir],
+        vec!["verify", dir],
+        vec!["check", dir, "samples/query/edited.txt"],
+    ] {
+        let o = pocketdex(&args);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert!(
+            err.contains("is a directory but not an index set") && err.contains("pass an index"),
+            "{args:?}: {err}"
+        );
+    }
+}
+
+/// `pocketdex ARGS` with `input` on its stdin.
+fn with_stdin(args: &[&str], input: &str) -> std::process::Output {
+    use std::process::Stdio;
+    let mut c = Command::new(env!("CARGO_BIN_EXE_pocketdex"))
+        .args(args)
+        .current_dir(root())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = c.stdin.take().unwrap();
+    // A command may stop reading early (a document over the limit): a closed pipe is fine.
+    let _ = std::io::Write::write_all(&mut stdin, input.as_bytes());
+    drop(stdin);
+    c.wait_with_output().unwrap()
+}
+
+/// A document over --max-doc-bytes, a file or a JSON Lines record, is skipped with a message
+/// that names it and the limit; the rest is indexed.
+#[test]
+fn documents_over_the_size_limit_are_skipped_by_name() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("docs");
+    std::fs::create_dir(&dir).unwrap();
+    let crab = std::fs::read_to_string(root().join("samples/wiki-en/Crab.txt")).unwrap();
+    std::fs::write(dir.join("small.txt"), &crab).unwrap();
+    std::fs::write(dir.join("big.txt"), crab.repeat(4)).unwrap();
+    let jsonl = tmp.path().join("more.jsonl");
+    std::fs::write(
+        &jsonl,
+        format!(
+            "{}\n{}\n",
+            serde_json::json!({"id": "long", "text": crab.repeat(4)}),
+            serde_json::json!({"id": "short", "text": "A short record about tide pools."}),
+        ),
+    )
+    .unwrap();
+    let index = tmp.path().join("x.pdx");
+    let o = pocketdex(&[
+        "build",
+        dir.to_str().unwrap(),
+        jsonl.to_str().unwrap(),
+        "--max-doc-bytes",
+        "1K",
+        "-o",
+        index.to_str().unwrap(),
+    ]);
+    let err = stderr(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        err.contains("skipped big.txt: 2.3 KiB, over the limit of 1 KiB per document"),
+        "{err}"
+    );
+    let line = format!("skipped {}:1: ", jsonl.display());
+    assert!(
+        err.contains(&line) && err.contains("over the limit of 1 KiB"),
+        "{err}"
+    );
+    assert!(
+        err.contains("indexed 2 documents") && err.contains("2 skipped"),
+        "{err}"
+    );
+    assert!(err.contains("--max-doc-bytes"), "{err}");
+    // What was indexed answers; one document on stdin over the limit is refused as well.
+    let o = pocketdex(&["query", index.to_str().unwrap(), "samples/wiki-en/Crab.txt"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let o = with_stdin(
+        &[
+            "query",
+            index.to_str().unwrap(),
+            "-",
+            "--max-doc-bytes",
+            "100",
+        ],
+        &crab,
+    );
+    assert!(stderr(&o).contains("-: "), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("over the limit of 100 B"),
+        "{}",
+        stderr(&o)
+    );
+    let o = pocketdex(&[
+        "build",
+        "samples/wiki-en",
+        "--max-doc-bytes",
+        "64X",
+        "-o",
+        "x",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("64M"), "{}", stderr(&o));
+}
+
+/// `-` follows one rule in every command: JSON Lines when its first non-blank character is
+/// `{`, one document (labelled `-`) otherwise; --stdin-format overrides it.
+#[test]
+fn stdin_is_read_by_one_rule_everywhere() {
+    let tmp = tempfile::tempdir().unwrap();
+    let index = tmp.path().join("x.pdx");
+    let index = index.to_str().unwrap();
+    let jupiter = std::fs::read_to_string(root().join("samples/wiki-en/Jupiter.txt")).unwrap();
+    let crab = std::fs::read_to_string(root().join("samples/wiki-en/Crab.txt")).unwrap();
+    let jsonl = format!(
+        "{}\n{}\n",
+        serde_json::json!({"id": "jup", "text": jupiter}),
+        serde_json::json!({"id": "crab", "text": crab}),
+    );
+    // build: plain text is one document named -, JSON Lines are records.
+    let o = with_stdin(&["build", "-", "-o", index], &jupiter);
+    assert!(stderr(&o).contains("indexed 1 document "), "{}", stderr(&o));
+    let o = with_stdin(&["build", "-", "-o", index], &jsonl);
+    assert!(stderr(&o).contains("indexed 2 documents"), "{}", stderr(&o));
+    // query: the same two readings.
+    let o = with_stdin(&["query", index, "-", "--json"], &jsonl);
+    let queries: Vec<String> = stdout(&o)
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|v| v["type"] == "query")
+        .map(|v| v["query"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(queries, ["jup", "crab"]);
+    let o = with_stdin(&["query", index, "-"], &crab);
+    assert!(stdout(&o).starts_with("-: "), "{}", stdout(&o));
+    assert!(stdout(&o).contains("crab"), "{}", stdout(&o));
+    // Overridden: JSON Lines read as one document, text read as JSON Lines.
+    let o = with_stdin(&["query", index, "-", "--stdin-format", "text"], &jsonl);
+    assert_eq!(
+        stdout(&o).lines().filter(|l| l.starts_with("-: ")).count(),
+        1
+    );
+    let o = with_stdin(&["query", index, "-", "--stdin-format", "jsonl"], &crab);
+    assert!(
+        stderr(&o).contains("invalid JSON at line 1"),
+        "{}",
+        stderr(&o)
+    );
+    // check reads it alike.
+    let o = with_stdin(&["check", index, "-"], &crab);
+    assert!(
+        stdout(&o).starts_with("-: near copy of crab"),
+        "{}",
+        stdout(&o)
+    );
+}
+
+/// Names with newlines, tabs and terminal escapes are shown escaped in text output, exactly in
+/// JSON output.
+#[test]
+fn control_characters_in_names_are_escaped_in_text_output() {
+    let tmp = tempfile::tempdir().unwrap();
+    let index = tmp.path().join("x.pdx");
+    let index = index.to_str().unwrap();
+    let crab = std::fs::read_to_string(root().join("samples/wiki-en/Crab.txt")).unwrap();
+    let evil = "forged\nline\t\u{1b}[31mred\u{202e}";
+    let jsonl = tmp.path().join("evil.jsonl");
+    std::fs::write(
+        &jsonl,
+        format!(
+            "{}\n{}\n",
+            serde_json::json!({"id": evil, "title": "t\u{1b}]0;x\u{7}", "text": crab}),
+            serde_json::json!({"id": "empty\u{1b}[2J", "text": " "}),
+        ),
+    )
+    .unwrap();
+    let o = pocketdex(&["build", jsonl.to_str().unwrap(), "-o", index]);
+    let err = stderr(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains("skipped empty\\u{1b}[2J: empty"), "{err}");
+    assert!(!err.contains('\u{1b}'), "{err}");
+    let o = pocketdex(&["query", index, "samples/wiki-en/Crab.txt"]);
+    let out = stdout(&o);
+    assert!(
+        out.contains("forged\\nline\\t\\u{1b}[31mred\\u{202e}"),
+        "{out}"
+    );
+    assert!(out.contains("t\\u{1b}]0;x\\u{7}"), "{out}");
+    assert!(!out.contains('\u{1b}') && out.lines().count() == 2, "{out}");
+    let o = pocketdex(&["query", index, "samples/wiki-en/Crab.txt", "--json"]);
+    let hit: serde_json::Value = serde_json::from_str(stdout(&o).lines().next().unwrap()).unwrap();
+    assert_eq!(hit["id"], evil);
+    let o = pocketdex(&["check", index, "samples/wiki-en/Crab.txt"]);
+    assert!(
+        stdout(&o).contains("near copy of forged\\nline"),
+        "{}",
+        stdout(&o)
+    );
+}
+
+#[test]
+fn rough_edges_of_the_command_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    let index = build_sample(tmp.path());
+    // --top 0 would print nothing and succeed: refused.
+    for cmd in ["query", "check"] {
+        let o = pocketdex(&[cmd, &index, "samples/query/edited.txt", "--top", "0"]);
+        assert_eq!(o.status.code(), Some(2), "{cmd}");
+        assert!(stderr(&o).contains("--top"), "{cmd}: {}", stderr(&o));
+    }
+    // Nothing to index says why each input was skipped.
+    let dir = tmp.path().join("nothing");
+    std::fs::create_dir(&dir).unwrap();
+    std::fs::write(dir.join("e.txt"), "  ").unwrap();
+    let out = tmp.path().join("n.pdx");
+    let o = pocketdex(&[
+        "build",
+        dir.join("e.txt").to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(
+        stderr(&o).contains("no documents to index: the one input was skipped (e.txt: empty)"),
+        "{}",
+        stderr(&o)
+    );
+    std::fs::write(dir.join("b.bin"), [0u8, 1, 2, 3]).unwrap();
+    std::fs::write(dir.join("f.txt"), "\n").unwrap();
+    let o = pocketdex(&[
+        "build",
+        dir.to_str().unwrap(),
+        "-q",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    let err = stderr(&o);
+    assert!(err.contains("skipped b.bin: binary"), "{err}");
+    assert!(
+        err.contains("all 3 inputs were skipped (2 empty, 1 binary; listed above)"),
+        "{err}"
+    );
+    let set = tmp.path().join("set");
+    let o = pocketdex(&["add", set.to_str().unwrap(), dir.to_str().unwrap(), "-q"]);
+    assert!(
+        stderr(&o).contains("no documents to add: all 3 inputs"),
+        "{}",
+        stderr(&o)
+    );
+    // A JSON error is placed by the file's line and column.
+    let jsonl = tmp.path().join("j.jsonl");
+    std::fs::write(
+        &jsonl,
+        "{\"id\": \"a\", \"text\": \"hello world\"}\n{\"id\": \"b\", \"text\": bad}\n",
+    )
+    .unwrap();
+    let o = pocketdex(&[
+        "build",
+        jsonl.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(
+        stderr(&o).contains(":2: invalid JSON at line 2, column 21: expected value"),
+        "{}",
+        stderr(&o)
+    );
+    // Singular and plural, rates without decimals.
+    assert!(
+        stderr(&o).contains("indexed 1 document ("),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!stderr(&o).contains("docs/s"), "{}", stderr(&o));
+}
+
+/// The build summary and `info` give one figure for bytes per document beyond the names and
+/// titles; `info --json` prints parameters as they were given.
+#[test]
+fn build_and_info_agree_on_bytes_beyond_names() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("t.pdx");
+    let jsonl = tmp.path().join("titled.jsonl");
+    let lines: Vec<String> = common::samples()
+        .iter()
+        .map(|(id, text)| serde_json::json!({"id": id, "title": id, "text": text}).to_string())
+        .collect();
+    std::fs::write(&jsonl, lines.join("\n")).unwrap();
+    let o = pocketdex(&[
+        "build",
+        jsonl.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    let err = stderr(&o);
+    let built: f64 = err
+        .split(", ")
+        .find_map(|p| p.strip_suffix(" beyond names and titles\n"))
+        .unwrap_or_else(|| panic!("{err}"))
+        .parse()
+        .unwrap();
+    let o = pocketdex(&["info", out.to_str().unwrap(), "--json"]);
+    let info: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let shown = info["bytes_per_document_beyond_names"].as_f64().unwrap();
+    assert_eq!(format!("{built:.1}"), format!("{shown:.1}"));
+    let text = stdout(&pocketdex(&["info", out.to_str().unwrap()]));
+    assert!(
+        text.contains(&format!("({built:.1} beyond names and titles)")),
+        "{text}"
+    );
+    assert_eq!(
+        info["params"]["schemes"],
+        serde_json::json!([[-0.45, 0.45]])
+    );
+    assert!(!stdout(&o).contains("99999"), "{}", stdout(&o));
+}
+
+/// An unreadable subdirectory is skipped and reported like an unreadable file; the rest is
+/// indexed (run unprivileged, so that permissions apply).
+#[test]
+fn unreadable_files_and_directories_are_skipped_alike() {
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("docs");
+    std::fs::create_dir_all(dir.join("sub")).unwrap();
+    for (name, sample) in [
+        ("a.txt", "Crab.txt"),
+        ("u.txt", "Jupiter.txt"),
+        ("sub/b.txt", "Abacus.txt"),
+    ] {
+        std::fs::copy(root().join("samples/wiki-en").join(sample), dir.join(name)).unwrap();
+    }
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::set_permissions(dir.join("u.txt"), std::fs::Permissions::from_mode(0o000)).unwrap();
+    std::fs::set_permissions(dir.join("sub"), std::fs::Permissions::from_mode(0o000)).unwrap();
+    let out = tmp.path().join("x.pdx");
+    let o = output(unprivileged(
+        &["build", dir.to_str().unwrap(), "-o", out.to_str().unwrap()],
+        tmp.path(),
+    ));
+    let err = stderr(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        err.contains("skipped u.txt: cannot read: Permission denied"),
+        "{err}"
+    );
+    assert!(
+        err.contains("skipped sub/: cannot read directory: Permission denied"),
+        "{err}"
+    );
+    assert!(err.contains("indexed 1 document "), "{err}");
+    let o = output(unprivileged(
+        &["query", out.to_str().unwrap(), dir.to_str().unwrap()],
+        tmp.path(),
+    ));
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stdout(&o).contains("a.txt: "), "{}", stdout(&o));
+    assert!(
+        stderr(&o).contains("sub/: cannot read directory"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+/// Every example command in `--help` is one command on its line, so that it can be pasted.
+#[test]
+fn help_examples_are_one_command_per_line() {
+    let commands = [
+        "build",
+        "query",
+        "add",
+        "delete",
+        "check",
+        "merge",
+        "info",
+        "verify",
+        "eval",
+        "synth",
+        "dups",
+        "compare",
+        "report",
+        "dedup-run",
+    ];
+    let mut helps = vec![stdout(&pocketdex(&["--help"]))];
+    for c in commands {
+        helps.push(stdout(&pocketdex(&["help", c])));
+    }
+    helps.push(stdout(&pocketdex(&["help", "reference", "build"])));
+    for help in &helps {
+        for line in help.lines() {
+            let invocations = commands
+                .iter()
+                .map(|c| line.matches(&format!("pocketdex {c} ")).count())
+                .sum::<usize>();
+            assert!(invocations <= 1, "{line}");
+            if invocations == 1 && line.trim_start().starts_with("pocketdex ") {
+                assert!(line.starts_with("  pocketdex "), "{line}");
+            }
+        }
+    }
+}

@@ -16,14 +16,21 @@ use std::time::Instant;
 ///
 /// INPUT is a directory (every regular file below it; document id = its path relative to
 /// INPUT), a single file (id = its file name), a JSON Lines file ending in `.jsonl` (one
-/// {"id": "...", "text": "...", "title": "..."} per line, title optional), or `-` for JSON
-/// Lines on stdin. HTML is recognised and its markup removed; invalid UTF-8 is replaced and
-/// counted; empty and binary files are reported and skipped.
+/// {"id": "...", "text": "...", "title": "..."} per line, title optional), or - for standard
+/// input: JSON Lines when its first non-blank character is `{`, else one document with the id
+/// `-` (--stdin-format says which; every command that reads documents reads - alike). HTML is
+/// recognised and its markup removed; invalid UTF-8 is replaced and counted; empty and binary
+/// files, documents over --max-doc-bytes, and files and directories that cannot be read are
+/// reported and skipped.
 ///
-/// The file is written atomically: a failed or interrupted build leaves nothing at OUTPUT.
+/// The file is written atomically: a failed or interrupted build (Ctrl-C, SIGTERM) leaves
+/// nothing at OUTPUT and no temporary file; one killed with SIGKILL leaves a temporary
+/// `.pocketdex-*.pdx.tmp` that the next build into that directory removes. A new file gets the
+/// permissions the umask allows (0644 with umask 022).
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// Directories, files, .jsonl files, or - (JSON Lines on stdin).
+    /// Directories, files, .jsonl files, or - (stdin: JSON Lines if it starts with `{`, else one
+    /// document).
     #[arg(required = true, value_name = "INPUT")]
     inputs: Vec<String>,
     /// The index file to write (conventionally *.pdx).
@@ -94,6 +101,8 @@ pub struct Args {
     /// Use z-scores instead of relative deviations from the reference.
     #[arg(long, help_heading = "Fingerprint parameters")]
     zscore: bool,
+    #[command(flatten)]
+    input: util::InputArgs,
     /// Print every skipped input, not only the first ten.
     #[arg(short, long)]
     verbose: bool,
@@ -160,6 +169,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let start = Instant::now();
     let params = args.params()?;
     let params_fixed = params.resolution.is_some();
+    // Before any document is read: a build of hours should not fail at its last step.
+    pocketdex::atomic::check_writable(&args.output)?;
     let sources = corpus::sources(&args.inputs)?;
     let mut builder = util::index_builder(args.lang, params, &args.idf)?;
     // Knowing the collection's size up to a bound spares drawing samples it will not need; a
@@ -180,6 +191,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         let _ = weighing.set(f.clone());
     }
     let summary = ingest::fingerprinted(
+        &args.input.reader(),
         &sources,
         |text| weighing.get().unwrap_or(&fingerprinter).fingerprint(text),
         args.quiet,
@@ -198,9 +210,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         },
     )?;
     if builder.is_empty() {
+        // Said even with --quiet: the list is the error's explanation.
+        summary.report(args.verbose);
         anyhow::bail!(
-            "no documents to index ({} inputs skipped); nothing was written to {}",
-            summary.skipped.len(),
+            "no documents to index: {}; nothing was written to {}",
+            summary.nothing_read(),
             args.output.display()
         );
     }
@@ -214,38 +228,39 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     summary.report(args.verbose);
     if !duplicate_ids.is_empty() {
         eprintln!(
-            "warning: {} documents share an id with an earlier one (first: {}); both are indexed",
-            duplicate_ids.len(),
-            duplicate_ids[0]
+            "warning: {} share an id with an earlier one (first: {}); both are indexed",
+            util::plural(duplicate_ids.len() as u64, "document"),
+            util::printable(&duplicate_ids[0])
         );
     }
     let secs = start.elapsed().as_secs_f64();
-    let beyond_names = stats.bytes.saturating_sub(stats.name_bytes);
     eprintln!(
-        "indexed {docs} documents ({} of text) in {secs:.2} s ({:.0} docs/s); {} skipped",
+        "indexed {} ({} of text) in {secs:.2} s ({} documents/s); {} skipped",
+        util::plural(docs, "document"),
         util::size(summary.bytes),
-        docs as f64 / secs.max(1e-9),
-        summary.skipped.len()
+        util::rate(docs as f64 / secs.max(1e-9)),
+        util::thousands(summary.skipped.len() as u64)
     );
     eprintln!(
-        "paths: {} fuzzy, {} short (MinHash), {} both, {} exact; resolution: {} bands, {} samples per band, {} rows per short band, {} per similar band",
+        "paths: {} fuzzy, {} short (MinHash), {} both, {} exact; resolution: {}, {} per band, {} per short band, {} per similar band",
         stats.paths.fuzzy,
         stats.paths.short,
         stats.paths.both,
         stats.paths.exact,
-        stats.resolution.bands,
-        stats.resolution.samples,
-        stats.resolution.short_rows,
-        stats.resolution.similar_rows
+        util::plural(stats.resolution.bands, "band"),
+        util::plural(stats.resolution.samples, "sample"),
+        util::plural(stats.resolution.short_rows, "row"),
+        util::plural(stats.resolution.similar_rows, "row"),
     );
+    let sections = stats.sections.iter().map(|(n, len)| (n.as_str(), *len));
     eprintln!(
-        "{} distinct codes, {} references; wrote {} ({} bytes): {:.1} bytes/document, {:.1} beyond the names",
-        stats.codes,
-        stats.refs,
+        "{} distinct codes, {}; wrote {} ({} bytes): {:.1} bytes/document, {:.1} beyond names and titles",
+        util::thousands(stats.codes),
+        util::plural(stats.refs, "reference"),
         args.output.display(),
-        stats.bytes,
+        util::thousands(stats.bytes),
         stats.bytes as f64 / docs as f64,
-        beyond_names as f64 / docs as f64
+        util::bytes_beyond_names(stats.bytes, sections, docs)
     );
     Ok(ExitCode::SUCCESS)
 }

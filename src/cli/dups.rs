@@ -35,8 +35,8 @@ use std::time::Instant;
 /// describe (no content words; for SpotSigs, too few antecedents, as error pages have) are set
 /// aside and reported.
 ///
-/// INPUT is read as by `pocketdex build`: a directory, a file, a .jsonl file or - (JSON Lines
-/// on stdin); markup is removed.
+/// INPUT is read as by `pocketdex build`: a directory, a file, a .jsonl file or - (standard
+/// input: JSON Lines if it starts with `{`, else one document); markup is removed.
 ///
 /// Exit status: 0 when some group was found, 1 when none, 2 on error.
 ///
@@ -47,7 +47,8 @@ use std::time::Instant;
 #[derive(clap::Args, Debug)]
 #[command(verbatim_doc_comment)]
 pub struct Args {
-    /// Directories, files, .jsonl files, or - (JSON Lines on stdin).
+    /// Directories, files, .jsonl files, or - (stdin: JSON Lines if it starts with `{`, else one
+    /// document).
     #[arg(required = true, value_name = "INPUT")]
     inputs: Vec<String>,
     #[command(flatten)]
@@ -316,13 +317,11 @@ impl Found {
         let lines: Vec<String> = self
             .skipped
             .iter()
-            .map(|s| format!("skipped {}: {}", s.id, s.reason))
-            .chain(
-                self.outcome
-                    .set_aside
-                    .iter()
-                    .map(|s| format!("set aside {}: {}", self.ids[s.doc as usize], s.reason)),
-            )
+            .map(|s| format!("skipped {}: {}", util::printable(&s.id), s.reason))
+            .chain(self.outcome.set_aside.iter().map(|s| {
+                let id = util::printable(&self.ids[s.doc as usize]);
+                format!("set aside {id}: {}", s.reason)
+            }))
             .collect();
         let shown = if verbose {
             lines.len()
@@ -415,7 +414,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         for (i, g) in found.groups.iter().enumerate() {
             writeln!(out, "group {}: {} documents", i + 1, g.members.len())?;
             for &m in &g.members {
-                writeln!(out, "  {}", found.ids[m as usize])?;
+                writeln!(out, "  {}", util::printable(&found.ids[m as usize]))?;
             }
             for p in &g.pairs {
                 let est = match p.estimate {
@@ -426,8 +425,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                     out,
                     "    {:.4}  {}  {}  ({}{est})",
                     p.score,
-                    found.ids[p.a as usize],
-                    found.ids[p.b as usize],
+                    util::printable(&found.ids[p.a as usize]),
+                    util::printable(&found.ids[p.b as usize]),
                     evidence_text(&p.evidence)
                 )?;
             }

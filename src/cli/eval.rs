@@ -30,7 +30,8 @@ use std::time::Instant;
 /// cosine is ≥ s. "long": both documents have at least the index's fuzzy-path number of terms.
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// Directories, files, .jsonl files, or - (JSON Lines on stdin).
+    /// Directories, files, .jsonl files, or - (stdin: JSON Lines if it starts with `{`, else one
+    /// document).
     #[arg(required = true, value_name = "INPUT")]
     inputs: Vec<String>,
     /// The index to measure; its documents are matched to INPUT by id. Default: build one from
@@ -80,6 +81,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
     }
     let sources = corpus::sources(&args.inputs)?;
+    // The results directory is written last: make sure it can be, before the work.
+    std::fs::create_dir_all(&args.out)
+        .with_context(|| format!("cannot create {}", args.out.display()))?;
+    pocketdex::atomic::check_writable(&args.out.join("eval.json"))?;
     match &args.index {
         Some(path) => {
             let index = util::open_index(path, util::Access::Lookups)?;
@@ -206,7 +211,9 @@ fn read(
                     Err(s) => {
                         corpus.skipped += 1;
                         if !args.quiet && shown < 10 {
-                            bar.suspend(|| eprintln!("skipped {}: {}", s.id, s.reason));
+                            bar.suspend(|| {
+                                eprintln!("skipped {}: {}", util::printable(&s.id), s.reason)
+                            });
                             shown += 1;
                         }
                     }

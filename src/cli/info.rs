@@ -58,7 +58,7 @@ fn set_info(path: &Path, json: bool, out: &mut dyn Write) -> anyhow::Result<()> 
     let bytes: u64 = set.parts().iter().map(|p| p.index.len_bytes()).sum();
     let m = schema.meta();
     if json {
-        let o = json!({
+        let mut o = json!({
             "set": path.display().to_string(),
             "generation": set.generation(),
             "live_documents": set.live_docs(),
@@ -69,6 +69,7 @@ fn set_info(path: &Path, json: bool, out: &mut dyn Write) -> anyhow::Result<()> 
             "resolution": schema.resolution(),
             "segments": segments,
         });
+        util::tidy_floats(&mut o);
         writeln!(out, "{o}")?;
         return Ok(());
     }
@@ -127,7 +128,7 @@ fn file_info<D: AsRef<[u8]>>(
     let total = index.len_bytes();
     let lists = index.list_lengths()?;
     if json {
-        let o = json!({
+        let mut o = json!({
             "file": path.display().to_string(),
             "format_version": index.version(),
             "signed_by": index.signature().map(|s| s.public_key.to_text().trim().to_string()),
@@ -144,6 +145,7 @@ fn file_info<D: AsRef<[u8]>>(
             "resolution": index.resolution(),
             "lists": lists,
         });
+        util::tidy_floats(&mut o);
         writeln!(out, "{o}")?;
         return Ok(());
     }

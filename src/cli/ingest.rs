@@ -3,7 +3,7 @@
 //! progress bar; skips, invalid UTF-8 and files not followed counted and reported alike.
 
 use super::util;
-use pocketdex::corpus::{self, Document, Item, Skipped, Source};
+use pocketdex::corpus::{Document, Item, Reader, SkipKind, Skipped, Source};
 use pocketdex::fingerprint::Fingerprint;
 
 /// What was read besides the documents handed over.
@@ -13,7 +13,7 @@ pub struct Summary {
     pub docs: u64,
     /// Bytes of their text.
     pub bytes: u64,
-    /// Inputs skipped (empty, binary, unreadable, bad JSON).
+    /// Inputs skipped (empty, binary, unreadable, bad JSON, over the size limit).
     pub skipped: Vec<Skipped>,
     /// Documents with invalid UTF-8, and the sequences replaced.
     pub invalid: (u64, u64),
@@ -30,13 +30,16 @@ impl Summary {
             self.skipped.len().min(10)
         };
         for s in &self.skipped[..shown] {
-            eprintln!("skipped {}: {}", s.id, s.reason);
+            eprintln!("skipped {}: {}", util::printable(&s.id), s.reason);
         }
         if shown < self.skipped.len() {
             eprintln!(
                 "… and {} more skipped (--verbose lists all)",
                 self.skipped.len() - shown
             );
+        }
+        if self.skipped.iter().any(|s| s.kind == SkipKind::TooLarge) {
+            eprintln!("note: documents over --max-doc-bytes were skipped; raise it to index them");
         }
         if self.invalid.0 > 0 {
             eprintln!(
@@ -52,15 +55,60 @@ impl Summary {
         }
     }
 
+    /// Why inputs were skipped, by kind, most frequent first: "2 empty, 1 binary".
+    pub fn why_skipped(&self) -> String {
+        let mut kinds: Vec<(&'static str, usize)> = Vec::new();
+        for s in &self.skipped {
+            let why = match s.kind {
+                SkipKind::Unreadable(_) => "unreadable",
+                SkipKind::Empty => "empty",
+                SkipKind::Binary => "binary",
+                SkipKind::NoText => "no text once markup is removed",
+                SkipKind::InvalidJson => "invalid JSON",
+                SkipKind::NoTextField => "without a \"text\" field",
+                SkipKind::TooLarge => "over --max-doc-bytes",
+            };
+            match kinds.iter_mut().find(|k| k.0 == why) {
+                Some(k) => k.1 += 1,
+                None => kinds.push((why, 1)),
+            }
+        }
+        kinds.sort_by_key(|k| std::cmp::Reverse(k.1));
+        kinds
+            .iter()
+            .map(|(why, n)| format!("{n} {why}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    /// Why nothing was read: for the error of a command that got no document.
+    pub fn nothing_read(&self) -> String {
+        match self.skipped.len() {
+            0 => "the inputs hold no documents".into(),
+            1 => format!(
+                "the one input was skipped ({}: {})",
+                util::printable(&self.skipped[0].id),
+                self.skipped[0].reason
+            ),
+            n => format!(
+                "all {n} inputs were skipped ({}; listed above)",
+                self.why_skipped()
+            ),
+        }
+    }
+
     /// True when an input could not be read at all (not merely empty or binary).
     pub fn had_errors(&self) -> bool {
         self.skipped.iter().any(|s| s.kind.is_error())
     }
 }
 
-/// Reads `sources` (directories, files, `.jsonl`, stdin), fingerprints each document's text
-/// with `fingerprint` on every core, and calls `each` with them in input order.
+/// Reads `sources` (directories, files, `.jsonl`, stdin) with `reader`, fingerprints each
+/// document's text with `fingerprint` on every core, and calls `each` with them in input
+/// order. The documents handed over have no text (it is let go once fingerprinted, so that a
+/// batch holds no texts); `Summary::bytes` counts it.
 pub fn fingerprinted(
+    reader: &Reader,
     sources: &[Source],
     fingerprint: impl Fn(&str) -> Fingerprint + Sync,
     quiet: bool,
@@ -69,13 +117,15 @@ pub fn fingerprinted(
 ) -> anyhow::Result<Summary> {
     let bar = util::input_progress(sources, quiet, what);
     let mut summary = Summary::default();
-    summary.non_regular = corpus::for_each_batch(
+    summary.non_regular = reader.for_each_batch(
         sources,
         512,
         |item| match item {
-            Item::Doc(d) => {
+            Item::Doc(mut d) => {
                 let fp = fingerprint(&d.text);
-                Ok((d, fp))
+                let bytes = d.text.len();
+                d.text = String::new();
+                Ok((d, fp, bytes))
             }
             Item::Skipped(s) => Err(s),
         },
@@ -84,17 +134,17 @@ pub fn fingerprinted(
                 bar.inc_length(n)
             }
         },
-        |batch: Vec<Result<(Document, Fingerprint), Skipped>>| {
+        |batch: Vec<Result<(Document, Fingerprint, usize), Skipped>>| {
             for item in batch {
                 bar.inc(1);
                 match item {
-                    Ok((d, fp)) => {
+                    Ok((d, fp, bytes)) => {
                         if d.invalid_utf8 > 0 {
                             summary.invalid.0 += 1;
                             summary.invalid.1 += d.invalid_utf8 as u64;
                         }
                         summary.docs += 1;
-                        summary.bytes += d.text.len() as u64;
+                        summary.bytes += bytes as u64;
                         each(d, fp)?;
                     }
                     Err(s) => summary.skipped.push(s),

@@ -34,7 +34,15 @@ use std::process::ExitCode;
 ///   pocketdex add archive samples/wiki-en
 ///   pocketdex check archive samples/query/edited.txt --add
 #[derive(Parser, Debug)]
-#[command(name = "pocketdex", version, about, long_about, max_term_width = 100)]
+// Verbatim: one example command per line, as it is pasted.
+#[command(
+    name = "pocketdex",
+    version,
+    about,
+    long_about,
+    max_term_width = 100,
+    verbatim_doc_comment
+)]
 pub struct Cli {
     #[command(subcommand)]
     command: Command,

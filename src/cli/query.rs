@@ -12,15 +12,18 @@ use std::process::ExitCode;
 /// Find indexed documents that are near copies of each DOC.
 ///
 /// DOC is a file, a directory (every regular file below it is a query), a JSON Lines file
-/// ending in .jsonl (each line's "text" is a query, labelled by its "id"), or - (one document
-/// read from stdin). Hits are ranked best first by their estimated similarity (cosine of the
+/// ending in .jsonl (each line's "text" is a query, labelled by its "id"), or - (standard
+/// input: JSON Lines when its first non-blank character is `{`, else one document labelled
+/// `-`; --stdin-format says which). Hits are ranked best first by their estimated similarity (cosine of the
 /// tf-idf vectors, from the index's simhash sketches, 192 bits by default) and, on ties, by the number of code groups
 /// that collided.
 ///
 /// INDEX is an index file or an index set (a directory made by `pocketdex add`); --index adds
 /// more files or sets, all queried as one (their hits ranked together).
 ///
-/// Exit status: 0 when any DOC had a hit, 1 when none had, 2 on error.
+/// Exit status: 0 when any DOC had a hit, 1 when none had, 2 on error. An index file changed
+/// in place while it is read (truncated, or copied over with cp) kills the query with SIGBUS
+/// (status 135); replace an index with mv, as pocketdex's own writers do.
 ///
 /// With --json, one JSON object per line: each hit as {"type": "hit", "query", "id", "score",
 /// "rank", "codes", "path", "title"?}, best first; then, for every DOC, what its query cost:
@@ -43,8 +46,9 @@ pub struct Args {
     docs: Vec<String>,
     #[command(flatten)]
     trust: super::sign::Trust,
-    /// Show at most N hits per DOC.
-    #[arg(long, default_value_t = 100, value_name = "N")]
+    /// Show at most N hits per DOC (at least 1).
+    #[arg(long, default_value_t = 100, value_name = "N",
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     top: usize,
     /// Keep hits whose estimated similarity is at least T (0 to 1; default 0.5, with --similar
     /// 0.4, so that pairs at cosine 0.6 are not lost to the estimate's error).
@@ -59,6 +63,8 @@ pub struct Args {
     /// JSON Lines output.
     #[arg(long)]
     json: bool,
+    #[command(flatten)]
+    input: util::InputArgs,
 }
 
 /// One query document: its label (as given) and what was read.
@@ -115,7 +121,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                     let is_error = skipped.kind.is_error();
                     let reason = skipped.reason;
                     errors += is_error as usize;
-                    eprintln!("pocketdex: {}: {}", q.label, reason);
+                    eprintln!("pocketdex: {}: {}", util::printable(&q.label), reason);
                     if args.json {
                         let kind = if is_error { "error" } else { "query" };
                         writeln!(
@@ -129,7 +135,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
         Ok(())
     };
-    let answer = |q: QueryDoc| {
+    let answer = |mut q: QueryDoc| {
         let a = match &q.item {
             // A file queried against an index that holds it and an identical copy finds itself
             // first.
@@ -142,26 +148,19 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             )),
             Item::Skipped(s) => Answer::Skipped(s.clone()),
         };
+        // Answered: its text is not needed while the batch waits to be printed.
+        if let Item::Doc(d) = &mut q.item {
+            d.text = String::new();
+        }
         (q, a)
     };
+    let reader = args.input.reader();
     for arg in &args.docs {
-        if arg == "-" {
-            let mut bytes = Vec::new();
-            std::io::Read::read_to_end(&mut std::io::stdin(), &mut bytes)?;
-            let item = corpus::from_bytes("-".into(), None, &bytes, None);
-            emit(
-                vec![answer(QueryDoc {
-                    label: "-".into(),
-                    item,
-                })],
-                &mut out,
-            )?;
-            continue;
-        }
         match Source::from_arg(arg) {
-            Ok(Source::Jsonl(path)) => {
-                corpus::for_each_batch(
-                    &[Source::Jsonl(path)],
+            // Labelled by their ids (`-` for one document on stdin).
+            Ok(source @ (Source::Jsonl(_) | Source::Stdin)) => {
+                reader.for_each_batch(
+                    &[source],
                     256,
                     |item| {
                         let label = match &item {
@@ -175,14 +174,22 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 )?;
             }
             Ok(Source::Dir(dir)) => {
-                let (files, _) = corpus::walk(&dir)?;
-                for chunk in files.chunks(256) {
+                let listing = corpus::list(&dir);
+                let unreadable = listing.unreadable.into_iter().map(|s| {
+                    let label = dir.join(&s.id).display().to_string();
+                    answer(QueryDoc {
+                        label,
+                        item: Item::Skipped(s),
+                    })
+                });
+                emit(unreadable.collect(), &mut out)?;
+                for chunk in listing.files.chunks(256) {
                     let batch = chunk
                         .par_iter()
                         .map(|(path, id)| {
                             answer(QueryDoc {
                                 label: path.display().to_string(),
-                                item: corpus::read_file(path, id.clone()),
+                                item: reader.read_file(path, id.clone()),
                             })
                         })
                         .collect();
@@ -190,7 +197,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 }
             }
             Ok(_) => {
-                let item = corpus::read_file(std::path::Path::new(arg), arg.clone());
+                let item = reader.read_file(std::path::Path::new(arg), arg.clone());
                 emit(
                     vec![answer(QueryDoc {
                         label: arg.clone(),
@@ -259,6 +266,7 @@ fn print_result<D: AsRef<[u8]>>(
         return Ok(());
     }
     let n = r.hits.len();
+    let label = util::printable(label);
     writeln!(
         out,
         "{label}: {} index terms, {n} hit{}{}",
@@ -273,14 +281,14 @@ fn print_result<D: AsRef<[u8]>>(
     for (rank, sh) in r.hits.iter().enumerate() {
         let h = &sh.hit;
         let title = damaged(index.title(sh.part, h.doc))?
-            .map(|t| format!("  \"{t}\""))
+            .map(|t| format!("  \"{}\"", util::printable(&t)))
             .unwrap_or_default();
         writeln!(
             out,
             "  {:>2}. {:.3}  {}  ({}, {} code group{}){title}",
             rank + 1,
             h.score,
-            damaged(index.name(sh.part, h.doc))?.unwrap_or_default(),
+            util::printable(&damaged(index.name(sh.part, h.doc))?.unwrap_or_default()),
             h.path.name(),
             h.codes,
             if h.codes == 1 { "" } else { "s" }

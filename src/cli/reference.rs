@@ -14,6 +14,7 @@ pub enum Command {
     ///
     /// Example (after scripts/fetch-wordfreq.sh):
     ///   pocketdex reference build --lang en --wordfreq data/wordfreq/large_en.msgpack.gz -o reference-corpus/en.tsv
+    #[command(verbatim_doc_comment)]
     Build(BuildArgs),
     /// Build a language's idf table (what `build --idf language` weighs with) from a wordfreq
     /// word list: idf = ln(1 / (1 − exp(−f · TOKENS))) of each of the TERMS most frequent
@@ -22,6 +23,7 @@ pub enum Command {
     ///
     /// Example (after scripts/fetch-wordfreq.sh):
     ///   pocketdex reference idf --lang en --wordfreq data/wordfreq/large_en.msgpack.gz -o reference-corpus/en-idf.tsv
+    #[command(verbatim_doc_comment)]
     Idf(IdfArgs),
 }
 

@@ -29,7 +29,8 @@ use std::process::ExitCode;
 #[derive(clap::Args, Debug)]
 #[command(verbatim_doc_comment)]
 pub struct Args {
-    /// Directories, files, .jsonl files, or - (JSON Lines on stdin).
+    /// Directories, files, .jsonl files, or - (stdin: JSON Lines if it starts with `{`, else one
+    /// document).
     #[arg(required = true, value_name = "INPUT")]
     inputs: Vec<String>,
     #[command(flatten)]

@@ -50,6 +50,7 @@ impl CreateArgs {
         if pocketdex::is_set(path) {
             let writer = SetWriter::open(path, w.wait)
                 .with_context(|| format!("opening {}", path.display()))?;
+            pocketdex::atomic::check_writable(&path.join(pocketdex::MANIFEST))?;
             let meta = writer.schema().meta();
             if let Some(lang) = self.lang {
                 if lang.code() != meta.lang {
@@ -99,7 +100,8 @@ impl CreateArgs {
 ///
 /// INDEX is an index set: a directory holding segment files and a manifest. It is created when
 /// it does not exist (with --lang and --expected-docs, fixed for its life). INPUT is what
-/// `build` takes: directories, files, .jsonl files, or - (JSON Lines on stdin).
+/// `build` takes: directories, files, .jsonl files, or - (standard input, read as `build`
+/// reads it).
 ///
 /// Document ids are unique in a set: adding an id the set holds fails and changes nothing,
 /// unless --replace, which deletes the old document in the same step. The change is atomic and
@@ -110,16 +112,20 @@ impl CreateArgs {
 ///   pocketdex add archive.set samples/wiki-en
 ///   pocketdex check archive.set submission.txt --add
 #[derive(clap::Args, Debug)]
+#[command(verbatim_doc_comment)]
 pub struct AddArgs {
     /// The index set (a directory; created when missing).
     #[arg(value_name = "INDEX")]
     index: PathBuf,
-    /// Directories, files, .jsonl files, or - (JSON Lines on stdin).
+    /// Directories, files, .jsonl files, or - (stdin: JSON Lines if it starts with `{`, else one
+    /// document).
     #[arg(required = true, value_name = "INPUT")]
     inputs: Vec<String>,
     /// Replace documents whose id the set already holds (default: refuse and change nothing).
     #[arg(long)]
     replace: bool,
+    #[command(flatten)]
+    input: util::InputArgs,
     #[command(flatten)]
     create: CreateArgs,
     #[command(flatten)]
@@ -139,6 +145,7 @@ pub fn add(args: AddArgs) -> anyhow::Result<ExitCode> {
     let f = builder.fingerprinter().clone();
     let sources = pocketdex::corpus::sources(&args.inputs)?;
     let summary = ingest::fingerprinted(
+        &args.input.reader(),
         &sources,
         |t| f.fingerprint(t),
         args.quiet,
@@ -149,13 +156,13 @@ pub fn add(args: AddArgs) -> anyhow::Result<ExitCode> {
                 .map(|_| ())
         },
     )?;
-    if !args.quiet {
+    if !args.quiet || summary.docs == 0 {
         summary.report(args.verbose);
     }
     if summary.docs == 0 {
         anyhow::bail!(
-            "no documents to add ({} inputs skipped); {} is unchanged",
-            summary.skipped.len(),
+            "no documents to add: {}; {} is unchanged",
+            summary.nothing_read(),
             args.index.display()
         );
     }
@@ -247,7 +254,7 @@ pub fn delete(args: DeleteArgs) -> anyhow::Result<ExitCode> {
         .collect();
     if !args.quiet {
         for id in missing.iter().take(10) {
-            eprintln!("not found: {id}");
+            eprintln!("not found: {}", util::printable(id));
         }
         if missing.len() > 10 {
             eprintln!("… and {} more not found", missing.len() - 10);
@@ -284,11 +291,13 @@ pub fn delete(args: DeleteArgs) -> anyhow::Result<ExitCode> {
 /// Example:
 ///   pocketdex check archive.set submission.txt --add && echo "accepted"
 #[derive(clap::Args, Debug)]
+#[command(verbatim_doc_comment)]
 pub struct CheckArgs {
     /// The index set (or, without --add, any index file).
     #[arg(value_name = "INDEX")]
     index: PathBuf,
-    /// Documents to check: files, directories, .jsonl files, or - (JSON Lines on stdin).
+    /// Documents to check: files, directories, .jsonl files, or - (stdin: JSON Lines if it
+    /// starts with `{`, else one document).
     #[arg(required = true, value_name = "DOC")]
     docs: Vec<String>,
     /// A document scoring at least T makes DOC a near copy (estimated cosine; a copy with 5% of
@@ -301,12 +310,15 @@ pub struct CheckArgs {
     /// With --add: a new DOC whose id the set holds replaces that document.
     #[arg(long, requires = "add")]
     replace: bool,
-    /// Show at most N near copies per DOC.
-    #[arg(long, default_value_t = 10, value_name = "N")]
+    /// Show at most N near copies per DOC (at least 1).
+    #[arg(long, default_value_t = 10, value_name = "N",
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     top: usize,
     /// JSON Lines output.
     #[arg(long)]
     json: bool,
+    #[command(flatten)]
+    input: util::InputArgs,
     #[command(flatten)]
     create: CreateArgs,
     #[command(flatten)]
@@ -357,6 +369,7 @@ pub fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
     let mut out_err: Option<std::io::Error> = None;
     let sources = pocketdex::corpus::sources(&args.docs)?;
     let summary = ingest::fingerprinted(
+        &args.input.reader(),
         &sources,
         |t| f.fingerprint(t),
         true,
@@ -438,7 +451,7 @@ pub fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
         return Err(e.into());
     }
     for s in &summary.skipped {
-        eprintln!("pocketdex: {}: {}", s.id, s.reason);
+        eprintln!("pocketdex: {}: {}", util::printable(&s.id), s.reason);
         errors += s.kind.is_error() as usize;
         if args.json {
             writeln!(
@@ -499,17 +512,19 @@ fn print_check(
         }
         return writeln!(out, "{o}");
     }
+    let doc = util::printable(doc);
     match (status, near.first()) {
         ("error", _) => writeln!(out, "{doc}: error: {}", message.unwrap_or_default()),
         (_, Some(best)) => {
-            writeln!(out, "{doc}: near copy of {} ({:.3})", best.id, best.score)?;
+            let best_id = util::printable(&best.id);
+            writeln!(out, "{doc}: near copy of {best_id} ({:.3})", best.score)?;
             for (rank, n) in near.iter().enumerate() {
                 writeln!(
                     out,
                     "  {:>2}. {:.3}  {}  ({})",
                     rank + 1,
                     n.score,
-                    n.id,
+                    util::printable(&n.id),
                     n.path
                 )?;
             }
@@ -547,6 +562,7 @@ pub fn merge(args: MergeArgs) -> anyhow::Result<ExitCode> {
         .with_context(|| format!("opening {}", args.index.display()))?;
     match &args.output {
         Some(out) => {
+            pocketdex::atomic::check_writable(out)?;
             let stats = writer
                 .export(out)
                 .with_context(|| format!("writing {}", out.display()))?;

@@ -37,8 +37,10 @@ use std::process::ExitCode;
 ///   pocketdex synth --generate 200000 --vocab data/wordfreq/large_en.msgpack.gz -o gen.jsonl
 ///   pocketdex synth gen.jsonl --limit 20000 --share 0.05 --rates 0.05,0.2 --copies-only -o queries.jsonl
 #[derive(clap::Args, Debug)]
+#[command(verbatim_doc_comment)]
 pub struct Args {
-    /// Directories, files, .jsonl files, or - (JSON Lines on stdin).
+    /// Directories, files, .jsonl files, or - (stdin: JSON Lines if it starts with `{`, else one
+    /// document).
     #[arg(
         required_unless_present = "generate",
         conflicts_with = "generate",
@@ -102,6 +104,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     {
         anyhow::bail!("--share, --max-rate and --rates must be between 0 and 1");
     }
+    // Before any document is read or generated.
+    pocketdex::atomic::check_writable(&args.output)?;
     if let Some(n) = args.generate {
         return generate(&args, n);
     }

@@ -2,7 +2,7 @@
 
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
-use pocketdex::{Index, IndexSet};
+use pocketdex::{corpus, Index, IndexSet};
 use std::path::{Path, PathBuf};
 
 /// `--similar` and `--similar-probes`, shared by `query` and `eval`.
@@ -31,6 +31,60 @@ impl SimilarArgs {
                 path.display()
             );
         }
+    }
+}
+
+/// How documents are read, the same for every command that reads them: `--max-doc-bytes` and
+/// `--stdin-format`.
+#[derive(clap::Args, Debug, Clone)]
+pub struct InputArgs {
+    /// Skip, with a message, each document larger than this: a file by its size, a JSON Lines
+    /// record by its line's length. Reading holds at most about 3 times this (besides the index
+    /// being built), however large the input. Suffixes K, M, G: KiB, MiB, GiB.
+    #[arg(long, value_name = "BYTES", default_value = "64M", value_parser = parse_size,
+          help_heading = "Input")]
+    pub max_doc_bytes: u64,
+    /// What - (standard input) holds.
+    #[arg(long, value_name = "FORMAT", default_value = "auto", help_heading = "Input",
+          value_parser = choice(&corpus::StdinFormat::ALL, corpus::StdinFormat::name,
+                                corpus::StdinFormat::description))]
+    pub stdin_format: corpus::StdinFormat,
+}
+
+impl InputArgs {
+    /// The reader these options describe.
+    pub fn reader(&self) -> corpus::Reader {
+        corpus::Reader {
+            max_doc_bytes: self.max_doc_bytes,
+            stdin: self.stdin_format,
+        }
+    }
+}
+
+/// A size in bytes: a number, optionally followed by K, M or G (KiB, MiB, GiB; `KiB`, `MB`
+/// and the like are read the same).
+pub fn parse_size(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let digits = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (number, unit) = t.split_at(digits);
+    let shift = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 0,
+        "k" | "kb" | "kib" => 10,
+        "m" | "mb" | "mib" => 20,
+        "g" | "gb" | "gib" => 30,
+        _ => {
+            return Err(format!(
+                "{s}: expected a number of bytes, e.g. 65536, 512K, 64M or 1G"
+            ))
+        }
+    };
+    let n: u64 = number
+        .parse()
+        .map_err(|_| format!("{s}: expected a number of bytes, e.g. 65536, 512K, 64M or 1G"))?;
+    match n.checked_shl(shift).filter(|v| v >> shift == n) {
+        Some(0) => Err("the limit must be at least 1 byte".into()),
+        Some(v) => Ok(v),
+        None => Err(format!("{s} is too large")),
     }
 }
 
@@ -156,13 +210,19 @@ pub fn progress(len: Option<u64>, what: &str) -> ProgressBar {
         None => ProgressBar::new_spinner(),
     };
     let template = if len.is_some() {
-        "{spinner} {msg} [{bar:40}] {pos}/{len} ({per_sec}, eta {eta})"
+        "{spinner} {msg} [{bar:40}] {human_pos}/{human_len} ({rate}/s, eta {eta})"
     } else {
-        "{spinner} {msg} {pos} ({per_sec})"
+        "{spinner} {msg} {human_pos} ({rate}/s)"
     };
     bar.set_style(
         ProgressStyle::with_template(template)
             .expect("valid template")
+            .with_key(
+                "rate",
+                |state: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
+                    let _ = w.write_str(&rate(state.per_sec()));
+                },
+            )
             .progress_chars("=> "),
     );
     bar.set_message(what.to_string());
@@ -181,6 +241,93 @@ pub fn input_progress(
         ProgressBar::hidden()
     } else {
         progress(pocketdex::corpus::counts_known(sources).then_some(0), what)
+    }
+}
+
+/// `s` as text output shows it: control characters (newlines, tabs, ESC, …) and the
+/// bidirectional controls that reorder a terminal's text are escaped as Rust writes them (`\n`,
+/// `\u{1b}`), so that a document name cannot forge lines or move the cursor. JSON output
+/// prints names exactly.
+pub fn printable(s: &str) -> std::borrow::Cow<'_, str> {
+    fn escaped(c: char) -> bool {
+        c.is_control() || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+    }
+    if !s.chars().any(escaped) {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        if escaped(c) {
+            out.extend(c.escape_debug());
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+/// `n what`, with an `s` unless `n` is 1: "1 document", "2 documents".
+pub fn plural(n: impl Into<u64>, what: &str) -> String {
+    let n = n.into();
+    format!("{} {what}{}", thousands(n), if n == 1 { "" } else { "s" })
+}
+
+/// An integer with thousands separators: 10,499.
+pub fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// A rate per second for people: whole numbers with separators from 10 up, one decimal below.
+pub fn rate(per_sec: f64) -> String {
+    if per_sec >= 10.0 {
+        thousands(per_sec.round() as u64)
+    } else {
+        format!("{per_sec:.1}")
+    }
+}
+
+/// Bytes per document beyond the names and titles: the one definition `build` and `info`
+/// print. `sections` are (name, bytes) of the file's sections.
+pub fn bytes_beyond_names<'a>(
+    total: u64,
+    sections: impl IntoIterator<Item = (&'a str, u64)>,
+    docs: u64,
+) -> f64 {
+    let names: u64 = sections
+        .into_iter()
+        .filter(|(name, _)| matches!(*name, "NAMES" | "TITLES"))
+        .map(|(_, len)| len)
+        .sum();
+    total.saturating_sub(names) as f64 / docs.max(1) as f64
+}
+
+/// Rounds the floats of a JSON value for people and parsers alike: a value that is exactly an
+/// f32 (a parameter such as a scheme boundary) becomes its shortest f32 form (-0.45, not
+/// -0.44999998807907104), any other to 6 significant digits.
+pub fn tidy_floats(v: &mut serde_json::Value) {
+    match v {
+        serde_json::Value::Number(n) if n.is_f64() => {
+            let x = n.as_f64().unwrap_or_default();
+            let tidy = if (x as f32) as f64 == x {
+                (x as f32).to_string().parse::<f64>().unwrap_or(x)
+            } else {
+                format!("{x:.5e}").parse::<f64>().unwrap_or(x)
+            };
+            if let Some(t) = serde_json::Number::from_f64(tidy) {
+                *n = t;
+            }
+        }
+        serde_json::Value::Array(a) => a.iter_mut().for_each(tidy_floats),
+        serde_json::Value::Object(o) => o.values_mut().for_each(tidy_floats),
+        _ => {}
     }
 }
 

@@ -1,36 +1,285 @@
 //! Writing a file atomically: a temporary file beside the target, fsync, rename, fsync of the
-//! directory. Index builds, set segments and set manifests all go through [`write_atomically`].
+//! directory. Index builds, set segments and set manifests all go through `write_atomically`.
+//!
+//! No temporary file outlives its writer for long:
+//! - a failed write removes its own (the temporary file is deleted when dropped);
+//! - a writer holds an OS lock on its temporary file while it lives, and every write into a
+//!   directory first removes the temporary files there whose lock it can take: their writer
+//!   died (SIGKILL, power loss). A live writer's file is locked, so concurrent builds into one
+//!   directory leave each other alone;
+//! - a program's signal handler calls [`remove_in_flight`] on SIGINT or SIGTERM, which removes
+//!   the temporary files being written and keeps any of them from being renamed into place.
+//!
+//! A new file gets the permissions the umask leaves of `rw-rw-rw-` (0666), as any file a
+//! program creates; an existing file that is replaced does not pass its mode on.
 
 use crate::error::{Error, Result};
+use std::fs::File;
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
+
+/// How temporary files begin: hidden, and named for pocketdex.
+pub const TEMP_PREFIX: &str = ".pocketdex-";
+/// How temporary files end.
+pub const TEMP_SUFFIX: &str = ".pdx.tmp";
+
+/// The temporary files being written now by this process.
+static IN_FLIGHT: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+fn in_flight() -> MutexGuard<'static, Vec<PathBuf>> {
+    // A panic while the list was held leaves it intact: the list itself is always consistent.
+    IN_FLIGHT.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// For a signal handler: removes every temporary file this process is writing, then runs
+/// `then`, which should end the process (e.g. by re-raising the signal), with the list of
+/// temporary files held, so that no write can rename its file into place any more. Returns the
+/// number of files removed if `then` returns.
+pub fn remove_in_flight(then: impl FnOnce(usize)) -> usize {
+    let list = in_flight();
+    let removed = list
+        .iter()
+        .filter(|p| std::fs::remove_file(p).is_ok())
+        .count();
+    then(removed);
+    removed
+}
+
+/// Whether `name` is the name of one of pocketdex's temporary files.
+pub fn is_temp_name(name: &str) -> bool {
+    name.starts_with(TEMP_PREFIX) && name.ends_with(TEMP_SUFFIX)
+}
+
+/// Removes the temporary files in `dir` whose writer is gone (their lock can be taken); a
+/// file another live process writes is locked and stays. Returns how many were removed;
+/// errors (an unreadable directory, a file of another user) remove nothing.
+pub fn remove_stale(dir: &Path) -> usize {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    let mut removed = 0;
+    for e in entries.flatten() {
+        if !e.file_name().to_str().is_some_and(is_temp_name) {
+            continue;
+        }
+        let Ok(file) = File::open(e.path()) else {
+            continue;
+        };
+        // Held until the file is removed: a writer that created it but has not locked it yet
+        // finds it gone once it has the lock, and makes another.
+        if file.try_lock().is_ok() && std::fs::remove_file(e.path()).is_ok() {
+            removed += 1;
+        }
+    }
+    removed
+}
+
+/// The directory a file `path` is written in (`.` for a bare file name).
+pub fn parent_dir(path: &Path) -> &Path {
+    match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    }
+}
+
+/// Checks, before any work, that `path` can be written the way `write_atomically` writes it:
+/// its directory exists and takes a new file (one is created and removed), and `path` is not a
+/// directory. Returns the error a write would meet, with advice.
+pub fn check_writable(path: &Path) -> Result<()> {
+    if path.is_dir() {
+        return Err(Error::Invalid(format!(
+            "{} is a directory; give the name of the file to write, e.g. {}",
+            path.display(),
+            path.join("index.pdx").display()
+        )));
+    }
+    let dir = parent_dir(path);
+    if !dir.is_dir() {
+        return Err(Error::Invalid(format!(
+            "cannot write {}: the directory {} does not exist; create it first",
+            path.display(),
+            dir.display()
+        )));
+    }
+    match temp_in(dir) {
+        Ok(_) => Ok(()),
+        Err(e) => Err(Error::Invalid(format!(
+            "cannot write {}: cannot create a file in {} ({}); choose another place, or make the directory writable",
+            path.display(),
+            dir.display(),
+            plain(e)
+        ))),
+    }
+}
+
+/// An io::Error without the temporary file's path that `tempfile` adds to its message ("… at
+/// path \"…\""): the callers name the file they were asked to write, not ours.
+fn plain(e: std::io::Error) -> std::io::Error {
+    if e.raw_os_error().is_some() {
+        return e;
+    }
+    let text = e.to_string();
+    match text.rfind(" at path ") {
+        Some(i) => std::io::Error::new(e.kind(), &text[..i]),
+        None => e,
+    }
+}
+
+/// A new temporary file in `dir`, created with mode 0666 less the umask.
+fn temp_in(dir: &Path) -> std::io::Result<tempfile::NamedTempFile> {
+    let mut b = tempfile::Builder::new();
+    b.prefix(TEMP_PREFIX).suffix(TEMP_SUFFIX);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        b.permissions(std::fs::Permissions::from_mode(0o666));
+    }
+    b.tempfile_in(dir)
+}
+
+/// A temporary file, locked, still linked at its path, and listed as in flight.
+fn locked_temp_in(dir: &Path) -> std::io::Result<(tempfile::NamedTempFile, InFlight)> {
+    for _ in 0..16 {
+        let tmp = temp_in(dir)?;
+        tmp.as_file().lock()?;
+        // Another process's remove_stale may have taken the lock and removed the file between
+        // its creation and our lock: then the path is gone or another file's.
+        if same_file(tmp.as_file(), tmp.path()) {
+            in_flight().push(tmp.path().to_path_buf());
+            let guard = InFlight(tmp.path().to_path_buf());
+            return Ok((tmp, guard));
+        }
+    }
+    Err(std::io::Error::other(
+        "temporary files keep disappearing (another process removes them)",
+    ))
+}
+
+#[cfg(unix)]
+fn same_file(file: &File, path: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (file.metadata(), std::fs::metadata(path)) {
+        (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+        _ => false,
+    }
+}
+
+#[cfg(not(unix))]
+fn same_file(_: &File, path: &Path) -> bool {
+    path.exists()
+}
+
+/// Takes a temporary file off the in-flight list when its write ends, however it ends.
+struct InFlight(PathBuf);
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        in_flight().retain(|p| p != &self.0);
+    }
+}
 
 /// Writes `path` by `write` into a temporary file `.pocketdex-*.pdx.tmp` in `dir`, then fsync,
 /// `before_rename()` (the crash tests' hook), rename, and fsync of `dir`: a failure or crash
-/// leaves the old file or the new one at `path`, never a part of one.
+/// leaves the old file or the new one at `path`, never a part of one. Stale temporary files in
+/// `dir` are removed first (see the module's documentation).
 pub(crate) fn write_atomically<T>(
     dir: &Path,
     path: &Path,
     before_rename: impl FnOnce(),
     write: impl FnOnce(&mut dyn Write) -> Result<T>,
 ) -> Result<T> {
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".pocketdex-")
-        .suffix(".pdx.tmp")
-        .tempfile_in(dir)
-        .map_err(|e| Error::io(dir, e))?;
+    remove_stale(dir);
+    // Declared in this order so that the guard drops first: a file is off the list before it
+    // is removed, and a signal handler never removes a path another file took since.
+    let (mut tmp, guard) = locked_temp_in(dir).map_err(|e| Error::io(path, plain(e)))?;
     let out = {
         let mut w = std::io::BufWriter::new(tmp.as_file_mut());
         let out = write(&mut w)?;
         w.flush().map_err(|e| Error::io(path, e))?;
         out
     };
+    stall_for_tests();
     tmp.as_file().sync_all().map_err(|e| Error::io(path, e))?;
     before_rename();
-    tmp.persist(path).map_err(|e| Error::io(path, e.error))?;
-    if let Ok(d) = std::fs::File::open(dir) {
+    {
+        // Renamed with the list held: a signal handler removes the file before or finds it
+        // renamed, never renames it itself after removing.
+        let _list = in_flight();
+        tmp.persist(path).map_err(|e| Error::io(path, e.error))?;
+    }
+    drop(guard);
+    if let Ok(d) = File::open(dir) {
         // Makes the rename itself durable; not every platform can fsync a directory.
         let _ = d.sync_all();
     }
     Ok(out)
+}
+
+/// The interruption tests' hook: `POCKETDEX_STALL_WRITE_MS=N` waits N ms once the temporary
+/// file is written, before it is renamed, so that a test can signal a write in progress at a
+/// known moment.
+fn stall_for_tests() {
+    if let Some(ms) = std::env::var("POCKETDEX_STALL_WRITE_MS")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+    {
+        std::thread::sleep(std::time::Duration::from_millis(ms));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stale_files_go_and_locked_ones_stay() {
+        let dir = tempfile::tempdir().unwrap();
+        let stale = dir.path().join(".pocketdex-dead.pdx.tmp");
+        std::fs::write(&stale, b"left by a killed build").unwrap();
+        let live = dir.path().join(".pocketdex-live.pdx.tmp");
+        let held = File::create(&live).unwrap();
+        held.lock().unwrap();
+        let other = dir.path().join("keep.tmp");
+        std::fs::write(&other, b"not ours").unwrap();
+        assert_eq!(remove_stale(dir.path()), 1);
+        assert!(!stale.exists() && live.exists() && other.exists());
+        drop(held);
+        assert_eq!(remove_stale(dir.path()), 1);
+        assert!(!live.exists());
+    }
+
+    #[test]
+    fn a_write_leaves_only_its_file_and_a_failed_one_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.pdx");
+        write_atomically(dir.path(), &path, || {}, |w| Ok(w.write_all(b"abc")?)).unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"abc");
+        let failed: Result<()> = write_atomically(
+            dir.path(),
+            &dir.path().join("y.pdx"),
+            || {},
+            |_| Err(Error::Invalid("no".into())),
+        );
+        assert!(failed.is_err());
+        let names: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, ["x.pdx"]);
+        assert!(!in_flight().iter().any(|p| p.starts_with(dir.path())));
+    }
+
+    #[test]
+    fn unwritable_targets_are_named_before_any_work() {
+        let dir = tempfile::tempdir().unwrap();
+        let e = check_writable(dir.path()).unwrap_err().to_string();
+        assert!(e.contains("is a directory"), "{e}");
+        let e = check_writable(&dir.path().join("no/such/x.pdx"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("does not exist"), "{e}");
+        check_writable(&dir.path().join("x.pdx")).unwrap();
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
 }

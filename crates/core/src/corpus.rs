@@ -1,11 +1,93 @@
 //! Documents in: a directory (every regular file below it), a single file, a JSON Lines file, or
-//! JSON Lines on stdin; decoded lossily, HTML stripped, empty and binary inputs reported and
-//! skipped. Documents are read in ordered batches so that memory stays bounded.
+//! standard input (JSON Lines or one document); decoded lossily, HTML stripped, empty, binary and
+//! over-large inputs reported and skipped, unreadable files and directories too. Documents are
+//! read in ordered batches so that memory stays bounded: by [`Reader::max_doc_bytes`] for the
+//! largest document (see [`Reader`] for the multiple), and by a few megabytes per core besides.
 
 use crate::error::{Error, Result};
 use crate::text;
 use rayon::prelude::*;
+use std::io::Read;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Condvar, Mutex};
+
+/// The default [`Reader::max_doc_bytes`]: 64 MiB, some hundred times a long book.
+pub const DEFAULT_MAX_DOC_BYTES: u64 = 64 << 20;
+
+/// What standard input (`-`) holds.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum StdinFormat {
+    /// JSON Lines when the first character that is not white space is `{`, one document
+    /// otherwise.
+    #[default]
+    Auto,
+    /// JSON Lines: one `{"id", "text", "title"?}` per line.
+    Jsonl,
+    /// One document, its markup removed when it looks like HTML (as for a file).
+    Text,
+    /// One HTML document.
+    Html,
+}
+
+impl StdinFormat {
+    /// Every format, for front ends' lists.
+    pub const ALL: [StdinFormat; 4] = [
+        StdinFormat::Auto,
+        StdinFormat::Jsonl,
+        StdinFormat::Text,
+        StdinFormat::Html,
+    ];
+
+    /// Its name: `auto`, `jsonl`, `text` or `html`.
+    pub fn name(self) -> &'static str {
+        match self {
+            StdinFormat::Auto => "auto",
+            StdinFormat::Jsonl => "jsonl",
+            StdinFormat::Text => "text",
+            StdinFormat::Html => "html",
+        }
+    }
+
+    /// What it reads, for people.
+    pub fn description(self) -> &'static str {
+        match self {
+            StdinFormat::Auto => {
+                "JSON Lines if the first non-blank character is `{`, else one document"
+            }
+            StdinFormat::Jsonl => "JSON Lines, one {\"id\", \"text\", \"title\"?} per line",
+            StdinFormat::Text => "one document (HTML recognised by its content)",
+            StdinFormat::Html => "one HTML document",
+        }
+    }
+}
+
+/// How documents are read: the per-document size limit and what standard input holds.
+///
+/// Memory: a document over `max_doc_bytes` (a file by its size, a JSON Lines record by the
+/// length of its line) is skipped without being kept in memory. Documents over 8 MiB are read,
+/// decoded and handed to the caller's map one at a time; while one is, it takes at most three
+/// times its size (a file: its bytes, or its text and the text without markup; a JSON Lines
+/// record: its line, the JSON parser's buffer for a text with escapes, and the text), plus the
+/// read-ahead of JSON Lines (16 MiB) and the smaller documents other cores are reading. So
+/// reading holds at most about `3 × max_doc_bytes` plus some 16 MiB per core besides what the
+/// caller keeps.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Reader {
+    /// The largest document read, in bytes (of a file, or of a JSON Lines record's line).
+    pub max_doc_bytes: u64,
+    /// What `-` holds.
+    pub stdin: StdinFormat,
+}
+
+impl Default for Reader {
+    /// [`DEFAULT_MAX_DOC_BYTES`] and [`StdinFormat::Auto`].
+    fn default() -> Self {
+        Reader {
+            max_doc_bytes: DEFAULT_MAX_DOC_BYTES,
+            stdin: StdinFormat::Auto,
+        }
+    }
+}
 
 /// One document ready for fingerprinting.
 #[derive(Clone, Debug)]
@@ -34,8 +116,8 @@ pub struct Skipped {
 /// Why an input was skipped.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SkipKind {
-    /// The file could not be read (its [`std::io::ErrorKind`]): an error, not a property of
-    /// the document.
+    /// The file or directory could not be read (its [`std::io::ErrorKind`]): an error, not a
+    /// property of the document.
     Unreadable(std::io::ErrorKind),
     /// Nothing but white space.
     Empty,
@@ -47,6 +129,8 @@ pub enum SkipKind {
     InvalidJson,
     /// A JSON Lines record without a `"text"` field.
     NoTextField,
+    /// Larger than [`Reader::max_doc_bytes`]: left unread.
+    TooLarge,
 }
 
 impl SkipKind {
@@ -74,12 +158,13 @@ pub enum Source {
     File(PathBuf),
     /// One document per line: `{"id": "...", "text": "...", "title": "..."}`.
     Jsonl(PathBuf),
-    /// JSON Lines on standard input.
+    /// Standard input, read as [`Reader::stdin`] says: JSON Lines, or one document whose id is
+    /// `-`.
     Stdin,
 }
 
 impl Source {
-    /// The source an INPUT argument names: `-` is JSON Lines on stdin, a `.jsonl` file is JSON
+    /// The source an INPUT argument names: `-` is standard input, a `.jsonl` file is JSON
     /// Lines, a directory is walked, any other path is one document.
     pub fn from_arg(arg: &str) -> Result<Source> {
         if arg == "-" {
@@ -110,14 +195,14 @@ pub fn count_at_most(sources: &[Source]) -> Result<Option<u64>> {
     let mut total = 0u64;
     for source in sources {
         total += match source {
-            Source::Dir(dir) => walk(dir)?.0.len() as u64,
+            Source::Dir(dir) => list(dir).files.len() as u64,
             Source::File(_) => 1,
             Source::Jsonl(path) => {
                 let mut file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
                 let mut buf = vec![0u8; 1 << 20];
                 let (mut lines, mut last) = (0u64, b'\n');
                 loop {
-                    let n = match std::io::Read::read(&mut file, &mut buf) {
+                    let n = match file.read(&mut buf) {
                         Ok(0) => break,
                         Ok(n) => n,
                         Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
@@ -142,57 +227,419 @@ pub fn counts_known(sources: &[Source]) -> bool {
         .all(|s| matches!(s, Source::Dir(_) | Source::File(_)))
 }
 
-/// The files below a directory, sorted by relative path, with their ids; symlinks and other
-/// non-regular entries are left out (their number is returned).
-pub fn walk(dir: &Path) -> Result<(Vec<(PathBuf, String)>, usize)> {
-    let mut files = Vec::new();
-    let mut others = 0;
-    for entry in walkdir::WalkDir::new(dir).sort_by_file_name() {
-        let entry = entry.map_err(|e| {
-            let path = e.path().unwrap_or(dir).to_path_buf();
-            Error::io(
-                path,
-                e.into_io_error()
-                    .unwrap_or_else(|| std::io::Error::other("file system loop")),
-            )
-        })?;
-        if entry.file_type().is_file() {
-            let rel = entry.path().strip_prefix(dir).unwrap_or(entry.path());
-            let id = rel
-                .components()
-                .map(|c| c.as_os_str().to_string_lossy())
-                .collect::<Vec<_>>()
-                .join("/");
-            files.push((entry.path().to_path_buf(), id));
-        } else if !entry.file_type().is_dir() {
-            others += 1;
-        }
-    }
-    Ok((files, others))
+/// What is below a directory.
+#[derive(Debug, Default)]
+pub struct Listing {
+    /// The regular files, sorted by relative path, with their ids.
+    pub files: Vec<(PathBuf, String)>,
+    /// Symlinks and other non-regular entries, left out.
+    pub non_regular: usize,
+    /// Directories (the top one included) that could not be read, skipped with what is below
+    /// them; their ids end in `/`.
+    pub unreadable: Vec<Skipped>,
 }
 
-/// Reads one file as a document: binary and empty files are skipped, HTML is stripped (by
-/// extension `.html`/`.htm`/`.xhtml`, or by content).
+/// Lists the files below a directory (see [`Listing`]); an unreadable subdirectory is skipped
+/// and reported, as an unreadable file is.
+pub fn list(dir: &Path) -> Listing {
+    let mut listing = Listing::default();
+    let id_of = |path: &Path| {
+        let rel = path.strip_prefix(dir).unwrap_or(path);
+        rel.components()
+            .map(|c| c.as_os_str().to_string_lossy())
+            .collect::<Vec<_>>()
+            .join("/")
+    };
+    for entry in walkdir::WalkDir::new(dir).sort_by_file_name() {
+        match entry {
+            Ok(entry) if entry.file_type().is_file() => {
+                listing
+                    .files
+                    .push((entry.path().to_path_buf(), id_of(entry.path())));
+            }
+            Ok(entry) if !entry.file_type().is_dir() => listing.non_regular += 1,
+            Ok(_) => {}
+            Err(e) => {
+                let path = e.path().unwrap_or(dir).to_path_buf();
+                let io = e
+                    .into_io_error()
+                    .unwrap_or_else(|| std::io::Error::other("file system loop"));
+                listing.unreadable.push(Skipped {
+                    id: format!("{}/", id_of(&path)),
+                    kind: SkipKind::Unreadable(io.kind()),
+                    reason: format!("cannot read directory: {io}"),
+                });
+            }
+        }
+    }
+    listing
+}
+
+/// The files below a directory, sorted by relative path, with their ids; symlinks and other
+/// non-regular entries are left out (their number is returned). Fails on the first directory
+/// that cannot be read; [`list`] skips and reports it instead.
+pub fn walk(dir: &Path) -> Result<(Vec<(PathBuf, String)>, usize)> {
+    let listing = list(dir);
+    match listing.unreadable.into_iter().next() {
+        Some(s) => Err(Error::io(
+            dir.join(s.id.trim_end_matches('/')),
+            std::io::Error::new(
+                match s.kind {
+                    SkipKind::Unreadable(k) => k,
+                    _ => std::io::ErrorKind::Other,
+                },
+                s.reason,
+            ),
+        )),
+        None => Ok((listing.files, listing.non_regular)),
+    }
+}
+
+/// Reads one file as a document with the default [`Reader`] (see [`Reader::read_file`]).
 pub fn read_file(path: &Path, id: String) -> Item {
-    match std::fs::read(path) {
-        Ok(bytes) => {
+    Reader::default().read_file(path, id)
+}
+
+/// Documents over this size are read one at a time (see [`Reader`]).
+const BIG_DOC: u64 = 8 << 20;
+
+/// The one lane for documents over [`BIG_DOC`]: one thread at a time reads, decodes and maps
+/// one. Re-entrant, because a thread waiting inside the caller's map (for a rayon job) may
+/// pick up another document.
+struct Lane {
+    owner: Mutex<Option<(std::thread::ThreadId, usize)>>,
+    free: Condvar,
+}
+
+static LANE: Lane = Lane {
+    owner: Mutex::new(None),
+    free: Condvar::new(),
+};
+
+impl Lane {
+    fn enter(&'static self) -> LaneGuard {
+        let me = std::thread::current().id();
+        let mut owner = self.owner.lock().unwrap_or_else(|e| e.into_inner());
+        loop {
+            match owner.as_mut() {
+                None => {
+                    *owner = Some((me, 1));
+                    break;
+                }
+                Some((t, depth)) if *t == me => {
+                    *depth += 1;
+                    break;
+                }
+                Some(_) => owner = self.free.wait(owner).unwrap_or_else(|e| e.into_inner()),
+            }
+        }
+        LaneGuard(self)
+    }
+}
+
+struct LaneGuard(&'static Lane);
+
+impl Drop for LaneGuard {
+    fn drop(&mut self) {
+        let mut owner = self.0.owner.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((_, depth)) = owner.as_mut() {
+            *depth -= 1;
+            if *depth == 0 {
+                *owner = None;
+                self.0.free.notify_one();
+            }
+        }
+    }
+}
+
+/// Runs `f` in the lane when `bytes` is over [`BIG_DOC`].
+fn in_lane<T>(bytes: u64, f: impl FnOnce() -> T) -> T {
+    let _guard = (bytes > BIG_DOC).then(|| LANE.enter());
+    f()
+}
+
+/// Bytes as a short human-readable size.
+fn human(bytes: u64) -> String {
+    const UNITS: [&str; 4] = ["KiB", "MiB", "GiB", "TiB"];
+    if bytes < 1024 {
+        return format!("{bytes} B");
+    }
+    let (mut v, mut u) = (bytes as f64 / 1024.0, 0);
+    while v >= 1024.0 && u + 1 < UNITS.len() {
+        v /= 1024.0;
+        u += 1;
+    }
+    let v = format!("{v:.1}");
+    format!("{} {}", v.strip_suffix(".0").unwrap_or(&v), UNITS[u])
+}
+
+impl Reader {
+    /// The item of a document over the limit: `bytes` is its size, or how much of it was seen.
+    fn too_large(&self, id: String, bytes: u64) -> Item {
+        Item::Skipped(Skipped {
+            id,
+            kind: SkipKind::TooLarge,
+            reason: format!(
+                "{}, over the limit of {} per document",
+                human(bytes),
+                human(self.max_doc_bytes)
+            ),
+        })
+    }
+
+    /// Reads one file as a document: files over [`Reader::max_doc_bytes`], binary and empty
+    /// files are skipped, HTML is stripped (by extension `.html`/`.htm`/`.xhtml`, or by
+    /// content).
+    pub fn read_file(&self, path: &Path, id: String) -> Item {
+        self.read_file_then(path, id, |item| item)
+    }
+
+    /// Reads one file as [`Reader::read_file`] does and hands the item to `f`; a large file is
+    /// read and handed over in the one lane for large documents.
+    fn read_file_then<T>(&self, path: &Path, id: String, f: impl FnOnce(Item) -> T) -> T {
+        let unreadable = |id, e: std::io::Error| {
+            Item::Skipped(Skipped {
+                id,
+                kind: SkipKind::Unreadable(e.kind()),
+                reason: format!("cannot read: {e}"),
+            })
+        };
+        let mut file = match std::fs::File::open(path) {
+            Ok(f) => f,
+            Err(e) => return f(unreadable(id, e)),
+        };
+        let size = file.metadata().map_or(0, |m| m.len());
+        if size > self.max_doc_bytes {
+            return f(self.too_large(id, size));
+        }
+        in_lane(size, || {
+            let mut bytes = Vec::with_capacity(size as usize + 1);
+            // At most one byte over the limit, in case the file grew since its size was read.
+            if let Err(e) = (&mut file)
+                .take(self.max_doc_bytes + 1)
+                .read_to_end(&mut bytes)
+            {
+                return f(unreadable(id, e));
+            }
+            drop(file);
+            if bytes.len() as u64 > self.max_doc_bytes {
+                return f(self.too_large(id, bytes.len() as u64));
+            }
             let html = path
                 .extension()
                 .and_then(|e| e.to_str())
                 .map(|e| matches!(e.to_ascii_lowercase().as_str(), "html" | "htm" | "xhtml"))
                 .filter(|&h| h);
-            from_bytes(id, None, &bytes, html)
+            f(from_vec(id, None, bytes, html))
+        })
+    }
+
+    /// Reads every source and hands the items to `sink` in input order, in batches processed
+    /// in parallel by `map` (e.g. fingerprinting): about `batch` files of a directory, or about
+    /// 4 MiB of JSON Lines, at a time. Reading, mapping and the sink overlap: a reader thread
+    /// reads JSON Lines ahead, the rayon pool maps batch i (splitting lines, decoding and
+    /// parsing JSON included) while the calling thread sinks batch i − 1, so that every core
+    /// stays busy. `on_count` learns how many items are known to be coming, when a directory
+    /// has been listed. Returns the number of symlinks and special files not followed.
+    pub fn for_each_batch<T: Send>(
+        &self,
+        sources: &[Source],
+        batch: usize,
+        map: impl Fn(Item) -> T + Sync,
+        mut on_count: impl FnMut(u64),
+        mut sink: impl FnMut(Vec<T>) -> Result<()>,
+    ) -> Result<usize> {
+        let mut non_regular = 0;
+        let mut overlap = Overlap { pending: None };
+        for source in sources {
+            match source {
+                Source::Dir(dir) => {
+                    let listing = list(dir);
+                    non_regular += listing.non_regular;
+                    on_count((listing.files.len() + listing.unreadable.len()) as u64);
+                    if !listing.unreadable.is_empty() {
+                        let skipped = listing.unreadable;
+                        overlap.step(
+                            || skipped.into_iter().map(|s| map(Item::Skipped(s))).collect(),
+                            &mut sink,
+                        )?;
+                    }
+                    for chunk in listing.files.chunks(batch.max(1)) {
+                        overlap.step(
+                            || {
+                                chunk
+                                    .par_iter()
+                                    .map(|(path, id)| self.read_file_then(path, id.clone(), &map))
+                                    .collect()
+                            },
+                            &mut sink,
+                        )?;
+                    }
+                }
+                Source::File(path) => {
+                    on_count(1);
+                    let id = path
+                        .file_name()
+                        .map(|n| n.to_string_lossy().into_owned())
+                        .unwrap_or_else(|| path.display().to_string());
+                    overlap.step(|| vec![self.read_file_then(path, id, &map)], &mut sink)?;
+                }
+                Source::Jsonl(path) => {
+                    let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+                    let name = path.display().to_string();
+                    self.jsonl(file, &name, &map, &mut overlap, &mut sink)?;
+                }
+                Source::Stdin => {
+                    let mut stdin = std::io::stdin();
+                    let (format, head) = match self.stdin {
+                        StdinFormat::Auto => sniff(&mut stdin).map_err(|e| Error::io("-", e))?,
+                        f => (f, Vec::new()),
+                    };
+                    match format {
+                        StdinFormat::Jsonl | StdinFormat::Auto => {
+                            let input = std::io::Cursor::new(head).chain(stdin);
+                            self.jsonl(input, "stdin", &map, &mut overlap, &mut sink)?;
+                        }
+                        StdinFormat::Text | StdinFormat::Html => {
+                            let html = (format == StdinFormat::Html).then_some(true);
+                            let item = self.read_one(head, stdin, html);
+                            overlap.step(|| vec![map(item)], &mut sink)?;
+                        }
+                    }
+                }
+            }
         }
-        Err(e) => Item::Skipped(Skipped {
-            id,
-            kind: SkipKind::Unreadable(e.kind()),
-            reason: format!("cannot read: {e}"),
-        }),
+        overlap.finish(&mut sink)?;
+        Ok(non_regular)
+    }
+
+    /// One document from `head` and then `rest` (standard input), with the id `-`.
+    fn read_one(&self, mut head: Vec<u8>, rest: impl Read, html: Option<bool>) -> Item {
+        let id = "-".to_string();
+        let room = (self.max_doc_bytes + 1).saturating_sub(head.len() as u64);
+        if let Err(e) = rest.take(room).read_to_end(&mut head) {
+            return Item::Skipped(Skipped {
+                id,
+                kind: SkipKind::Unreadable(e.kind()),
+                reason: format!("cannot read: {e}"),
+            });
+        }
+        if head.len() as u64 > self.max_doc_bytes {
+            // Not read further: the writer learns it by a closed pipe.
+            return self.too_large(id, head.len() as u64);
+        }
+        in_lane(head.len() as u64, || from_vec(id, None, head, html))
+    }
+
+    /// Reads JSON Lines from `reader` (named `name` in ids and messages).
+    fn jsonl<T: Send>(
+        &self,
+        reader: impl Read + Send,
+        name: &str,
+        map: &(impl Fn(Item) -> T + Sync),
+        overlap: &mut Overlap<T>,
+        sink: &mut impl FnMut(Vec<T>) -> Result<()>,
+    ) -> Result<()> {
+        let limit = self.max_doc_bytes;
+        let budget = Arc::new(Budget::default());
+        std::thread::scope(|s| {
+            let (tx, rx) = std::sync::mpsc::sync_channel::<std::io::Result<Piece>>(2);
+            let reader_budget = Arc::clone(&budget);
+            s.spawn(move || read_pieces(reader, limit, &reader_budget, tx));
+            for piece in rx {
+                match piece.map_err(|e| Error::io(name, e))? {
+                    Piece::TooLong { line, bytes } => {
+                        let item = self.too_large(format!("{name}:{line}"), bytes);
+                        overlap.step(|| vec![map(item)], sink)?;
+                    }
+                    Piece::Lines(chunk) => {
+                        overlap.step(|| self.records(chunk, name, map), sink)?;
+                    }
+                }
+            }
+            Ok(())
+        })
+    }
+
+    /// The items of one chunk of JSON Lines: every record parsed (in parallel) first, then the
+    /// chunk's bytes let go, then the documents mapped, a large one in the lane.
+    fn records<T: Send>(
+        &self,
+        chunk: Chunk,
+        name: &str,
+        map: &(impl Fn(Item) -> T + Sync),
+    ) -> Vec<T> {
+        let items: Vec<(u64, Item)> = {
+            let lines: Vec<(usize, &[u8])> = chunk
+                .bytes
+                .split(|&b| b == b'\n')
+                .enumerate()
+                .map(|(i, l)| (chunk.first_line + i, l))
+                .filter(|(_, l)| !l.iter().all(u8::is_ascii_whitespace))
+                .collect();
+            lines
+                .into_par_iter()
+                .map(|(no, line)| {
+                    let id = format!("{name}:{no}");
+                    let size = line.len() as u64;
+                    if size > self.max_doc_bytes {
+                        return (0, self.too_large(id, size));
+                    }
+                    let item = in_lane(size, || {
+                        let bom = line.starts_with(b"\xef\xbb\xbf");
+                        let line = if bom { &line[3..] } else { line };
+                        match std::str::from_utf8(line) {
+                            Ok(line) => json_record(line, id, no),
+                            Err(_) => json_record(&text::decode(line).text, id, no),
+                        }
+                    });
+                    (size, item)
+                })
+                .collect()
+        };
+        drop(chunk);
+        items
+            .into_par_iter()
+            .map(|(size, item)| in_lane(size, || map(item)))
+            .collect()
     }
 }
 
-/// A document from raw bytes (see [`read_file`]).
+/// Reads the first bytes of `input` up to its first non-blank byte: JSON Lines when that is
+/// `{`, one document otherwise (and for empty input). Returns the bytes read.
+fn sniff(input: &mut impl Read) -> std::io::Result<(StdinFormat, Vec<u8>)> {
+    let mut head = Vec::new();
+    let mut byte = [0u8; 1];
+    loop {
+        match input.read(&mut byte) {
+            Ok(0) => return Ok((StdinFormat::Text, head)),
+            Ok(_) => {
+                head.push(byte[0]);
+                // A UTF-8 byte order mark may come first.
+                let rest = head.strip_prefix(b"\xef\xbb\xbf").unwrap_or(&head);
+                if rest.iter().all(u8::is_ascii_whitespace) || b"\xef\xbb\xbf".starts_with(&head) {
+                    continue;
+                }
+                let format = if rest.trim_ascii_start().starts_with(b"{") {
+                    StdinFormat::Jsonl
+                } else {
+                    StdinFormat::Text
+                };
+                return Ok((format, head));
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// A document from raw bytes (see [`Reader::read_file`]).
 pub fn from_bytes(id: String, title: Option<String>, bytes: &[u8], html: Option<bool>) -> Item {
+    from_vec(id, title, bytes.to_vec(), html)
+}
+
+/// A document from owned raw bytes: valid UTF-8 becomes its text without a copy.
+pub fn from_vec(id: String, title: Option<String>, bytes: Vec<u8>, html: Option<bool>) -> Item {
     if bytes.iter().all(u8::is_ascii_whitespace) {
         return Item::Skipped(Skipped {
             id,
@@ -200,15 +647,26 @@ pub fn from_bytes(id: String, title: Option<String>, bytes: &[u8], html: Option<
             reason: "empty".into(),
         });
     }
-    if text::looks_binary(bytes) {
+    if text::looks_binary(&bytes) {
         return Item::Skipped(Skipped {
             id,
             kind: SkipKind::Binary,
             reason: "binary (NUL or control bytes)".into(),
         });
     }
-    let decoded = text::decode(bytes);
-    from_text(id, title, decoded.text, html, decoded.invalid_utf8)
+    let (raw, invalid_utf8) = match String::from_utf8(bytes) {
+        Ok(mut text) => {
+            if text.starts_with('\u{feff}') {
+                text.drain(..3);
+            }
+            (text, 0)
+        }
+        Err(e) => {
+            let decoded = text::decode(e.as_bytes());
+            (decoded.text, decoded.invalid_utf8)
+        }
+    };
+    from_text(id, title, raw, html, invalid_utf8)
 }
 
 fn from_text(
@@ -244,16 +702,32 @@ struct JsonDoc {
     title: Option<String>,
 }
 
-/// Parses one JSON Lines record; `fallback_id` names it when it has no `id`.
+/// Parses one JSON Lines record; `fallback_id` names it when it has no `id`. Positions in
+/// messages are within the record.
 pub fn from_json_line(line: &str, fallback_id: String) -> Item {
+    json_record(line, fallback_id, 0)
+}
+
+/// Parses the record on line `line_no` of its file (0: unknown), so that a message about
+/// invalid JSON gives the file's line and column.
+fn json_record(line: &str, fallback_id: String, line_no: usize) -> Item {
     let doc: JsonDoc = match serde_json::from_str(line) {
         Ok(d) => d,
         Err(e) => {
+            // serde_json ends its message with the position within the record.
+            let message = e.to_string();
+            let what = message
+                .rfind(" at line ")
+                .map_or(message.as_str(), |i| &message[..i]);
+            let at = match line_no {
+                0 => format!("column {}", e.column()),
+                n => format!("line {n}, column {}", e.column()),
+            };
             return Item::Skipped(Skipped {
                 id: fallback_id,
                 kind: SkipKind::InvalidJson,
-                reason: format!("invalid JSON: {e}"),
-            })
+                reason: format!("invalid JSON at {at}: {what}"),
+            });
         }
     };
     let id = match doc.id {
@@ -276,64 +750,15 @@ pub fn from_json_line(line: &str, fallback_id: String) -> Item {
     }
 }
 
-/// Reads every source and hands the items to `sink` in input order, in batches processed in
-/// parallel by `map` (e.g. fingerprinting): about `batch` files of a directory, or about 4 MiB
-/// of JSON Lines, at a time. Reading, mapping and the sink overlap: a reader thread reads JSON
-/// Lines ahead, the rayon pool maps batch i (splitting lines, decoding and parsing JSON
-/// included) while the calling thread sinks batch i − 1, so that every core stays busy.
-/// `on_count` learns how many items are known to be coming, when a directory has been listed.
+/// Reads every source with the default [`Reader`] (see [`Reader::for_each_batch`]).
 pub fn for_each_batch<T: Send>(
     sources: &[Source],
     batch: usize,
     map: impl Fn(Item) -> T + Sync,
-    mut on_count: impl FnMut(u64),
-    mut sink: impl FnMut(Vec<T>) -> Result<()>,
+    on_count: impl FnMut(u64),
+    sink: impl FnMut(Vec<T>) -> Result<()>,
 ) -> Result<usize> {
-    let mut non_regular = 0;
-    let mut overlap = Overlap { pending: None };
-    for source in sources {
-        match source {
-            Source::Dir(dir) => {
-                let (files, others) = walk(dir)?;
-                non_regular += others;
-                on_count(files.len() as u64);
-                for chunk in files.chunks(batch.max(1)) {
-                    overlap.step(
-                        || {
-                            chunk
-                                .par_iter()
-                                .map(|(path, id)| map(read_file(path, id.clone())))
-                                .collect()
-                        },
-                        &mut sink,
-                    )?;
-                }
-            }
-            Source::File(path) => {
-                on_count(1);
-                let id = path
-                    .file_name()
-                    .map(|n| n.to_string_lossy().into_owned())
-                    .unwrap_or_else(|| path.display().to_string());
-                overlap.step(|| vec![map(read_file(path, id))], &mut sink)?;
-            }
-            Source::Jsonl(path) => {
-                let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
-                jsonl(
-                    file,
-                    &path.display().to_string(),
-                    &map,
-                    &mut overlap,
-                    &mut sink,
-                )?;
-            }
-            Source::Stdin => {
-                jsonl(std::io::stdin(), "stdin", &map, &mut overlap, &mut sink)?;
-            }
-        }
-    }
-    overlap.finish(&mut sink)?;
-    Ok(non_regular)
+    Reader::default().for_each_batch(sources, batch, map, on_count, sink)
 }
 
 /// Runs the map of one batch on the rayon pool while the calling thread sinks the previous
@@ -368,67 +793,76 @@ impl<T: Send> Overlap<T> {
 
 /// Bytes of JSON Lines read ahead per batch (whole lines: a longer line makes a longer batch).
 const JSONL_CHUNK: usize = 4 << 20;
+/// At most this many bytes of JSON Lines are read ahead of the batch being mapped, unless that
+/// batch is done: a long line is not read while another is being parsed.
+const READ_AHEAD: usize = 4 * JSONL_CHUNK;
+
+/// Bytes read and not yet let go by the batch that maps them.
+#[derive(Default)]
+struct Budget {
+    in_flight: Mutex<usize>,
+    changed: Condvar,
+}
+
+impl Budget {
+    /// Waits until `holding` more bytes and one more read fit, or nothing is in flight.
+    fn wait_for_room(&self, holding: usize) {
+        let mut n = self.in_flight.lock().unwrap_or_else(|e| e.into_inner());
+        while *n > 0 && *n + holding + JSONL_CHUNK > READ_AHEAD {
+            n = self.changed.wait(n).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+
+    fn take(self: &Arc<Self>, bytes: usize) -> Release {
+        *self.in_flight.lock().unwrap_or_else(|e| e.into_inner()) += bytes;
+        Release(Arc::clone(self), bytes)
+    }
+}
+
+/// Gives a chunk's bytes back to the budget when the chunk is dropped.
+struct Release(Arc<Budget>, usize);
+
+impl Drop for Release {
+    fn drop(&mut self) {
+        *self.0.in_flight.lock().unwrap_or_else(|e| e.into_inner()) -= self.1;
+        self.0.changed.notify_all();
+    }
+}
 
 /// One batch of JSON Lines: whole lines, and the number of the first.
 struct Chunk {
     bytes: Vec<u8>,
     first_line: usize,
+    _release: Release,
 }
 
-fn jsonl<T: Send>(
-    reader: impl std::io::Read + Send,
-    name: &str,
-    map: &(impl Fn(Item) -> T + Sync),
-    overlap: &mut Overlap<T>,
-    sink: &mut impl FnMut(Vec<T>) -> Result<()>,
-) -> Result<()> {
-    std::thread::scope(|s| {
-        let (tx, rx) = std::sync::mpsc::sync_channel::<std::io::Result<Chunk>>(2);
-        s.spawn(move || read_chunks(reader, tx));
-        for chunk in rx {
-            let chunk = chunk.map_err(|e| Error::io(name, e))?;
-            overlap.step(
-                || {
-                    let lines: Vec<(usize, &[u8])> = chunk
-                        .bytes
-                        .split(|&b| b == b'\n')
-                        .enumerate()
-                        .map(|(i, l)| (chunk.first_line + i, l))
-                        .filter(|(_, l)| !l.iter().all(u8::is_ascii_whitespace))
-                        .collect();
-                    lines
-                        .into_par_iter()
-                        .map(|(no, line)| {
-                            let id = || format!("{name}:{no}");
-                            let line = line.strip_prefix(b"\xef\xbb\xbf").unwrap_or(line);
-                            match std::str::from_utf8(line) {
-                                Ok(line) => map(from_json_line(line, id())),
-                                Err(_) => map(from_json_line(&text::decode(line).text, id())),
-                            }
-                        })
-                        .collect()
-                },
-                sink,
-            )?;
-        }
-        Ok(())
-    })
+/// What the JSON Lines reader hands over, in order.
+enum Piece {
+    /// Whole lines.
+    Lines(Chunk),
+    /// A line longer than the limit, skipped unread: its number and length.
+    TooLong { line: usize, bytes: u64 },
 }
 
 /// Reads `reader` in chunks of whole lines (the last one may lack its newline) and sends them,
-/// numbered, until the end or an error. Stops when the receiver is gone.
-fn read_chunks(
-    mut reader: impl std::io::Read,
-    tx: std::sync::mpsc::SyncSender<std::io::Result<Chunk>>,
+/// numbered, until the end or an error; a line over `limit` bytes is counted and skipped, not
+/// kept. Stops when the receiver is gone.
+fn read_pieces(
+    mut reader: impl Read,
+    limit: u64,
+    budget: &Arc<Budget>,
+    tx: std::sync::mpsc::SyncSender<std::io::Result<Piece>>,
 ) {
+    // The start of the line being read (always at a line's start), and its number.
     let mut carry: Vec<u8> = Vec::new();
     let mut line = 1;
+    // The bytes of a line over the limit seen so far, while it is being skipped.
+    let mut skipping: Option<u64> = None;
+    let mut buf = vec![0u8; JSONL_CHUNK];
     loop {
-        let mut buf = std::mem::take(&mut carry);
-        let start = buf.len();
-        buf.resize(start + JSONL_CHUNK, 0);
-        let mut filled = start;
-        // Fill the chunk (reads of a pipe or terminal may be short).
+        budget.wait_for_room(carry.len());
+        // Fill the buffer (reads of a pipe or terminal may be short).
+        let mut filled = 0;
         let eof = loop {
             match reader.read(&mut buf[filled..]) {
                 Ok(0) => break true,
@@ -445,34 +879,65 @@ fn read_chunks(
                 }
             }
         };
-        buf.truncate(filled);
-        let cut = if eof {
-            buf.len()
-        } else {
-            match buf.iter().rposition(|&b| b == b'\n') {
-                Some(i) => i + 1,
-                // One line longer than the chunk: keep reading it.
+        let mut data = &buf[..filled];
+        if let Some(seen) = skipping {
+            match data.iter().position(|&b| b == b'\n') {
                 None => {
-                    carry = buf;
-                    continue;
+                    skipping = Some(seen + data.len() as u64);
+                    data = &[];
+                }
+                Some(i) => {
+                    let piece = Piece::TooLong {
+                        line,
+                        bytes: seen + i as u64,
+                    };
+                    if tx.send(Ok(piece)).is_err() {
+                        return;
+                    }
+                    skipping = None;
+                    line += 1;
+                    data = &data[i + 1..];
                 }
             }
-        };
-        carry = buf[cut..].to_vec();
-        buf.truncate(cut);
-        let lines = buf.iter().filter(|&&b| b == b'\n').count();
-        if !buf.is_empty()
-            && tx
-                .send(Ok(Chunk {
-                    bytes: buf,
-                    first_line: line,
-                }))
-                .is_err()
-        {
-            return;
         }
-        line += lines;
+        let scanned = carry.len();
+        carry.extend_from_slice(data);
+        let cut = if eof {
+            Some(carry.len())
+        } else {
+            carry[scanned..]
+                .iter()
+                .rposition(|&b| b == b'\n')
+                .map(|i| scanned + i + 1)
+        };
+        if let Some(cut) = cut {
+            let rest = carry[cut..].to_vec();
+            carry.truncate(cut);
+            let lines = carry.iter().filter(|&&b| b == b'\n').count();
+            if !carry.is_empty() {
+                let bytes = std::mem::replace(&mut carry, rest);
+                let chunk = Chunk {
+                    _release: budget.take(bytes.len()),
+                    bytes,
+                    first_line: line,
+                };
+                if tx.send(Ok(Piece::Lines(chunk))).is_err() {
+                    return;
+                }
+            } else {
+                carry = rest;
+            }
+            line += lines;
+        }
+        if carry.len() as u64 > limit {
+            // The line being read is over the limit already: count the rest of it, keep none.
+            skipping = Some(carry.len() as u64);
+            carry = Vec::new();
+        }
         if eof {
+            if let Some(bytes) = skipping {
+                let _ = tx.send(Ok(Piece::TooLong { line, bytes }));
+            }
             return;
         }
     }
@@ -504,6 +969,13 @@ mod tests {
         assert!(
             matches!(from_json_line(r#"{"id":"x","text":"  "}"#, "f:3".into()), Item::Skipped(s) if s.reason == "empty")
         );
+        match json_record(r#"{"id": "b", "text": bad}"#, "f:9".into(), 9) {
+            Item::Skipped(s) => assert_eq!(
+                s.reason,
+                "invalid JSON at line 9, column 21: expected value"
+            ),
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]
@@ -521,5 +993,91 @@ mod tests {
             Item::Doc(d) => assert_eq!(d.invalid_utf8, 1),
             other => panic!("{other:?}"),
         }
+        match from_bytes("bom".into(), None, b"\xef\xbb\xbfplain words", None) {
+            Item::Doc(d) => assert_eq!(d.text, "plain words"),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    /// Every line of `input` read with `limit` through the reader thread: (first line number,
+    /// text) of each piece, long lines as (number, "too long: N").
+    fn pieces(input: &[u8], limit: u64) -> Vec<(usize, String)> {
+        let (tx, rx) = std::sync::mpsc::sync_channel(2);
+        let budget = Arc::new(Budget::default());
+        let input = input.to_vec();
+        let reader = std::thread::spawn(move || read_pieces(&input[..], limit, &budget, tx));
+        let out = rx
+            .into_iter()
+            .map(|p| match p.unwrap() {
+                Piece::Lines(c) => (c.first_line, String::from_utf8(c.bytes.clone()).unwrap()),
+                Piece::TooLong { line, bytes } => (line, format!("too long: {bytes}")),
+            })
+            .collect();
+        reader.join().unwrap();
+        out
+    }
+
+    #[test]
+    fn lines_over_the_limit_are_counted_not_kept() {
+        let long = "x".repeat(JSONL_CHUNK * 2 + 5);
+        let input = format!("a\n{long}\nb\nc");
+        assert_eq!(
+            pieces(input.as_bytes(), 100),
+            [
+                (1, "a\n".to_string()),
+                (2, format!("too long: {}", long.len())),
+                (3, "b\nc".to_string())
+            ]
+        );
+        // The last line, without its newline.
+        let input = format!("a\n{long}");
+        assert_eq!(
+            pieces(input.as_bytes(), 100),
+            [
+                (1, "a\n".to_string()),
+                (2, format!("too long: {}", long.len()))
+            ]
+        );
+        // Under the limit, one piece.
+        assert_eq!(pieces(b"a\nb\n", 100), [(1, "a\nb\n".to_string())]);
+    }
+
+    #[test]
+    fn stdin_is_sniffed_by_its_first_non_blank_byte() {
+        let sniffed = |input: &[u8]| sniff(&mut &input[..]).unwrap();
+        assert_eq!(
+            sniffed(b"  \n{\"text\": 1}\n"),
+            (StdinFormat::Jsonl, b"  \n{".to_vec())
+        );
+        assert_eq!(sniffed(b"\xef\xbb\xbf{").0, StdinFormat::Jsonl);
+        assert_eq!(sniffed(b"Hello {").0, StdinFormat::Text);
+        assert_eq!(sniffed(b"<html>").0, StdinFormat::Text);
+        assert_eq!(sniffed(b"").0, StdinFormat::Text);
+    }
+
+    #[test]
+    fn files_over_the_limit_are_skipped_unread() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("big.txt");
+        std::fs::write(&path, "word ".repeat(1000)).unwrap();
+        let small = Reader {
+            max_doc_bytes: 4999,
+            ..Reader::default()
+        };
+        match small.read_file(&path, "big.txt".into()) {
+            Item::Skipped(s) => {
+                assert_eq!(s.kind, SkipKind::TooLarge);
+                assert_eq!(s.reason, "4.9 KiB, over the limit of 4.9 KiB per document");
+            }
+            other => panic!("{other:?}"),
+        }
+        let enough = Reader {
+            max_doc_bytes: 5000,
+            ..Reader::default()
+        };
+        assert!(matches!(
+            enough.read_file(&path, "big.txt".into()),
+            Item::Doc(_)
+        ));
     }
 }

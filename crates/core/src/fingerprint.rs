@@ -771,7 +771,9 @@ impl Fingerprinter {
                 std::cell::RefCell::new((WordTable::with_capacity(0), Lexicon::new(), String::new()));
         }
         SCRATCH.with_borrow_mut(|(table, lexicon, scratch)| {
-            table.reset(text.len() / 16);
+            // Sized for the document, up to 65,536 words: a larger one grows the table as its
+            // distinct words need, instead of 2.5 bytes of table per byte of text.
+            table.reset((text.len() / 16).min(1 << 16));
             if lexicon.owner != self.lexicon {
                 *lexicon = Lexicon::new();
                 lexicon.owner = self.lexicon;
@@ -788,7 +790,8 @@ impl Fingerprinter {
         lexicon: &mut Lexicon,
         scratch: &mut String,
     ) -> TermStats {
-        let mut counts: Vec<(u128, u32, u16)> = Vec::with_capacity(text.len() / 12 + 4);
+        let mut counts: Vec<(u128, u32, u16)> =
+            Vec::with_capacity((text.len() / 12 + 4).min(1 << 16));
         let mut total = 0u32;
         text::for_each_word(text, scratch, |w| {
             if content_only && !w.has_letter {

@@ -53,7 +53,7 @@ pub mod signing;
 mod mphf;
 mod format;
 mod meta;
-mod atomic;
+pub mod atomic;
 mod builder;
 mod index;
 mod integrity;
