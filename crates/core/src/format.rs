@@ -223,10 +223,19 @@ impl Directory {
                 "the header says {file_len} bytes, the file has {}",
                 bytes.len()
             );
-            return Err(if file_len > bytes.len() as u64 {
+            // A file that ends as an index ends was not cut short: its length field is damaged.
+            let ends_whole = bytes[bytes.len() - 8..] == END_MAGIC;
+            return Err(if file_len > bytes.len() as u64 && !ends_whole {
                 Error::Truncated { what }
             } else {
-                Error::format(what)
+                Error::format(format!(
+                    "{what}{}",
+                    if ends_whole {
+                        " and ends where an index ends, so the length field is damaged"
+                    } else {
+                        ""
+                    }
+                ))
             });
         }
         if bytes[bytes.len() - 8..] != END_MAGIC {

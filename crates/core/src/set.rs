@@ -824,7 +824,7 @@ impl SetWriter {
         })
     }
 
-    /// Removes temporary files and segment files the manifest does not name (left by a crash;
+    /// Removes stale temporary files and segment files the manifest does not name (left by a crash;
     /// or replaced by a merge). Readers that mapped them keep their maps; a reader between
     /// reading the manifest and mapping its segments retries with the new manifest.
     fn collect_garbage(&self) {
@@ -840,13 +840,13 @@ impl SetWriter {
         for e in entries.flatten() {
             let name = e.file_name();
             let Some(name) = name.to_str() else { continue };
-            let orphan_segment =
-                name.starts_with("seg-") && name.ends_with(".pdx") && !live.contains(name);
-            let tmp = name.starts_with(".pocketdex-") && name.ends_with(".tmp");
-            if orphan_segment || tmp {
+            if name.starts_with("seg-") && name.ends_with(".pdx") && !live.contains(name) {
                 let _ = std::fs::remove_file(e.path());
             }
         }
+        // Temporary files only when their writer is gone (they are locked while written): a
+        // `build -o` into the set's directory may be writing one.
+        crate::atomic::remove_stale(&self.dir);
     }
 }
 
