@@ -17,24 +17,16 @@
 //! ```
 //! Timings are of a shared 2-core machine: compare the numbers of one run.
 
+#[path = "../tests/common/mod.rs"]
+mod common;
+
+use common::{samples, Rng};
 use pocketdex::{Index, IndexBuilder, Lang, Params, QueryOptions};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
 const BIN: &str = env!("CARGO_BIN_EXE_pocketdex");
-
-/// SplitMix64: seeded, so a run's flips are the same every time.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-}
 
 type Answer = Vec<(u32, u32, u16, String)>;
 
@@ -59,16 +51,7 @@ fn answers(index: &Index<&[u8]>, texts: &[String]) -> pocketdex::Result<Vec<Answ
 }
 
 fn flips(n: u64) {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("samples/wiki-en");
-    let mut docs: Vec<(String, String)> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| {
-            let p = e.unwrap().path();
-            let name = p.file_name().unwrap().to_string_lossy().into_owned();
-            (name, std::fs::read_to_string(&p).unwrap())
-        })
-        .collect();
-    docs.sort();
+    let docs = samples();
     let mut b = IndexBuilder::for_lang(Lang::En, Params::default()).unwrap();
     for (name, text) in &docs {
         b.add(name, None, text);
@@ -81,13 +64,13 @@ fn flips(n: u64) {
             .map(|d| d.1.split_inclusive(". ").skip(1).collect::<String>()),
     );
     let want = answers(&Index::open(&bytes[..]).unwrap(), &texts).unwrap();
-    let mut rng = Rng(12);
+    let mut rng = Rng::new(12);
     let (mut at_open, mut at_query, mut same) = (0u64, 0u64, 0u64);
     let start = Instant::now();
     for i in 0..n {
         let mut bad = bytes.clone();
-        let at = (rng.next() % bad.len() as u64) as usize;
-        bad[at] ^= (rng.next() % 255 + 1) as u8;
+        let at = rng.below(bad.len());
+        bad[at] ^= (rng.below(255) + 1) as u8;
         let Ok(index) = Index::open(&bad[..]) else {
             at_open += 1;
             continue;
