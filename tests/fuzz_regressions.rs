@@ -55,3 +55,47 @@ fn methods() {
 fn query() {
     assert!(run("query", checks::query) > 0);
 }
+
+/// `verify` counted the start bits of STARTS over whole words, so a list start moved into the
+/// last word's bits beyond the references passed: one code then found no documents. Found by
+/// the `mutate` target (tests/fuzz-regressions/mutate/starts-bit-in-padding).
+#[test]
+fn verify_refuses_a_list_start_beyond_the_references() {
+    use pocketdex::{Index, IndexBuilder, Lang, Params};
+    let mut b = IndexBuilder::for_lang(Lang::En, Params::default()).unwrap();
+    for (i, t) in ["Choir", "Logarithm", "Triton_moon"].iter().enumerate() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("samples/wiki-en/{t}.txt"));
+        b.add(
+            &i.to_string(),
+            None,
+            &std::fs::read_to_string(path).unwrap(),
+        );
+    }
+    let mut bytes = Vec::new();
+    b.finish(&mut bytes).unwrap();
+    let index = Index::open(&bytes[..]).unwrap();
+    index.verify().unwrap();
+    let refs = index.meta().ref_count;
+    let starts = index
+        .sections()
+        .into_iter()
+        .find(|s| s.name == "STARTS")
+        .unwrap();
+    drop(index);
+    assert!(
+        refs % 64 != 0,
+        "the last word has bits beyond the references"
+    );
+    let at = |p: u64| starts.offset as usize + (p / 8) as usize;
+    // The last list start moves past the last reference: as many start bits as before.
+    let last = (1..refs)
+        .rev()
+        .find(|&p| bytes[at(p)] >> (p % 8) & 1 == 1)
+        .unwrap();
+    bytes[at(last)] &= !(1 << (last % 8));
+    bytes[at(refs)] |= 1 << (refs % 8);
+    pocketdex::reseal(&mut bytes);
+    let index = Index::open(&bytes[..]).unwrap();
+    let e = index.verify().unwrap_err();
+    assert!(e.to_string().contains("STARTS"), "{e}");
+}
