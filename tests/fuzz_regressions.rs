@@ -99,3 +99,30 @@ fn verify_refuses_a_list_start_beyond_the_references() {
     let e = index.verify().unwrap_err();
     assert!(e.to_string().contains("STARTS"), "{e}");
 }
+
+/// A query looks up the short path up to `short_below · 6/5` terms, computed in u32: a
+/// `short_below` above 2³² · 5/6 overflowed (a panic with overflow checks; in release a
+/// wrapped bound, so short documents were not looked up). Found by the `mutate` target
+/// (tests/fuzz-regressions/mutate/short-below-overflow).
+#[test]
+fn a_huge_short_below_neither_overflows_nor_hides_short_documents() {
+    use pocketdex::{Index, IndexBuilder, Lang, Params, QueryOptions};
+    // 3,579,139,414 · 6/5 = 2³² (+ 0.8): the bound wrapped to 0.
+    let params = Params {
+        short_below: 3_579_139_414,
+        ..Params::default()
+    };
+    let text = "Choirs sing choral music written for ensembles of singers in churches.";
+    let mut b = IndexBuilder::for_lang(Lang::En, params).unwrap();
+    b.add("choir", None, text);
+    b.add(
+        "other",
+        None,
+        "Logarithms invert exponentiation for every positive base.",
+    );
+    let mut bytes = Vec::new();
+    b.finish(&mut bytes).unwrap();
+    let index = Index::open(bytes).unwrap();
+    let hits = index.query(text, &QueryOptions::default()).hits;
+    assert_eq!(hits.first().map(|h| h.doc), Some(0), "{hits:?}");
+}
