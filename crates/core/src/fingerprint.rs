@@ -1099,7 +1099,8 @@ impl Fingerprinter {
                 }
             }
         }
-        if n < p.short_below + p.short_below / 5 || n == 0 {
+        // Saturating: `short_below` is any u32 (found by fuzzing).
+        if n < p.short_below.saturating_add(p.short_below / 5) || n == 0 {
             let seeds = sample_numbers(
                 SHORT_SAMPLES,
                 p.minhash_bands as usize,

@@ -252,7 +252,11 @@ impl<D: AsRef<[u8]>> Index<D> {
                 .chunks(8)
                 .map(|c| u64::from_le_bytes(c.try_into().expect("8")).count_ones() as u64)
                 .sum();
-            if ones != slots || format::get_bits(bits, 0, 1) != Some(1) {
+            // A start in the last word's bits beyond the references would be counted above
+            // but begin no list (found by fuzzing).
+            let beyond = (self.meta.ref_count..bits.len() as u64 * 8)
+                .any(|p| format::get_bits(bits, p, 1) == Some(1));
+            if ones != slots || beyond || format::get_bits(bits, 0, 1) != Some(1) {
                 return Err(Error::format("STARTS does not mark one list per slot"));
             }
             let samples = &starts[self.starts_bits_len..];
