@@ -123,6 +123,6 @@ fn a_huge_short_below_neither_overflows_nor_hides_short_documents() {
     let mut bytes = Vec::new();
     b.finish(&mut bytes).unwrap();
     let index = Index::open(bytes).unwrap();
-    let hits = index.query(text, &QueryOptions::default()).hits;
+    let hits = index.query(text, &QueryOptions::default()).unwrap().hits;
     assert_eq!(hits.first().map(|h| h.doc), Some(0), "{hits:?}");
 }
