@@ -484,8 +484,9 @@ impl<D: AsRef<[u8]>> Index<D> {
         let found = format::select1(bits, samples, s);
         // The scan read from the sample's word to the answer's (or to the end, without one).
         if let Some(from) = format::word(samples, s / format::SELECT_SAMPLE) {
-            let to = found.map_or(bits.len() as u64 * 8, |p| p + 1);
-            let words = Self::word_bytes(from..to.max(from + 1));
+            // A crafted sample may be any u64: the arithmetic saturates (the read then fails).
+            let to = found.map_or(bits.len() as u64 * 8, |p| p.saturating_add(1));
+            let words = Self::word_bytes(from..to.max(from.saturating_add(1)));
             self.touch(SectionId::Starts, words.start..words.end.min(bits.len()))?;
         }
         Ok(found)
