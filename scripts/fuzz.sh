@@ -8,7 +8,7 @@
 #
 # Environment:
 #   FUZZ_RUNS=N         stop each target after N executions instead of after the time
-#                       (the long run: FUZZ_RUNS=10000000 scripts/fuzz.sh 0)
+#                       (the long run: FUZZ_SANITIZER=none FUZZ_RUNS=10000000 scripts/fuzz.sh 0)
 #   FUZZ_SANITIZER=S    address (default) or none (faster to build and to run; CI uses it)
 #   FUZZ_ARGS="..."     more libFuzzer flags, e.g. "-max_len=8192 -use_value_profile=1"
 #
