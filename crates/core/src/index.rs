@@ -512,7 +512,7 @@ impl<D: AsRef<[u8]>> Index<D> {
     /// the MPHF or by the slot's 16-bit check, so an unknown code slips through with probability
     /// 2⁻¹⁶).
     pub fn lookup(&self, key: u64) -> Result<Option<Postings<'_>>> {
-        let Some(slot) = self.slot(key) else {
+        let Some(slot) = self.slot(key)? else {
             return Ok(None);
         };
         if !self.checks_out(key, slot)? {
@@ -525,9 +525,14 @@ impl<D: AsRef<[u8]>> Index<D> {
     }
 
     /// The MPHF's slot for `key`, if within the table (any key gets one; see `checks_out`).
-    fn slot(&self, key: u64) -> Option<u32> {
-        let slot = self.mphf.get(&key)?;
-        (slot < self.meta.slot_count as u64).then_some(slot as u32)
+    /// ph trusts the section's contents; `open` checks its checksum and layout, but a crafted
+    /// section with a valid checksum can still make ph index out of bounds, so such a panic
+    /// is caught and reported as a corrupt MPHF.
+    #[inline]
+    fn slot(&self, key: u64) -> Result<Option<u32>> {
+        let slot = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.mphf.get(&key)))
+            .map_err(|_| Error::format("section MPHF is inconsistent (a crafted file?)"))?;
+        Ok(slot.and_then(|s| (s < self.meta.slot_count as u64).then_some(s as u32)))
     }
 
     /// True when slot `slot`'s 16-bit check is that of `key`: the key was indexed there.
@@ -567,7 +572,7 @@ impl<D: AsRef<[u8]>> Index<D> {
         let postings = self.section(SectionId::Postings);
         let mut slots: Vec<(usize, u32)> = Vec::with_capacity(keys.len());
         for (i, &key) in keys.iter().enumerate() {
-            if let Some(slot) = self.slot(key) {
+            if let Some(slot) = self.slot(key)? {
                 prefetch(checks, slot as usize * 2);
                 slots.push((i, slot));
             }
