@@ -1,4 +1,4 @@
 #![no_main]
-//! See `pocketdex_fuzz::methods`.
+//! Fuzz target `methods`: texts through one classical method or `compare` (the checks: `pocketdex_fuzz::methods`).
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| pocketdex_fuzz::methods(data));

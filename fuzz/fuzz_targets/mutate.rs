@@ -1,4 +1,4 @@
 #![no_main]
-//! See `pocketdex_fuzz::mutate`.
+//! Fuzz target `mutate`: a valid index or segment edited, its checksums recomputed (the checks: `pocketdex_fuzz::mutate`).
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| pocketdex_fuzz::mutate(data));

@@ -1,4 +1,4 @@
 #![no_main]
-//! See `pocketdex_fuzz::query`.
+//! Fuzz target `query`: any query text against a fixed index (the checks: `pocketdex_fuzz::query`).
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| pocketdex_fuzz::query(data));

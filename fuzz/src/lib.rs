@@ -76,7 +76,7 @@ fn lookup_many<D: AsRef<[u8]>>(index: &Index<D>, keys: &[u64]) -> Option<Vec<(us
 }
 
 /// ph trusts its MPHF bytes: a crafted section with a valid checksum can make it index out of
-/// bounds. The library catches that panic (`Index::slot`) and reports a corrupt MPHF; libFuzzer's
+/// bounds. The library catches that panic (`mphf::get`, as ph's reader does) and reports a corrupt MPHF; libFuzzer's
 /// panic hook would abort first, so panics raised inside ph or its bit vectors (bitm) are let
 /// unwind to that catch. Every other panic still aborts: a crash.
 fn ph_panics_unwind() {

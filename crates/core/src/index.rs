@@ -525,13 +525,9 @@ impl<D: AsRef<[u8]>> Index<D> {
     }
 
     /// The MPHF's slot for `key`, if within the table (any key gets one; see `checks_out`).
-    /// ph trusts the section's contents; `open` checks its checksum and layout, but a crafted
-    /// section with a valid checksum can still make ph index out of bounds, so such a panic
-    /// is caught and reported as a corrupt MPHF.
     #[inline]
     fn slot(&self, key: u64) -> Result<Option<u32>> {
-        let slot = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.mphf.get(&key)))
-            .map_err(|_| Error::format("section MPHF is inconsistent (a crafted file?)"))?;
+        let slot = mphf::get(&self.mphf, key)?;
         Ok(slot.and_then(|s| (s < self.meta.slot_count as u64).then_some(s as u32)))
     }
 

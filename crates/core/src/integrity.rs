@@ -34,18 +34,20 @@ pub fn block_hash(tag: u32, index: u64, bytes: &[u8]) -> [u8; HASH_LEN] {
     out
 }
 
-/// True for the sections that the tree covers block by block; the others (META, CLASSES, IDF,
-/// MPHF and TREE) are small, decoded by `open` and checked whole there; SUMS is the tree.
+/// The small sections `open` decodes and checks whole (TREE only from version 7); a signature
+/// hashes exactly these beside the header and directory.
+pub const CHECKED_AT_OPEN: [SectionId; 5] = [
+    SectionId::Meta,
+    SectionId::Classes,
+    SectionId::Idf,
+    SectionId::Mphf,
+    SectionId::Tree,
+];
+
+/// True for the sections that the tree covers block by block: all but those `open` checks
+/// whole and SUMS, the tree itself.
 pub fn covered(id: SectionId) -> bool {
-    !matches!(
-        id,
-        SectionId::Meta
-            | SectionId::Classes
-            | SectionId::Idf
-            | SectionId::Mphf
-            | SectionId::Tree
-            | SectionId::Sums
-    )
+    !CHECKED_AT_OPEN.contains(&id) && id != SectionId::Sums
 }
 
 /// Section TREE: the block size, the number of leaf and top hashes, and the root.

@@ -56,6 +56,15 @@ pub fn from_bytes(mut bytes: &[u8]) -> Result<Function> {
     }
 }
 
+/// The slot `f` gives `key` (`None` for some keys it was not built on). ph's lookup trusts the
+/// section as its reader does: a crafted section with a valid checksum and layout can make it
+/// index out of bounds, and that panic becomes an error here too.
+#[inline]
+pub fn get(f: &Function, key: u64) -> Result<Option<u64>> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f.get(&key)))
+        .map_err(|_| Error::format("MPHF section is inconsistent (a crafted file?)"))
+}
+
 /// The length the section must have, from its level sizes (`index-format.md`, section MPHF):
 /// group bits byte, VByte level count and sizes, 16 bits per group, seed bits byte, 4 bits per group.
 fn expected_len(bytes: &[u8]) -> Option<usize> {

@@ -162,11 +162,9 @@ fn message(index: &[u8], dir: &Directory) -> Result<Vec<u8>> {
     for e in dir
         .entries()
         .iter()
-        .filter(|e| !crate::integrity::covered(e.id))
+        .filter(|e| crate::integrity::CHECKED_AT_OPEN.contains(&e.id))
     {
-        if e.id != SectionId::Sums {
-            h.update(&index[e.range()]);
-        }
+        h.update(&index[e.range()]);
     }
     let mut m = CONTEXT.to_vec();
     m.extend((index.len() as u64).to_le_bytes());
