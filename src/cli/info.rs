@@ -1,7 +1,6 @@
 //! `pocketdex info`: what an index holds and how its bytes are spent.
 
 use super::util;
-use serde_json::json;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -46,30 +45,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 fn set_info(path: &Path, json: bool, out: &mut dyn Write) -> anyhow::Result<()> {
     let set = util::open_indexes(&[path.to_path_buf()], util::Access::Scan)?;
     let schema = util::open_index(&path.join(pocketdex::SCHEMA), util::Access::Scan)?;
-    let segments: Vec<_> = set
-        .parts()
-        .iter()
-        .map(|p| {
-            json!({"file": p.file, "documents": p.index.doc_count(),
-                   "deleted": p.index.doc_count() as u64 - p.live_docs(), "bytes": p.index.len_bytes()})
-        })
-        .collect();
     let docs: u64 = set.parts().iter().map(|p| p.index.doc_count() as u64).sum();
     let bytes: u64 = set.parts().iter().map(|p| p.index.len_bytes()).sum();
-    let m = schema.meta();
     if json {
-        let mut o = json!({
-            "set": path.display().to_string(),
-            "generation": set.generation(),
-            "live_documents": set.live_docs(),
-            "deleted_documents": docs - set.live_docs(),
-            "bytes": bytes,
-            "language": m.lang,
-            "params": m.params,
-            "resolution": schema.resolution(),
-            "segments": segments,
-        });
-        util::tidy_floats(&mut o);
+        let o = pocketdex::info::set_info(&path.display().to_string(), &set, &schema);
         writeln!(out, "{o}")?;
         return Ok(());
     }
@@ -126,29 +105,12 @@ fn file_info<D: AsRef<[u8]>>(
         .find(|s| s.name == "TITLES")
         .map_or(0, |s| s.len);
     let total = index.len_bytes();
-    let lists = index.list_lengths()?;
     if json {
-        let mut o = json!({
-            "file": path.display().to_string(),
-            "format_version": index.version(),
-            "signed_by": index.signature().map(|s| s.public_key.to_text().trim().to_string()),
-            "bytes": total,
-            "documents": m.doc_count,
-            "codes": m.slot_count,
-            "references": m.ref_count,
-            "posting_bits": m.posting_bits,
-            "language": m.lang,
-            "params": p,
-            "sections": sections,
-            "bytes_per_document": total as f64 / docs,
-            "bytes_per_document_beyond_names": (total - names - titles) as f64 / docs,
-            "resolution": index.resolution(),
-            "lists": lists,
-        });
-        util::tidy_floats(&mut o);
+        let o = pocketdex::info::file_info(&path.display().to_string(), index)?;
         writeln!(out, "{o}")?;
         return Ok(());
     }
+    let lists = index.list_lengths()?;
     writeln!(
         out,
         "{}: pocketdex index, format version {}",

@@ -11,6 +11,7 @@ mod ingest;
 mod query;
 mod reference;
 mod report;
+mod serve;
 mod set;
 mod sign;
 mod synth;
@@ -33,6 +34,7 @@ use std::process::ExitCode;
 ///   pocketdex query wiki.pdx samples/query/edited.txt
 ///   pocketdex add archive samples/wiki-en
 ///   pocketdex check archive samples/query/edited.txt --add
+///   pocketdex serve wiki.pdx
 #[derive(Parser, Debug)]
 // Verbatim: one example command per line, as it is pasted.
 #[command(
@@ -58,6 +60,7 @@ enum Command {
     Merge(set::MergeArgs),
     Info(info::Args),
     Verify(verify::Args),
+    Serve(serve::Args),
     Keygen(sign::KeygenArgs),
     Sign(sign::SignArgs),
     #[command(subcommand)]
@@ -81,6 +84,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Merge(a) => set::merge(a),
         Command::Info(a) => info::run(a),
         Command::Verify(a) => verify::run(a),
+        Command::Serve(a) => serve::run(a),
         Command::Keygen(a) => sign::keygen(a),
         Command::Sign(a) => sign::sign(a),
         Command::Reference(c) => reference::run(c),

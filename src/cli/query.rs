@@ -240,20 +240,10 @@ fn print_result<D: AsRef<[u8]>>(
     out: &mut dyn Write,
 ) -> std::io::Result<()> {
     if args.json {
-        for (rank, sh) in r.hits.iter().enumerate() {
-            let h = &sh.hit;
-            let mut o = json!({
-                "type": "hit",
-                "query": label,
-                "id": damaged(index.name(sh.part, h.doc))?.unwrap_or_default(),
-                "score": (h.score as f64 * 10000.0).round() / 10000.0,
-                "rank": rank + 1,
-                "codes": h.codes,
-                "path": h.path,
-            });
-            if let Some(t) = damaged(index.title(sh.part, h.doc))? {
-                o["title"] = json!(t);
-            }
+        for record in damaged(index.records(&r))? {
+            let mut o = serde_json::to_value(record).map_err(std::io::Error::other)?;
+            o["type"] = json!("hit");
+            o["query"] = json!(label);
             writeln!(out, "{o}")?;
         }
         // What the query cost, after its hits (so that the first line of a DOC is its best hit).

@@ -3,9 +3,9 @@
 use super::ingest;
 use super::util;
 use anyhow::Context;
+use pocketdex::check::Status;
 use pocketdex::fingerprint::Resolution;
-use pocketdex::sketch::estimate_similarity;
-use pocketdex::{Change, IndexSet, Lang, Params, QueryOptions, SetWriter};
+use pocketdex::{Change, Check, IndexSet, Lang, Params, SetWriter, Verdict};
 use serde_json::json;
 use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
@@ -325,14 +325,6 @@ pub struct CheckArgs {
     writer: WriterArgs,
 }
 
-/// A near copy of a checked document.
-struct Near {
-    id: String,
-    score: f32,
-    codes: u16,
-    path: &'static str,
-}
-
 pub fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
     if !(0.0..=1.0).contains(&args.threshold) {
         anyhow::bail!(
@@ -349,23 +341,13 @@ pub fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
         read_only = util::open_indexes(std::slice::from_ref(&args.index), util::Access::Lookups)?;
         &read_only
     };
-    let mut builder = writer.as_ref().map(|w| w.builder());
-    let f = match (&builder, set.parts().first()) {
-        (Some(b), _) => b.fingerprinter().clone(),
-        (None, Some(p)) => p.index.fingerprinter().clone(),
-        (None, None) => anyhow::bail!("{} holds no documents", args.index.display()),
-    };
-    let opts = QueryOptions {
-        top: args.top,
-        threshold: args.threshold,
-        ..QueryOptions::default()
-    };
+    let builder = writer.as_ref().map(|w| w.builder());
+    let mut check = Check::new(set, builder, args.top, args.threshold, args.replace)
+        .with_context(|| args.index.display().to_string())?;
+    let f = check.fingerprinter().clone();
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     let (mut near_copies, mut errors) = (0usize, 0usize);
-    // Documents of this call to be added: id and sketch.
-    let mut pending: Vec<(String, Vec<u64>)> = Vec::new();
-    let mut ids = std::collections::HashSet::new();
     let mut out_err: Option<std::io::Error> = None;
     let sources = pocketdex::corpus::sources(&args.docs)?;
     let summary = ingest::fingerprinted(
@@ -375,72 +357,14 @@ pub fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
         true,
         "checking",
         |d, fp| {
-            let r = set.query_fingerprint(&fp, &opts)?;
-            let mut near: Vec<Near> = r
-                .hits
-                .iter()
-                .map(|h| {
-                    Ok(Near {
-                        id: set
-                            .name(h.part, h.hit.doc)?
-                            .unwrap_or_default()
-                            .into_owned(),
-                        score: h.hit.score,
-                        codes: h.hit.codes,
-                        path: h.hit.path.name(),
-                    })
-                })
-                .collect::<pocketdex::Result<_>>()?;
-            for (id, sketch) in &pending {
-                let score = estimate_similarity(fp.sketch(), sketch.iter());
-                if score >= args.threshold {
-                    near.push(Near {
-                        id: id.clone(),
-                        score,
-                        codes: 0,
-                        path: "submitted",
-                    });
-                }
+            let v = check.check(&d.id, d.title.as_deref(), fp)?;
+            match v.status {
+                Status::Error => errors += 1,
+                Status::NearCopy => near_copies += 1,
+                Status::New => {}
             }
-            near.sort_by(|a, b| b.score.total_cmp(&a.score));
-            near.truncate(args.top);
-            let mut message = None;
-            let mut added = false;
-            if near.is_empty() {
-                if let Some(b) = builder.as_mut() {
-                    if !ids.insert(d.id.clone()) {
-                        message = Some(format!("id {:?} is given twice", d.id));
-                    } else if !args.replace && set.find(&d.id)?.is_some() {
-                        message = Some(format!(
-                            "id {:?} is already in the set (--replace replaces it)",
-                            d.id
-                        ));
-                    } else {
-                        pending.push((d.id.clone(), fp.sketch().to_vec()));
-                        b.add_fingerprint(&d.id, d.title.as_deref(), fp)?;
-                        added = true;
-                    }
-                }
-            }
-            let status = if message.is_some() {
-                errors += 1;
-                "error"
-            } else if near.is_empty() {
-                "new"
-            } else {
-                near_copies += 1;
-                "near-copy"
-            };
             if out_err.is_none() {
-                if let Err(e) = print_check(
-                    &mut out,
-                    &args,
-                    &d.id,
-                    status,
-                    added,
-                    &near,
-                    message.as_deref(),
-                ) {
+                if let Err(e) = print_check(&mut out, &args, &v) {
                     out_err = Some(e);
                 }
             }
@@ -462,10 +386,11 @@ pub fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
         }
     }
     out.flush()?;
+    let builder = check.into_builder();
     if let (Some(mut w), Some(b)) = (writer, builder) {
         if errors > 0 {
             anyhow::bail!(
-                "nothing was added to {}: fix the errors above and check again",
+                "nothing was added to {}: fix the errors above and check again (--replace lets a new document take a held id)",
                 args.index.display()
             );
         }
@@ -488,37 +413,23 @@ pub fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
     })
 }
 
-fn print_check(
-    out: &mut dyn Write,
-    args: &CheckArgs,
-    doc: &str,
-    status: &str,
-    added: bool,
-    near: &[Near],
-    message: Option<&str>,
-) -> std::io::Result<()> {
+fn print_check(out: &mut dyn Write, args: &CheckArgs, v: &Verdict) -> std::io::Result<()> {
     if args.json {
-        let hits: Vec<_> = near
-            .iter()
-            .map(|n| {
-                json!({"id": n.id, "score": (n.score as f64 * 10000.0).round() / 10000.0,
-                       "codes": n.codes, "path": n.path})
-            })
-            .collect();
-        let mut o =
-            json!({"type": "check", "doc": doc, "status": status, "added": added, "hits": hits});
-        if let Some(m) = message {
-            o["message"] = json!(m);
-        }
+        let mut o = serde_json::to_value(v).map_err(std::io::Error::other)?;
+        o["type"] = json!("check");
         return writeln!(out, "{o}");
     }
-    let doc = util::printable(doc);
-    match (status, near.first()) {
-        ("error", _) => writeln!(out, "{doc}: error: {}", message.unwrap_or_default()),
+    let doc = util::printable(&v.doc);
+    match (v.status, v.hits.first()) {
+        (Status::Error, _) => writeln!(
+            out,
+            "{doc}: error: {}",
+            v.message.as_deref().unwrap_or_default()
+        ),
         (_, Some(best)) => {
             let best_id = util::printable(&best.id);
             writeln!(out, "{doc}: near copy of {best_id} ({:.3})", best.score)?;
-            for (rank, n) in near.iter().enumerate() {
+            for (rank, n) in v.hits.iter().enumerate() {
                 writeln!(
                     out,
                     "  {:>2}. {:.3}  {}  ({})",
@@ -530,7 +441,7 @@ fn print_check(
             }
             Ok(())
         }
-        (_, None) if added => writeln!(out, "{doc}: new, added"),
+        (_, None) if v.added => writeln!(out, "{doc}: new, added"),
         (_, None) => writeln!(out, "{doc}: new"),
     }
 }

@@ -309,28 +309,6 @@ pub fn bytes_beyond_names<'a>(
     total.saturating_sub(names) as f64 / docs.max(1) as f64
 }
 
-/// Rounds the floats of a JSON value for people and parsers alike: a value that is exactly an
-/// f32 (a parameter such as a scheme boundary) becomes its shortest f32 form (-0.45, not
-/// -0.44999998807907104), any other to 6 significant digits.
-pub fn tidy_floats(v: &mut serde_json::Value) {
-    match v {
-        serde_json::Value::Number(n) if n.is_f64() => {
-            let x = n.as_f64().unwrap_or_default();
-            let tidy = if (x as f32) as f64 == x {
-                (x as f32).to_string().parse::<f64>().unwrap_or(x)
-            } else {
-                format!("{x:.5e}").parse::<f64>().unwrap_or(x)
-            };
-            if let Some(t) = serde_json::Number::from_f64(tidy) {
-                *n = t;
-            }
-        }
-        serde_json::Value::Array(a) => a.iter_mut().for_each(tidy_floats),
-        serde_json::Value::Object(o) => o.values_mut().for_each(tidy_floats),
-        _ => {}
-    }
-}
-
 /// Bytes as a human-readable size.
 pub fn size(bytes: u64) -> String {
     const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];

@@ -8,7 +8,7 @@
 //! [`sketch`]) → MPHF table file ([`IndexBuilder`]; the MPHF, the byte layout and the META
 //! section are private modules that follow `index-format.md`) → reader over any bytes
 //! ([`Index`]) → query ([`Index::query`], [`Index::query_fingerprint`]) → many index files as
-//! one ([`IndexSet`]; a set that changes, [`SetWriter`]).
+//! one ([`IndexSet`]; a set that changes, [`SetWriter`]) → the submission check ([`Check`]).
 //!
 //! What a user needs is re-exported here: [`IndexBuilder`] and [`Index`] with
 //! [`QueryOptions`], [`QueryResult`] and [`Hit`]; [`Fingerprinter`] and [`Params`] to
@@ -59,8 +59,11 @@ mod index;
 mod integrity;
 mod query;
 mod set;
+pub mod check;
+pub mod info;
 
 pub use builder::{BuildStats, IndexBuilder, PathCounts};
+pub use check::{Check, HitRecord, Verdict};
 pub use error::{Error, Result};
 pub use fingerprint::{Fingerprinter, Params};
 #[doc(hidden)]

@@ -1,0 +1,252 @@
+//! The submission check, the one operation behind `pocketdex check`, the server's `/v1/check`
+//! and the Python package: each document's near copies among an index's documents and those
+//! checked before it, and, when adding, the new ones collected for one new segment.
+
+use crate::builder::IndexBuilder;
+use crate::error::Result;
+use crate::fingerprint::{Fingerprint, Fingerprinter};
+use crate::query::QueryOptions;
+use crate::set::{IndexSet, SetQueryResult};
+use crate::sketch::estimate_similarity;
+use memmap2::Mmap;
+use std::collections::HashSet;
+
+/// A score as the front ends print it: four decimals, so that float noise does not differ
+/// between them.
+pub fn rounded(score: f32) -> f64 {
+    (score as f64 * 10000.0).round() / 10000.0
+}
+
+fn serialize_score<S: serde::Serializer>(
+    score: &f32,
+    s: S,
+) -> std::result::Result<S::Ok, S::Error> {
+    s.serialize_f64(rounded(*score))
+}
+
+/// One hit of a query as the front ends report it (`query --json`, the server, Python).
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct HitRecord {
+    /// The document's id (its name in the index).
+    pub id: String,
+    /// Estimated cosine similarity, rounded to four decimals when serialized.
+    #[serde(serialize_with = "serialize_score")]
+    #[cfg_attr(feature = "openapi", schema(value_type = f64))]
+    pub score: f32,
+    /// 1 for the best hit.
+    pub rank: usize,
+    /// Code groups that collided.
+    pub codes: u16,
+    /// The path that found it: `fuzzy`, `short`, `exact` or `similar`.
+    #[cfg_attr(feature = "openapi", schema(value_type = String))]
+    pub path: &'static str,
+    /// The document's title, when it has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+}
+
+impl<D: AsRef<[u8]>> IndexSet<D> {
+    /// The hits of `r` with their ids and titles, best first.
+    ///
+    /// # Errors
+    /// As [`IndexSet::name`], when the part of a file holding a name or title is damaged.
+    pub fn records(&self, r: &SetQueryResult) -> Result<Vec<HitRecord>> {
+        r.hits
+            .iter()
+            .enumerate()
+            .map(|(rank, h)| {
+                Ok(HitRecord {
+                    id: self
+                        .name(h.part, h.hit.doc)?
+                        .unwrap_or_default()
+                        .into_owned(),
+                    score: h.hit.score,
+                    rank: rank + 1,
+                    codes: h.hit.codes,
+                    path: h.hit.path.name(),
+                    title: self.title(h.part, h.hit.doc)?.map(|t| t.into_owned()),
+                })
+            })
+            .collect()
+    }
+}
+
+/// A near copy of a checked document.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct Near {
+    /// Its id.
+    pub id: String,
+    /// Estimated cosine similarity (four decimals when serialized).
+    #[serde(serialize_with = "serialize_score")]
+    #[cfg_attr(feature = "openapi", schema(value_type = f64))]
+    pub score: f32,
+    /// Code groups that collided (0 for a document submitted earlier in the same check).
+    pub codes: u16,
+    /// The path that found it, or `submitted` for a document submitted earlier in the same
+    /// check.
+    #[cfg_attr(feature = "openapi", schema(value_type = String))]
+    pub path: &'static str,
+}
+
+/// What a checked document is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "kebab-case")]
+pub enum Status {
+    /// No near copy.
+    New,
+    /// At least one near copy.
+    NearCopy,
+    /// It could not be added (its id is taken or given twice).
+    Error,
+}
+
+/// The verdict on one checked document.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct Verdict {
+    /// The document's id.
+    pub doc: String,
+    /// New, near copy, or error.
+    pub status: Status,
+    /// True when it is to be added (with the check's builder).
+    pub added: bool,
+    /// Its near copies, best first.
+    pub hits: Vec<Near>,
+    /// Why it is an error.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+/// A run of submission checks against one snapshot of an index (set): every document is
+/// compared with the index and with the documents checked before it, and, when adding, each
+/// new one goes into a builder whose documents become one segment ([`crate::SetWriter::add`]).
+pub struct Check<'a> {
+    set: &'a IndexSet<Mmap>,
+    fingerprinter: Fingerprinter,
+    builder: Option<IndexBuilder>,
+    opts: QueryOptions,
+    replace: bool,
+    /// Documents of this run to be added: id and sketch.
+    pending: Vec<(String, Vec<u64>)>,
+    ids: HashSet<String>,
+}
+
+impl<'a> Check<'a> {
+    /// A check against `set` keeping at most `top` near copies at a score of at least
+    /// `threshold`. With a builder (from [`crate::SetWriter::builder`]), new documents are added
+    /// to it; `replace` then lets a new document take the id of one the set holds.
+    ///
+    /// # Errors
+    /// [`crate::Error::Invalid`] without a builder when the set holds no index to check against.
+    pub fn new(
+        set: &'a IndexSet<Mmap>,
+        builder: Option<IndexBuilder>,
+        top: usize,
+        threshold: f32,
+        replace: bool,
+    ) -> Result<Check<'a>> {
+        let fingerprinter = match (&builder, set.parts().first()) {
+            (Some(b), _) => b.fingerprinter().clone(),
+            (None, Some(p)) => p.index.fingerprinter().clone(),
+            (None, None) => {
+                return Err(crate::Error::Invalid(
+                    "the index holds no documents to check against".into(),
+                ))
+            }
+        };
+        Ok(Check {
+            set,
+            fingerprinter,
+            builder,
+            opts: QueryOptions {
+                top,
+                threshold,
+                ..QueryOptions::default()
+            },
+            replace,
+            pending: Vec::new(),
+            ids: HashSet::new(),
+        })
+    }
+
+    /// The fingerprinter documents are checked with (for fingerprinting on other threads).
+    pub fn fingerprinter(&self) -> &Fingerprinter {
+        &self.fingerprinter
+    }
+
+    /// Checks a document of this fingerprinter's and, when adding and it is new, adds it.
+    ///
+    /// # Errors
+    /// As [`IndexSet::query_fingerprint`]: a damaged index, or a fingerprint of other
+    /// parameters.
+    pub fn check(&mut self, id: &str, title: Option<&str>, fp: Fingerprint) -> Result<Verdict> {
+        let r = self.set.query_fingerprint(&fp, &self.opts)?;
+        let mut near: Vec<Near> = r
+            .hits
+            .iter()
+            .map(|h| {
+                Ok(Near {
+                    id: self
+                        .set
+                        .name(h.part, h.hit.doc)?
+                        .unwrap_or_default()
+                        .into_owned(),
+                    score: h.hit.score,
+                    codes: h.hit.codes,
+                    path: h.hit.path.name(),
+                })
+            })
+            .collect::<Result<_>>()?;
+        for (other, sketch) in &self.pending {
+            let score = estimate_similarity(fp.sketch(), sketch.iter());
+            if score >= self.opts.threshold {
+                near.push(Near {
+                    id: other.clone(),
+                    score,
+                    codes: 0,
+                    path: "submitted",
+                });
+            }
+        }
+        near.sort_by(|a, b| b.score.total_cmp(&a.score));
+        near.truncate(self.opts.top);
+        let (mut message, mut added) = (None, false);
+        if near.is_empty() {
+            if let Some(b) = self.builder.as_mut() {
+                if !self.ids.insert(id.to_string()) {
+                    message = Some(format!("id {id:?} is given twice"));
+                } else if !self.replace && self.set.find(id)?.is_some() {
+                    message = Some(format!(
+                        "id {id:?} is already in the set (replace it, or give another id)"
+                    ));
+                } else {
+                    self.pending.push((id.to_string(), fp.sketch().to_vec()));
+                    b.add_fingerprint(id, title, fp)?;
+                    added = true;
+                }
+            }
+        }
+        let status = if message.is_some() {
+            Status::Error
+        } else if near.is_empty() {
+            Status::New
+        } else {
+            Status::NearCopy
+        };
+        Ok(Verdict {
+            doc: id.to_string(),
+            status,
+            added,
+            hits: near,
+            message,
+        })
+    }
+
+    /// The builder holding the documents to add, for [`crate::SetWriter::add`].
+    pub fn into_builder(self) -> Option<IndexBuilder> {
+        self.builder
+    }
+}

@@ -1,0 +1,597 @@
+//! The JSON API: request and response types (which the OpenAPI description is derived from)
+//! and the handlers, each a thin call of the library's one operation.
+
+use crate::error::{ApiError, ErrorBody};
+use crate::state::Snapshot;
+use crate::App;
+use axum::body::Bytes;
+use axum::extract::{FromRequest, Query, Request, State};
+use axum::http::{header, StatusCode};
+use axum::Json;
+use pocketdex::check::Check;
+use pocketdex::{HitRecord, QueryOptions, Verdict};
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+use std::time::Instant;
+use utoipa::{IntoParams, ToSchema};
+
+/// Most hits a request may ask for.
+const MAX_TOP: usize = 10_000;
+
+/// A query document with its options (`text/plain` bodies give the options as URL parameters).
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct QueryRequest {
+    /// The document (plain text; HTML markup is removed).
+    pub text: String,
+    #[serde(flatten)]
+    #[schema(inline)]
+    pub options: Options,
+}
+
+/// How to query (all optional).
+#[derive(Clone, Default, Deserialize, ToSchema, IntoParams)]
+pub struct Options {
+    /// Keep at most this many hits (1 to 10,000; default 100).
+    pub top: Option<usize>,
+    /// Keep hits whose estimated similarity is at least this (0 to 1; default 0.5, with
+    /// `similar` 0.4).
+    pub threshold: Option<f32>,
+    /// Also find documents that say nearly the same thing in other words (the similar path).
+    pub similar: Option<bool>,
+}
+
+impl Options {
+    fn query_options(&self) -> Result<QueryOptions, ApiError> {
+        let mut o = if self.similar == Some(true) {
+            QueryOptions::similar()
+        } else {
+            QueryOptions::default()
+        };
+        if let Some(t) = self.threshold {
+            if !(0.0..=1.0).contains(&t) {
+                return Err(ApiError::bad_request(format!(
+                    "threshold must be between 0 and 1, not {t}"
+                )));
+            }
+            o.threshold = t;
+        }
+        if let Some(top) = self.top {
+            if !(1..=MAX_TOP).contains(&top) {
+                return Err(ApiError::bad_request(format!(
+                    "top must be between 1 and {MAX_TOP}, not {top}"
+                )));
+            }
+            o.top = top;
+        }
+        Ok(o)
+    }
+}
+
+/// Many query documents in one request.
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BatchRequest {
+    /// The documents, answered in this order.
+    pub texts: Vec<String>,
+    #[serde(flatten)]
+    #[schema(inline)]
+    pub options: Options,
+}
+
+/// What a query cost.
+#[derive(Serialize, Deserialize, ToSchema)]
+pub struct QueryStats {
+    /// Index terms of the document.
+    pub terms: u32,
+    /// Codes looked up.
+    pub lookups: usize,
+    /// Distinct documents the codes found, before ranking.
+    pub candidates: usize,
+    /// Hits answered.
+    pub hits: usize,
+    /// Time the library took, in microseconds.
+    pub micros: u64,
+}
+
+/// The answer to one query: the hit objects of `pocketdex query --json` (without its `type`
+/// and `query` labels), best first, and what the query cost.
+#[derive(Serialize, ToSchema)]
+pub struct QueryAnswer {
+    /// Hits, best first.
+    pub hits: Vec<HitRecord>,
+    /// What the query cost.
+    pub stats: QueryStats,
+}
+
+/// The answers to a batch, in the order of its texts.
+#[derive(Serialize, ToSchema)]
+pub struct BatchAnswer {
+    /// One answer per text.
+    pub results: Vec<QueryAnswer>,
+}
+
+/// One document to check.
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CheckDocument {
+    /// Its id (its name in the index when it is added).
+    pub id: String,
+    /// Its text.
+    pub text: String,
+    /// Its title.
+    pub title: Option<String>,
+}
+
+/// The submission check: each document's near copies among the index's documents and the
+/// documents before it in the request; with `add` (a server started with `--writable`), the
+/// new ones are added to the index set as one new segment, all or none.
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CheckRequest {
+    /// The documents, checked in this order.
+    pub documents: Vec<CheckDocument>,
+    /// A document scoring at least this is a near copy (default 0.8).
+    pub threshold: Option<f32>,
+    /// Near copies reported per document (default 10).
+    pub top: Option<usize>,
+    /// Add each new document (needs `--writable`; default false).
+    #[serde(default)]
+    pub add: bool,
+    /// With `add`: a new document whose id the set holds replaces that document.
+    #[serde(default)]
+    pub replace: bool,
+}
+
+/// The verdicts of a check.
+#[derive(Serialize, ToSchema)]
+pub struct CheckAnswer {
+    /// One verdict per document, in order.
+    pub results: Vec<Verdict>,
+    /// Documents added.
+    pub added: u64,
+    /// The set's generation after the check.
+    pub generation: u64,
+}
+
+/// Two documents to compare: the query text and an indexed document's id (its text from
+/// `--texts`), or a second text.
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CompareRequest {
+    /// The first document.
+    pub text: String,
+    /// The id of an indexed document (needs `serve --texts`).
+    pub id: Option<String>,
+    /// Or the second document's text.
+    pub other: Option<String>,
+}
+
+/// A run of a text, shared with the other document or not.
+#[derive(Serialize, ToSchema)]
+pub struct Span {
+    /// The text of the run.
+    pub text: String,
+    /// True for an index term the other document has too.
+    pub shared: bool,
+}
+
+/// What two documents share: `pocketdex compare --json` and both texts in runs, their shared
+/// index terms marked.
+#[derive(Serialize, ToSchema)]
+pub struct CompareAnswer {
+    /// Every measure of every method (as `pocketdex compare --json`).
+    #[schema(value_type = Object)]
+    pub comparison: serde_json::Value,
+    /// Each method's score, threshold and verdict.
+    #[schema(value_type = Vec<Object>)]
+    pub verdicts: Vec<serde_json::Value>,
+    /// Distinct index terms both have.
+    pub shared_terms: usize,
+    /// The first text in runs.
+    pub a: Vec<Span>,
+    /// The second text in runs.
+    pub b: Vec<Span>,
+}
+
+/// The server's state.
+#[derive(Serialize, Deserialize, ToSchema)]
+pub struct Health {
+    /// "ok".
+    pub status: String,
+    /// Live documents served.
+    pub documents: u64,
+    /// Times a replaced index was picked up since start.
+    pub reloads: u64,
+}
+
+/// What is served.
+#[derive(Serialize, ToSchema)]
+pub struct InfoAnswer {
+    /// `pocketdex info --json` of the index.
+    #[schema(value_type = Object)]
+    pub index: serde_json::Value,
+    /// True when `/v1/check` may add documents.
+    pub writable: bool,
+    /// True when `/v1/compare` can look up an indexed document's text.
+    pub texts: bool,
+    /// Largest request body, in bytes.
+    pub max_body: usize,
+}
+
+/// A request body: its bytes and whether it is JSON.
+pub struct Payload {
+    json: bool,
+    bytes: Bytes,
+}
+
+impl FromRequest<Arc<App>> for Payload {
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, app: &Arc<App>) -> Result<Payload, ApiError> {
+        let kind = req
+            .headers()
+            .get(header::CONTENT_TYPE)
+            .map(|v| v.to_str().unwrap_or("?").to_ascii_lowercase());
+        let essence = kind
+            .as_deref()
+            .map(|k| k.split(';').next().unwrap_or("").trim().to_string());
+        let json = match essence.as_deref() {
+            Some("application/json") => true,
+            Some(e) if e.ends_with("+json") => true,
+            // curl --data-binary sends form-urlencoded unless told otherwise: its body is the
+            // document as it is, like text/plain's.
+            None | Some("application/x-www-form-urlencoded" | "application/octet-stream") => false,
+            Some(e) if e.starts_with("text/") => false,
+            Some(other) => {
+                return Err(ApiError::new(
+                    StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                    format!(
+                        "the body is {other}; send application/json, or the document as text/plain"
+                    ),
+                ))
+            }
+        };
+        let limit = app.config.max_body;
+        let too_large = || {
+            ApiError::new(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                format!(
+                    "the body is larger than this server's limit of {limit} bytes (serve --max-body)"
+                ),
+            )
+        };
+        let declared = req
+            .headers()
+            .get(header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
+        if declared.is_some_and(|n| n > limit as u64) {
+            return Err(too_large());
+        }
+        let bytes = axum::body::to_bytes(req.into_body(), limit)
+            .await
+            .map_err(|e| {
+                if std::error::Error::source(&e)
+                    .is_some_and(|s| s.is::<http_body_util::LengthLimitError>())
+                {
+                    too_large()
+                } else {
+                    ApiError::bad_request(format!("the body could not be read: {e}"))
+                }
+            })?;
+        Ok(Payload { json, bytes })
+    }
+}
+
+impl Payload {
+    /// The body as a JSON request of type `T`.
+    fn parse<T: serde::de::DeserializeOwned>(&self, what: &str) -> Result<T, ApiError> {
+        if !self.json {
+            return Err(ApiError::new(
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                format!("send {what} as application/json"),
+            ));
+        }
+        serde_json::from_slice(&self.bytes)
+            .map_err(|e| ApiError::bad_request(format!("invalid JSON: {e}")))
+    }
+
+    /// The body as text.
+    fn text(self) -> Result<String, ApiError> {
+        String::from_utf8(self.bytes.into()).map_err(|e| {
+            ApiError::bad_request(format!(
+                "the body is not UTF-8 (invalid byte at offset {}); send the document as UTF-8 text",
+                e.utf8_error().valid_up_to()
+            ))
+        })
+    }
+}
+
+/// One query against a snapshot.
+fn answer(s: &Snapshot, text: &str, opts: &QueryOptions) -> Result<QueryAnswer, ApiError> {
+    let start = Instant::now();
+    let r = s.set.query(text, opts)?;
+    let hits = s.set.records(&r)?;
+    Ok(QueryAnswer {
+        stats: QueryStats {
+            terms: r.terms,
+            lookups: r.lookups,
+            candidates: r.candidates,
+            hits: hits.len(),
+            micros: start.elapsed().as_micros() as u64,
+        },
+        hits,
+    })
+}
+
+/// Finds the near copies of one document.
+#[utoipa::path(post, path = "/v1/query", tag = "query",
+    params(Options),
+    request_body(description = "The document as text/plain (options as URL parameters), or a JSON query", content(
+        (QueryRequest = "application/json"),
+        (String = "text/plain"),
+    )),
+    responses(
+        (status = 200, body = QueryAnswer, description = "Hits, best first, and what the query cost"),
+        (status = 400, body = ErrorBody, description = "Malformed JSON, not UTF-8, or an option out of range"),
+        (status = 413, body = ErrorBody, description = "The body is over --max-body"),
+        (status = 415, body = ErrorBody, description = "Neither JSON nor plain text"),
+        (status = 503, body = ErrorBody, description = "Too many requests in flight, or over --timeout"),
+    ))]
+pub async fn query(
+    State(app): State<Arc<App>>,
+    uri: axum::http::Uri,
+    payload: Payload,
+) -> Result<Json<QueryAnswer>, ApiError> {
+    let req = if payload.json {
+        payload.parse::<QueryRequest>("the query")?
+    } else {
+        let Query(options) = Query::<Options>::try_from_uri(&uri)
+            .map_err(|e| ApiError::bad_request(e.body_text()))?;
+        QueryRequest {
+            text: payload.text()?,
+            options,
+        }
+    };
+    let opts = req.options.query_options()?;
+    let snapshot = app.served.snapshot();
+    let a = app
+        .cpu(move || answer(&snapshot, &req.text, &opts))
+        .await??;
+    Ok(Json(a))
+}
+
+/// Finds the near copies of many documents.
+#[utoipa::path(post, path = "/v1/query/batch", tag = "query",
+    request_body(content = BatchRequest, content_type = "application/json"),
+    responses(
+        (status = 200, body = BatchAnswer, description = "One answer per text, in order"),
+        (status = 400, body = ErrorBody, description = "Malformed JSON or an option out of range"),
+        (status = 413, body = ErrorBody, description = "The body is over --max-body"),
+        (status = 415, body = ErrorBody, description = "Not JSON"),
+        (status = 503, body = ErrorBody, description = "Too many requests in flight, or over --timeout"),
+    ))]
+pub async fn query_batch(
+    State(app): State<Arc<App>>,
+    payload: Payload,
+) -> Result<Json<BatchAnswer>, ApiError> {
+    use rayon::prelude::*;
+    let req = payload.parse::<BatchRequest>("a batch")?;
+    let opts = req.options.query_options()?;
+    let snapshot = app.served.snapshot();
+    let results = app
+        .cpu(move || {
+            req.texts
+                .par_iter()
+                .map(|t| answer(&snapshot, t, &opts))
+                .collect::<Result<Vec<_>, ApiError>>()
+        })
+        .await??;
+    Ok(Json(BatchAnswer { results }))
+}
+
+/// Checks submissions for near copies and, with `add` on a writable server, adds the new ones.
+#[utoipa::path(post, path = "/v1/check", tag = "check",
+    request_body(content = CheckRequest, content_type = "application/json"),
+    responses(
+        (status = 200, body = CheckAnswer, description = "One verdict per document; new ones added when asked"),
+        (status = 400, body = ErrorBody, description = "Malformed JSON or an option out of range"),
+        (status = 403, body = ErrorBody, description = "add on a server started without --writable"),
+        (status = 409, body = CheckAnswer, description = "Some document could not be added (its id is taken or given twice): nothing was added"),
+        (status = 413, body = ErrorBody, description = "The body is over --max-body"),
+        (status = 503, body = ErrorBody, description = "Too many requests in flight, or over --timeout"),
+    ))]
+pub async fn check(
+    State(app): State<Arc<App>>,
+    payload: Payload,
+) -> Result<(StatusCode, Json<CheckAnswer>), ApiError> {
+    let req = payload.parse::<CheckRequest>("the documents to check")?;
+    let threshold = req.threshold.unwrap_or(0.8);
+    let top = req.top.unwrap_or(10);
+    Options {
+        top: Some(top),
+        threshold: Some(threshold),
+        similar: None,
+    }
+    .query_options()?;
+    if req.add && !app.config.writable {
+        return Err(ApiError::new(
+            StatusCode::FORBIDDEN,
+            "this server is read-only: start it with `pocketdex serve SET --writable` to add documents",
+        ));
+    }
+    if req.replace && !req.add {
+        return Err(ApiError::bad_request("replace applies only with add"));
+    }
+    let app2 = app.clone();
+    let (status, answer) = app
+        .cpu(move || -> Result<_, ApiError> {
+            if req.add {
+                // One writer at a time within the server; the set's lock keeps out other
+                // processes (waited for, as `check --add --wait`).
+                let _one = app2.writing.lock().expect("not poisoned");
+                let mut writer = pocketdex::SetWriter::open(&app2.served.path, true)?;
+                let (results, builder) = {
+                    let mut check = Check::new(
+                        writer.set(),
+                        Some(writer.builder()),
+                        top,
+                        threshold,
+                        req.replace,
+                    )?;
+                    let results = run_check(&mut check, &req.documents)?;
+                    (results, check.into_builder())
+                };
+                let failed = results.iter().any(|v| v.message.is_some());
+                if failed {
+                    let results = results
+                        .into_iter()
+                        .map(|v| Verdict { added: false, ..v })
+                        .collect();
+                    let generation = writer.set().generation();
+                    return Ok((
+                        StatusCode::CONFLICT,
+                        CheckAnswer {
+                            results,
+                            added: 0,
+                            generation,
+                        },
+                    ));
+                }
+                let builder = builder.expect("adding");
+                let change = if builder.is_empty() {
+                    None
+                } else {
+                    Some(writer.add(builder, req.replace)?)
+                };
+                drop(writer);
+                app2.served.reload_if_changed();
+                let generation = app2.served.snapshot().set.generation();
+                Ok((
+                    StatusCode::OK,
+                    CheckAnswer {
+                        results,
+                        added: change.map_or(0, |c| c.added),
+                        generation,
+                    },
+                ))
+            } else {
+                let snapshot = app2.served.snapshot();
+                let mut check = Check::new(&snapshot.set, None, top, threshold, false)?;
+                let results = run_check(&mut check, &req.documents)?;
+                Ok((
+                    StatusCode::OK,
+                    CheckAnswer {
+                        results,
+                        added: 0,
+                        generation: snapshot.set.generation(),
+                    },
+                ))
+            }
+        })
+        .await??;
+    Ok((status, Json(answer)))
+}
+
+fn run_check(check: &mut Check<'_>, docs: &[CheckDocument]) -> Result<Vec<Verdict>, ApiError> {
+    use rayon::prelude::*;
+    let f = check.fingerprinter().clone();
+    let fps: Vec<_> = docs
+        .par_iter()
+        .map(|d| f.fingerprint(&pocketdex::text::plain_text(&d.text, None)))
+        .collect();
+    docs.iter()
+        .zip(fps)
+        .map(|(d, fp)| Ok(check.check(&d.id, d.title.as_deref(), fp)?))
+        .collect()
+}
+
+/// What two documents share.
+#[utoipa::path(post, path = "/v1/compare", tag = "compare",
+    request_body(content = CompareRequest, content_type = "application/json"),
+    responses(
+        (status = 200, body = CompareAnswer, description = "Every measure, and both texts with shared index terms marked"),
+        (status = 400, body = ErrorBody, description = "Malformed JSON, or neither or both of id and other"),
+        (status = 404, body = ErrorBody, description = "No text for that id (or the server has no --texts)"),
+        (status = 413, body = ErrorBody, description = "The body is over --max-body"),
+    ))]
+pub async fn compare(
+    State(app): State<Arc<App>>,
+    payload: Payload,
+) -> Result<Json<CompareAnswer>, ApiError> {
+    let req = payload.parse::<CompareRequest>("the documents to compare")?;
+    let app2 = app.clone();
+    let answer = app
+        .cpu(move || -> Result<CompareAnswer, ApiError> {
+            let other = match (req.id, req.other) {
+                (Some(id), None) => {
+                    let Some(texts) = &app2.texts else {
+                        return Err(ApiError::new(
+                            StatusCode::NOT_FOUND,
+                            "this server has no texts to compare with: start it with --texts DIR (or FILE.jsonl), what the index was built from",
+                        ));
+                    };
+                    texts
+                        .get(&id)
+                        .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e))?
+                        .ok_or_else(|| {
+                            ApiError::new(
+                                StatusCode::NOT_FOUND,
+                                format!("no text for id {id:?} under --texts"),
+                            )
+                        })?
+                }
+                (None, Some(other)) => other,
+                _ => {
+                    return Err(ApiError::bad_request(
+                        "give either id (an indexed document) or other (a second text)",
+                    ))
+                }
+            };
+            let lang = app2.served.snapshot().info["language"]
+                .as_str()
+                .and_then(pocketdex::Lang::from_code)
+                .unwrap_or(pocketdex::Lang::En);
+            crate::shared::compare(&req.text, &other, lang)
+        })
+        .await??;
+    Ok(Json(answer))
+}
+
+/// What is served: the index's parameters, counts and sizes.
+#[utoipa::path(get, path = "/v1/info", tag = "server",
+    responses((status = 200, body = InfoAnswer, description = "What is served")))]
+pub async fn info(State(app): State<Arc<App>>) -> Json<InfoAnswer> {
+    Json(InfoAnswer {
+        index: app.served.snapshot().info.clone(),
+        writable: app.config.writable,
+        texts: app.texts.is_some(),
+        max_body: app.config.max_body,
+    })
+}
+
+/// Answers while the server runs.
+#[utoipa::path(get, path = "/healthz", tag = "server",
+    responses((status = 200, body = Health, description = "The server is up")))]
+pub async fn healthz(State(app): State<Arc<App>>) -> Json<Health> {
+    Json(Health {
+        status: "ok".into(),
+        documents: app.served.snapshot().documents,
+        reloads: app
+            .served
+            .reloads
+            .load(std::sync::atomic::Ordering::Relaxed),
+    })
+}
+
+/// The OpenAPI description of this API.
+#[derive(utoipa::OpenApi)]
+#[openapi(
+    info(
+        title = "pocketdex",
+        description = "Near copies of any document from a pocketdex index: the JSON API of `pocketdex serve`."
+    ),
+    paths(query, query_batch, check, compare, info, healthz),
+    components(schemas(ErrorBody))
+)]
+pub struct ApiDoc;

@@ -1,0 +1,301 @@
+//! pocketdex serve: the JSON API and the offline web page over one index file or index set.
+//!
+//! Requests flow through the same library calls as the command line: `/v1/query` is
+//! [`pocketdex::IndexSet::query`] with [`pocketdex::IndexSet::records`], `/v1/check` is
+//! [`pocketdex::Check`], `/v1/info` is [`pocketdex::info`], `/v1/compare` is
+//! `pocketdex_methods::compare`, so the server answers exactly as `query --json`, `check
+//! --json`, `info --json` and `compare --json` do. The index is opened once ([`state`]) and
+//! swapped when it is replaced on disk; the page ([`page`]) is embedded in the binary.
+
+pub mod api;
+pub mod error;
+pub mod page;
+mod shared;
+pub mod state;
+mod texts;
+
+use axum::extract::{Request, State};
+use axum::http::{header, HeaderValue, Method, StatusCode};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::Router;
+use error::{answer, ApiError};
+use state::{Served, Trust};
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use texts::Texts;
+use tokio::sync::Semaphore;
+use utoipa::OpenApi;
+
+/// How the server runs.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// Where to listen (port 0: any free port).
+    pub addr: SocketAddr,
+    /// `/v1/check` may add documents (an index set only).
+    pub writable: bool,
+    /// Largest request body in bytes; larger ones get 413.
+    pub max_body: usize,
+    /// Longest a request may take, waiting included; longer ones get 503.
+    pub timeout: Duration,
+    /// Requests in flight at once; more get 503 at once, with `Retry-After`.
+    pub max_in_flight: usize,
+    /// Requests computed at once (the rest wait their turn): the cores, by default.
+    pub workers: usize,
+    /// How often to look for a replaced index on disk.
+    pub reload_every: Duration,
+    /// The directory or JSON Lines file the index was built from, for `/v1/compare` by id.
+    pub texts: Option<PathBuf>,
+}
+
+impl Default for Config {
+    fn default() -> Config {
+        Config {
+            addr: SocketAddr::from(([127, 0, 0, 1], 8080)),
+            writable: false,
+            max_body: 16 << 20,
+            timeout: Duration::from_secs(30),
+            max_in_flight: 1024,
+            workers: std::thread::available_parallelism().map_or(2, |n| n.get()),
+            reload_every: Duration::from_secs(1),
+            texts: None,
+        }
+    }
+}
+
+/// Everything a request can reach.
+pub struct App {
+    /// How the server runs.
+    pub config: Config,
+    /// The index.
+    pub served: Served,
+    texts: Option<Texts>,
+    /// Permits to compute: CPU-bound work runs on blocking threads, at most `workers` at once.
+    cpu: Arc<Semaphore>,
+    in_flight: Arc<Semaphore>,
+    /// One check-and-add at a time within this server.
+    writing: Mutex<()>,
+}
+
+impl App {
+    /// Opens the index at `index` (and the texts) for serving.
+    ///
+    /// # Errors
+    /// A message that says what is wrong: the index cannot be opened, is refused by `trust`, is a
+    /// file while `writable` asks for a set, or the texts cannot be read.
+    pub fn new(index: &Path, config: Config, trust: Option<Trust>) -> Result<App, String> {
+        let served = Served::open(index, trust)?;
+        if config.writable && !served.is_set {
+            return Err(format!(
+                "{} is an index file, which never changes; --writable needs an index set (a directory made by `pocketdex add`)",
+                index.display()
+            ));
+        }
+        let texts = config.texts.as_deref().map(Texts::open).transpose()?;
+        Ok(App {
+            cpu: Arc::new(Semaphore::new(config.workers.max(1))),
+            in_flight: Arc::new(Semaphore::new(config.max_in_flight.max(1))),
+            config,
+            served,
+            texts,
+            writing: Mutex::new(()),
+        })
+    }
+
+    /// Runs CPU-bound work on a blocking thread when a worker is free.
+    async fn cpu<T: Send + 'static>(
+        &self,
+        f: impl FnOnce() -> T + Send + 'static,
+    ) -> Result<T, ApiError> {
+        let permit = self
+            .cpu
+            .clone()
+            .acquire_owned()
+            .await
+            .expect("never closed");
+        tokio::task::spawn_blocking(move || {
+            let _permit = permit;
+            f()
+        })
+        .await
+        .map_err(|e| {
+            ApiError::new(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                format!("the request failed inside the server ({e}); please report it"),
+            )
+        })
+    }
+}
+
+/// The routes: the API under `/v1`, `/healthz`, and the page at `/`.
+pub fn router(app: Arc<App>) -> Router {
+    let openapi = api::ApiDoc::openapi()
+        .to_pretty_json()
+        .expect("the description serializes");
+    Router::new()
+        .route("/v1/query", post(api::query))
+        .route("/v1/query/batch", post(api::query_batch))
+        .route("/v1/check", post(api::check))
+        .route("/v1/compare", post(api::compare))
+        .route("/v1/info", get(api::info))
+        .route("/healthz", get(api::healthz))
+        .route(
+            "/v1/openapi.json",
+            get(move || async move { ([(header::CONTENT_TYPE, "application/json")], openapi) }),
+        )
+        .merge(page::routes())
+        .fallback(not_found)
+        .method_not_allowed_fallback(method_not_allowed)
+        .layer(axum::middleware::from_fn_with_state(app.clone(), limits))
+        .layer(tower_http::catch_panic::CatchPanicLayer::custom(
+            |_: Box<dyn std::any::Any + Send>| {
+                answer(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    "the request failed inside the server; please report it",
+                )
+            },
+        ))
+        .with_state(app)
+}
+
+async fn not_found(method: Method, uri: axum::http::Uri) -> Response {
+    answer(
+        StatusCode::NOT_FOUND,
+        format!("no such route: {method} {uri}; the API is under /v1 (see /v1/openapi.json), the page at /"),
+    )
+}
+
+async fn method_not_allowed(method: Method, uri: axum::http::Uri) -> Response {
+    answer(
+        StatusCode::METHOD_NOT_ALLOWED,
+        format!(
+            "{} does not take {method} (see /v1/openapi.json)",
+            uri.path()
+        ),
+    )
+}
+
+/// The limits every request is held to: requests in flight, and time.
+async fn limits(State(app): State<Arc<App>>, req: Request, next: Next) -> Response {
+    let Ok(_permit) = app.in_flight.clone().try_acquire_owned() else {
+        let mut r = answer(
+            StatusCode::SERVICE_UNAVAILABLE,
+            format!(
+                "the server is at its limit of {} requests in flight (serve --max-in-flight); retry shortly",
+                app.config.max_in_flight
+            ),
+        );
+        r.headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+        return r;
+    };
+    let timeout = app.config.timeout;
+    match tokio::time::timeout(timeout, next.run(req)).await {
+        Ok(r) => r,
+        Err(_) => answer(
+            StatusCode::SERVICE_UNAVAILABLE,
+            format!(
+                "the request took longer than {} s (serve --timeout)",
+                timeout.as_secs_f64()
+            ),
+        ),
+    }
+}
+
+/// Serves on `listener` until `shutdown` completes, then finishes the requests in flight.
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    app: Arc<App>,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let watcher = app.clone();
+    let every = app.config.reload_every;
+    let reloads = tokio::spawn(async move {
+        let mut tick = tokio::time::interval(every);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tick.tick().await;
+            let w = watcher.clone();
+            let _ = tokio::task::spawn_blocking(move || w.served.reload_if_changed()).await;
+        }
+    });
+    let r = axum::serve(listener, router(app))
+        .with_graceful_shutdown(shutdown)
+        .await;
+    reloads.abort();
+    r
+}
+
+/// Binds, prints the address, and serves until SIGTERM or Ctrl-C (blocking).
+///
+/// # Errors
+/// When the address cannot be bound, or the server fails.
+pub fn run(app: App) -> Result<(), String> {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(app.config.workers.max(1))
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the server: {e}"))?;
+    rt.block_on(async move {
+        let addr = app.config.addr;
+        let listener = tokio::net::TcpListener::bind(addr).await.map_err(|e| {
+            format!("cannot listen on {addr}: {e} (--addr HOST:PORT; port 0 picks a free one)")
+        })?;
+        let bound = listener.local_addr().map_err(|e| e.to_string())?;
+        let app = Arc::new(app);
+        eprintln!(
+            "pocketdex: serving {} ({} documents{}) at http://{bound}/ (Ctrl-C stops)",
+            app.served.path.display(),
+            app.served.snapshot().documents,
+            if app.config.writable {
+                ", writable"
+            } else {
+                ""
+            }
+        );
+        serve(listener, app, shutdown_signal())
+            .await
+            .map_err(|e| format!("the server failed: {e}"))?;
+        eprintln!("pocketdex: stopped");
+        Ok(())
+    })
+}
+
+/// SIGTERM or Ctrl-C.
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        _ = ctrl_c => {},
+        _ = term => {},
+    }
+    eprintln!("pocketdex: stopping: finishing the requests in flight");
+}
+
+impl IntoResponse for page::Asset {
+    fn into_response(self) -> Response {
+        (
+            [
+                (header::CONTENT_TYPE, self.content_type),
+                (header::CACHE_CONTROL, "no-cache"),
+            ],
+            self.body,
+        )
+            .into_response()
+    }
+}
