@@ -7,7 +7,10 @@ use std::process::ExitCode;
 
 fn main() -> ExitCode {
     let args = cli::Cli::parse();
-    clean_up_on_signals();
+    // A server stops on SIGTERM by finishing its requests; it writes no temporary files.
+    if !args.is_serve() {
+        clean_up_on_signals();
+    }
     match cli::run(args) {
         Ok(code) => code,
         Err(e) => {

@@ -73,6 +73,13 @@ enum Command {
     DedupRun(dedup_run::Args),
 }
 
+impl Cli {
+    /// True for `pocketdex serve`, which handles SIGTERM and Ctrl-C itself.
+    pub fn is_serve(&self) -> bool {
+        matches!(self.command, Command::Serve(_))
+    }
+}
+
 /// Runs a parsed command line.
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {

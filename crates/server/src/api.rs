@@ -24,13 +24,19 @@ const MAX_TOP: usize = 10_000;
 pub struct QueryRequest {
     /// The document (plain text; HTML markup is removed).
     pub text: String,
-    #[serde(flatten)]
-    #[schema(inline)]
-    pub options: Options,
+    /// Keep at most this many hits (1 to 10,000; default 100).
+    pub top: Option<usize>,
+    /// Keep hits whose estimated similarity is at least this (0 to 1; default 0.5, with
+    /// `similar` 0.4).
+    pub threshold: Option<f32>,
+    /// Also find documents that say nearly the same thing in other words (the similar path).
+    pub similar: Option<bool>,
 }
 
-/// How to query (all optional).
-#[derive(Clone, Default, Deserialize, ToSchema, IntoParams)]
+/// How to query (all optional): the URL parameters of a `text/plain` query. (JSON requests
+/// carry the same fields beside their text: serde's `flatten` would let unknown fields pass.)
+#[derive(Clone, Default, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
 pub struct Options {
     /// Keep at most this many hits (1 to 10,000; default 100).
     pub top: Option<usize>,
@@ -74,9 +80,13 @@ impl Options {
 pub struct BatchRequest {
     /// The documents, answered in this order.
     pub texts: Vec<String>,
-    #[serde(flatten)]
-    #[schema(inline)]
-    pub options: Options,
+    /// Keep at most this many hits (1 to 10,000; default 100).
+    pub top: Option<usize>,
+    /// Keep hits whose estimated similarity is at least this (0 to 1; default 0.5, with
+    /// `similar` 0.4).
+    pub threshold: Option<f32>,
+    /// Also find documents that say nearly the same thing in other words (the similar path).
+    pub similar: Option<bool>,
 }
 
 /// What a query cost.
@@ -343,21 +353,22 @@ pub async fn query(
     uri: axum::http::Uri,
     payload: Payload,
 ) -> Result<Json<QueryAnswer>, ApiError> {
-    let req = if payload.json {
-        payload.parse::<QueryRequest>("the query")?
+    let (text, options) = if payload.json {
+        let q = payload.parse::<QueryRequest>("the query")?;
+        let o = Options {
+            top: q.top,
+            threshold: q.threshold,
+            similar: q.similar,
+        };
+        (q.text, o)
     } else {
         let Query(options) = Query::<Options>::try_from_uri(&uri)
             .map_err(|e| ApiError::bad_request(e.body_text()))?;
-        QueryRequest {
-            text: payload.text()?,
-            options,
-        }
+        (payload.text()?, options)
     };
-    let opts = req.options.query_options()?;
+    let opts = options.query_options()?;
     let snapshot = app.served.snapshot();
-    let a = app
-        .cpu(move || answer(&snapshot, &req.text, &opts))
-        .await??;
+    let a = app.cpu(move || answer(&snapshot, &text, &opts)).await??;
     Ok(Json(a))
 }
 
@@ -377,7 +388,12 @@ pub async fn query_batch(
 ) -> Result<Json<BatchAnswer>, ApiError> {
     use rayon::prelude::*;
     let req = payload.parse::<BatchRequest>("a batch")?;
-    let opts = req.options.query_options()?;
+    let opts = Options {
+        top: req.top,
+        threshold: req.threshold,
+        similar: req.similar,
+    }
+    .query_options()?;
     let snapshot = app.served.snapshot();
     let results = app
         .cpu(move || {
