@@ -25,9 +25,11 @@ pub struct QueryRequest {
     /// The document (plain text; HTML markup is removed).
     pub text: String,
     /// Keep at most this many hits (1 to 10,000; default 100).
+    #[schema(minimum = 1, maximum = 10000)]
     pub top: Option<usize>,
     /// Keep hits whose estimated similarity is at least this (0 to 1; default 0.5, with
     /// `similar` 0.4).
+    #[schema(minimum = 0, maximum = 1)]
     pub threshold: Option<f32>,
     /// Also find documents that say nearly the same thing in other words (the similar path).
     pub similar: Option<bool>,
@@ -39,9 +41,11 @@ pub struct QueryRequest {
 #[serde(deny_unknown_fields)]
 pub struct Options {
     /// Keep at most this many hits (1 to 10,000; default 100).
+    #[param(minimum = 1, maximum = 10000)]
     pub top: Option<usize>,
     /// Keep hits whose estimated similarity is at least this (0 to 1; default 0.5, with
     /// `similar` 0.4).
+    #[param(minimum = 0, maximum = 1)]
     pub threshold: Option<f32>,
     /// Also find documents that say nearly the same thing in other words (the similar path).
     pub similar: Option<bool>,
@@ -81,9 +85,11 @@ pub struct BatchRequest {
     /// The documents, answered in this order.
     pub texts: Vec<String>,
     /// Keep at most this many hits (1 to 10,000; default 100).
+    #[schema(minimum = 1, maximum = 10000)]
     pub top: Option<usize>,
     /// Keep hits whose estimated similarity is at least this (0 to 1; default 0.5, with
     /// `similar` 0.4).
+    #[schema(minimum = 0, maximum = 1)]
     pub threshold: Option<f32>,
     /// Also find documents that say nearly the same thing in other words (the similar path).
     pub similar: Option<bool>,
@@ -142,8 +148,10 @@ pub struct CheckRequest {
     /// The documents, checked in this order.
     pub documents: Vec<CheckDocument>,
     /// A document scoring at least this is a near copy (default 0.8).
+    #[schema(minimum = 0, maximum = 1)]
     pub threshold: Option<f32>,
-    /// Near copies reported per document (default 10).
+    /// Near copies reported per document (1 to 10,000; default 10).
+    #[schema(minimum = 1, maximum = 10000)]
     pub top: Option<usize>,
     /// Add each new document (needs `--writable`; default false).
     #[serde(default)]
@@ -308,6 +316,11 @@ impl Payload {
 
     /// The body as text.
     fn text(self) -> Result<String, ApiError> {
+        if self.bytes.is_empty() {
+            return Err(ApiError::bad_request(
+                "the body is empty: send the document as text/plain, or JSON {\"text\": ...}",
+            ));
+        }
         String::from_utf8(self.bytes.into()).map_err(|e| {
             ApiError::bad_request(format!(
                 "the body is not UTF-8 (invalid byte at offset {}); send the document as UTF-8 text",
@@ -415,6 +428,7 @@ pub async fn query_batch(
         (status = 403, body = ErrorBody, description = "add on a server started without --writable"),
         (status = 409, body = CheckAnswer, description = "Some document could not be added (its id is taken or given twice): nothing was added"),
         (status = 413, body = ErrorBody, description = "The body is over --max-body"),
+        (status = 415, body = ErrorBody, description = "Not JSON"),
         (status = 503, body = ErrorBody, description = "Too many requests in flight, or over --timeout"),
     ))]
 pub async fn check(
@@ -530,6 +544,8 @@ fn run_check(check: &mut Check<'_>, docs: &[CheckDocument]) -> Result<Vec<Verdic
         (status = 400, body = ErrorBody, description = "Malformed JSON, or neither or both of id and other"),
         (status = 404, body = ErrorBody, description = "No text for that id (or the server has no --texts)"),
         (status = 413, body = ErrorBody, description = "The body is over --max-body"),
+        (status = 415, body = ErrorBody, description = "Not JSON"),
+        (status = 503, body = ErrorBody, description = "Too many requests in flight, or over --timeout"),
     ))]
 pub async fn compare(
     State(app): State<Arc<App>>,
@@ -576,7 +592,10 @@ pub async fn compare(
 
 /// What is served: the index's parameters, counts and sizes.
 #[utoipa::path(get, path = "/v1/info", tag = "server",
-    responses((status = 200, body = InfoAnswer, description = "What is served")))]
+    responses(
+        (status = 200, body = InfoAnswer, description = "What is served"),
+        (status = 503, body = ErrorBody, description = "Too many requests in flight"),
+    ))]
 pub async fn info(State(app): State<Arc<App>>) -> Json<InfoAnswer> {
     Json(InfoAnswer {
         index: app.served.snapshot().info.clone(),
@@ -588,7 +607,10 @@ pub async fn info(State(app): State<Arc<App>>) -> Json<InfoAnswer> {
 
 /// Answers while the server runs.
 #[utoipa::path(get, path = "/healthz", tag = "server",
-    responses((status = 200, body = Health, description = "The server is up")))]
+    responses(
+        (status = 200, body = Health, description = "The server is up"),
+        (status = 503, body = ErrorBody, description = "Too many requests in flight"),
+    ))]
 pub async fn healthz(State(app): State<Arc<App>>) -> Json<Health> {
     Json(Health {
         status: "ok".into(),
