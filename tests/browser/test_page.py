@@ -155,6 +155,9 @@ def test_info_panel(page):
 
 
 def test_two_files_two_cards(page):
+    similar = page.find_element(By.ID, "similar")
+    similar.click()  # the batch takes the options too
+    assert page.find_element(By.ID, "threshold").get_attribute("placeholder") == "0.4"
     before = runs(page)
     picker = page.find_element(By.ID, "files")
     picker.send_keys(f"{EDITED}\n{SAMPLES / 'wiki-en' / 'Abacus.txt'}")
@@ -164,6 +167,7 @@ def test_two_files_two_cards(page):
     assert hits(cards[0])[0]["id"] == "Jupiter.txt"
     itself = hits(cards[1])[0]
     assert itself["id"] == "Abacus.txt" and itself["score"] >= 0.99, itself
+    similar.click()
     # The file picker is reachable with the keyboard.
     assert page.execute_script("const f = document.getElementById('files'); f.focus();"
                                "return document.activeElement === f")

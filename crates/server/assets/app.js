@@ -80,17 +80,18 @@ function fact(dl, key, term, value, note) {
   dl.append(row);
 }
 
-/** A summary of an object's numbers: [[key, (value) => words], ...], keys it lacks left out. */
+/** A summary of an object's fields: [[key, (value) => words or null], ...]; missing keys left out. */
 function describe(o, fields) {
   if (!o) return '?';
-  return fields.filter(([k]) => typeof o[k] === 'number' || Array.isArray(o[k]))
-    .map(([k, f]) => f(o[k])).join(', ');
+  return fields.filter(([k]) => o[k] !== undefined && o[k] !== null)
+    .map(([k, f]) => f(o[k])).filter(Boolean).join(', ');
 }
-const RESOLUTION = [['bands', (n) => plural(n, 'band')], ['samples', (n) => `${plural(n, 'sample')} per band`],
+const RESOLUTION = [['bands', (n) => plural(n, 'band')], ['samples', (n) => n && `${plural(n, 'sample')} per band`],
   ['short_rows', (n) => plural(n, 'short row')], ['similar_rows', (n) => plural(n, 'similar row')]];
 const PARAMS = [['classes', (n) => `${n} prefix classes`], ['schemes', (a) => plural(a.length, 'scheme')],
   ['probes', (n) => `${n} probes`], ['sketch_words', (n) => `${n * 64}-bit sketches`],
-  ['similar_bands', (n) => plural(n, 'similar band')], ['min_terms', (n) => `short below ${n} terms`]];
+  ['similar_bands', (n) => n && plural(n, 'similar band')], ['min_terms', (n) => `fuzzy codes from ${n} terms`],
+  ['short_below', (n) => `short path below ${n} terms`]];
 
 function showInfo(answer) {
   const x = answer.index || {};
@@ -170,7 +171,7 @@ function setBusy(busy) {
   else $('busy').hidden = true;
 }
 
-/** Queries documents ([{name, detail, text}]) and draws their cards. */
+/** Queries documents ([{name, detail, text, file?}]) and draws their cards; files go as a batch. */
 async function search(docs) {
   const id = ++run;
   const start = performance.now();
@@ -187,7 +188,7 @@ async function search(docs) {
   }
   setBusy(true);
   try {
-    const answers = docs.length === 1
+    const answers = docs.length === 1 && !docs[0].file
       ? [await api('/v1/query', { text: docs[0].text, ...opts })]
       : (await api('/v1/query/batch', { texts: docs.map((d) => d.text), ...opts })).results;
     if (id !== run) return;
@@ -383,7 +384,7 @@ async function useFiles(list) {
   if (files.length === 0) return;
   try {
     const docs = await Promise.all(files.map(async (f) => ({
-      name: f.name, detail: size(f.size), text: await f.text(),
+      name: f.name, detail: size(f.size), text: await f.text(), file: true,
     })));
     await search(docs);
   } catch (e) {
