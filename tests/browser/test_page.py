@@ -28,6 +28,7 @@ from pathlib import Path
 import pytest
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import WebDriverWait
@@ -204,7 +205,8 @@ def test_paste_ctrl_enter(page, server):
 def test_what_they_share(page):
     button = page.find_element(By.CSS_SELECTOR, "#cards .hit .share")
     assert button.tag_name == "button" and button.text == "What do they share?"
-    button.click()
+    page.execute_script("arguments[0].focus()", button)
+    ActionChains(page).send_keys(Keys.ENTER).perform()  # the keyboard opens it
     panel = page.find_element(By.ID, button.get_attribute("aria-controls"))
     WebDriverWait(page, WAIT).until(lambda d: panel.get_attribute("data-state") in ("done", "error"))
     assert panel.get_attribute("data-state") == "done", panel.text
@@ -216,6 +218,13 @@ def test_what_they_share(page):
         assert "Jupiter" in marks, marks[:20]
     assert int(panel.find_element(By.CSS_SELECTOR, ".shared-count strong").text) > 10
     assert "Fuzzy-fingerprint" in panel.find_element(By.CSS_SELECTOR, ".verdicts").text
+    # Escape in the comparison closes it and gives the focus back to its button; Space reopens.
+    page.execute_script("arguments[0].focus()", sides[0].find_element(By.CSS_SELECTOR, ".text"))
+    ActionChains(page).send_keys(Keys.ESCAPE).perform()
+    assert not panel.is_displayed() and button.get_attribute("aria-expanded") == "false"
+    assert page.switch_to.active_element == button
+    ActionChains(page).send_keys(Keys.SPACE).perform()
+    assert panel.is_displayed() and button.get_attribute("aria-expanded") == "true"
     shots = os.environ.get("SCREENSHOTS")
     if shots:
         Path(shots).mkdir(parents=True, exist_ok=True)
