@@ -26,7 +26,8 @@ use std::process::ExitCode;
 /// Generated collections (--generate N): N documents {"id": "gNNNNNNNN", "text"}, each a
 /// mixture of the vocabulary's background frequencies (function words included) and one to
 /// three of --topics topics (a few hundred characteristic words each), 20–4,000 words long
-/// (lognormal, median 120). The vocabulary is --vocab (a wordfreq .msgpack.gz list, see
+/// (lognormal, median 120 and σ 0.9 of the log length; --words and --sigma change them, e.g.
+/// --words 145 --sigma 0.35 for documents of about 1 KB). The vocabulary is --vocab (a wordfreq .msgpack.gz list, see
 /// scripts/fetch-wordfreq.sh, or a word list: one word per line, optionally TAB count), or
 /// without it pseudo-words that follow the built-in reference's prefix distribution.
 /// Document i depends only on the seed and i: the first N of a larger run are the same
@@ -84,6 +85,14 @@ pub struct Args {
         help_heading = "Generated collections"
     )]
     vocab_size: usize,
+    /// Median length of a generated document in words (of the lognormal; 20 to 4,000 words
+    /// whatever the draw).
+    #[arg(long, value_name = "MEDIAN", default_value_t = Shape::default().median_words,
+          help_heading = "Generated collections")]
+    words: f64,
+    /// σ of the log length of a generated document (0: every document of --words words).
+    #[arg(long, default_value_t = Shape::default().sigma, help_heading = "Generated collections")]
+    sigma: f64,
     /// Number of topics of --generate.
     #[arg(long, default_value_t = Shape::default().topics, help_heading = "Generated collections")]
     topics: u32,
@@ -185,8 +194,14 @@ fn generate(args: &Args, n: u64) -> anyhow::Result<ExitCode> {
         )?,
         None => Vocabulary::builtin(args.lang, args.vocab_size, args.seed),
     };
+    if !(args.words > 0.0 && args.words.is_finite() && args.sigma >= 0.0 && args.sigma.is_finite())
+    {
+        anyhow::bail!("--words must be a positive number and --sigma at least 0");
+    }
     let shape = Shape {
         topics: args.topics,
+        median_words: args.words,
+        sigma: args.sigma,
         seed: args.seed,
         ..Shape::default()
     };

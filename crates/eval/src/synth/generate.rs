@@ -411,6 +411,22 @@ mod tests {
     }
 
     #[test]
+    fn median_and_sigma_set_the_lengths() {
+        // σ 0: every document has the median length (`synth --generate --words 40 --sigma 0`).
+        let shape = Shape {
+            median_words: 40.0,
+            sigma: 0.0,
+            ..Shape::default()
+        };
+        let g = Generator::new(Vocabulary::builtin(Lang::En, 20_000, 1), shape).unwrap();
+        let mut a = String::new();
+        for i in 0..50 {
+            g.document(i, &mut a);
+            assert_eq!(a.split_whitespace().count(), 40);
+        }
+    }
+
+    #[test]
     fn word_lists_rank_by_line_or_count() {
         let v = Vocabulary::from_word_list("b\t1\na\t5\n# comment\nc\t2\n", 10).unwrap();
         assert_eq!(v.words(), ["a", "c", "b"]);
