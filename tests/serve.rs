@@ -296,6 +296,18 @@ fn query_answers_exactly_as_the_command_line() {
         assert_eq!(r["hits"][0]["id"], docs[i].0.as_str());
     }
 
+    // An HTML document: its markup is removed, as `query` removes it from a file.
+    let html = format!(
+        "<html><head><title>J</title><style>p {{ color: red }}</style></head><body><p>{}</p></body></html>",
+        edited.replace("\n\n", "</p><p>")
+    );
+    let path = tmp.path().join("edited.html");
+    std::fs::write(&path, &html).unwrap();
+    let want = cli_hits(&index, &path.display().to_string(), &[]);
+    assert_eq!(want[0]["id"], "Jupiter.txt");
+    let a = server.post_text("/v1/query", &html).json();
+    assert_eq!(a["hits"], json!(want));
+
     // A document with no index term: no hits, not an error.
     let a = server.post_text("/v1/query", "1234 5678").json();
     assert_eq!(a["hits"], json!([]));

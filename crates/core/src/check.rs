@@ -5,72 +5,11 @@
 use crate::builder::IndexBuilder;
 use crate::error::Result;
 use crate::fingerprint::{Fingerprint, Fingerprinter};
-use crate::query::QueryOptions;
-use crate::set::{IndexSet, SetQueryResult};
+use crate::query::{serialize_score, QueryOptions};
+use crate::set::IndexSet;
 use crate::sketch::estimate_similarity;
 use memmap2::Mmap;
 use std::collections::HashSet;
-
-/// A score as the front ends print it: four decimals, so that float noise does not differ
-/// between them.
-pub fn rounded(score: f32) -> f64 {
-    (score as f64 * 10000.0).round() / 10000.0
-}
-
-fn serialize_score<S: serde::Serializer>(
-    score: &f32,
-    s: S,
-) -> std::result::Result<S::Ok, S::Error> {
-    s.serialize_f64(rounded(*score))
-}
-
-/// One hit of a query as the front ends report it (`query --json`, the server, Python).
-#[derive(Clone, Debug, PartialEq, serde::Serialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-pub struct HitRecord {
-    /// The document's id (its name in the index).
-    pub id: String,
-    /// Estimated cosine similarity, rounded to four decimals when serialized.
-    #[serde(serialize_with = "serialize_score")]
-    #[cfg_attr(feature = "openapi", schema(value_type = f64))]
-    pub score: f32,
-    /// 1 for the best hit.
-    pub rank: usize,
-    /// Code groups that collided.
-    pub codes: u16,
-    /// The path that found it: `fuzzy`, `short`, `exact` or `similar`.
-    #[cfg_attr(feature = "openapi", schema(value_type = String))]
-    pub path: &'static str,
-    /// The document's title, when it has one.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub title: Option<String>,
-}
-
-impl<D: AsRef<[u8]>> IndexSet<D> {
-    /// The hits of `r` with their ids and titles, best first.
-    ///
-    /// # Errors
-    /// As [`IndexSet::name`], when the part of a file holding a name or title is damaged.
-    pub fn records(&self, r: &SetQueryResult) -> Result<Vec<HitRecord>> {
-        r.hits
-            .iter()
-            .enumerate()
-            .map(|(rank, h)| {
-                Ok(HitRecord {
-                    id: self
-                        .name(h.part, h.hit.doc)?
-                        .unwrap_or_default()
-                        .into_owned(),
-                    score: h.hit.score,
-                    rank: rank + 1,
-                    codes: h.hit.codes,
-                    path: h.hit.path.name(),
-                    title: self.title(h.part, h.hit.doc)?.map(|t| t.into_owned()),
-                })
-            })
-            .collect()
-    }
-}
 
 /// A near copy of a checked document.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]

@@ -63,7 +63,7 @@ pub mod check;
 pub mod info;
 
 pub use builder::{BuildStats, IndexBuilder, PathCounts};
-pub use check::{Check, HitRecord, Verdict};
+pub use check::{Check, Verdict};
 pub use error::{Error, Result};
 pub use fingerprint::{Fingerprinter, Params};
 #[doc(hidden)]
@@ -72,7 +72,7 @@ pub use index::{Index, ListLengths, Postings, SectionInfo};
 pub use meta::Meta;
 /// The index format version this build writes and reads (`index-format.md` §14).
 pub const FORMAT_VERSION: u32 = format::VERSION;
-pub use query::{Hit, QueryOptions, QueryResult};
+pub use query::{rounded, Hit, HitRecord, QueryOptions, QueryResult};
 pub use reference::{Classes, Reference};
 pub use set::{
     is_set, Change, IndexSet, Part, SetHit, SetQueryResult, SetWriter, MANIFEST, SCHEMA,

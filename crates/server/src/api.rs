@@ -333,10 +333,12 @@ impl Payload {
     }
 }
 
-/// One query against a snapshot.
+/// One query against a snapshot; markup is removed as `query` removes it from files.
 fn answer(s: &Snapshot, text: &str, opts: &QueryOptions) -> Result<QueryAnswer, ApiError> {
     let start = Instant::now();
-    let r = s.set.query(text, opts)?;
+    let r = s
+        .set
+        .query(&pocketdex::text::plain_text(text, None), opts)?;
     let hits = s.set.records(&r)?;
     Ok(QueryAnswer {
         stats: QueryStats {
