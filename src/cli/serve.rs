@@ -89,17 +89,17 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         texts: args.texts.clone(),
         ..defaults
     };
-    // The key is read once; every snapshot served, the first and each replacement, is checked.
+    // Every snapshot served, the first and each replacement, is checked as `query` checks it.
     let trust: Option<pocketdex_server::state::Trust> = match args.trust.key()? {
         None => None,
-        Some(key) => Some(Box::new(move |set: &pocketdex::IndexSet| {
-            for p in set.parts() {
-                p.index
-                    .check_signature(&key)
-                    .map_err(|e| format!("{}: {e}", p.file))?;
-            }
-            Ok(())
-        })),
+        Some(_) => {
+            let (trust, index) = (args.trust.clone(), args.index.clone());
+            Some(Box::new(move |set: &pocketdex::IndexSet| {
+                trust
+                    .check(set, std::slice::from_ref(&index))
+                    .map_err(|e| format!("{e:#}"))
+            }))
+        }
     };
     let app = App::new(&args.index, config, trust).map_err(anyhow::Error::msg)?;
     pocketdex_server::run(app).map_err(anyhow::Error::msg)?;

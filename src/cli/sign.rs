@@ -43,7 +43,7 @@ pub struct SignArgs {
 }
 
 /// The trusted key option of the reading commands.
-#[derive(clap::Args, Debug, Default)]
+#[derive(clap::Args, Clone, Debug, Default)]
 pub struct Trust {
     /// Refuse any index not signed by this key: a public key file (NAME.pub from `pocketdex
     /// keygen`) or its 64 hex digits. Index sets are unsigned, so they are refused too.

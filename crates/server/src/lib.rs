@@ -17,7 +17,7 @@ mod texts;
 use axum::extract::{Request, State};
 use axum::http::{header, HeaderValue, Method, StatusCode};
 use axum::middleware::Next;
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use axum::routing::{get, post};
 use axum::Router;
 use error::{answer, ApiError};
@@ -285,17 +285,4 @@ async fn shutdown_signal() {
         _ = term => {},
     }
     eprintln!("pocketdex: stopping: finishing the requests in flight");
-}
-
-impl IntoResponse for page::Asset {
-    fn into_response(self) -> Response {
-        (
-            [
-                (header::CONTENT_TYPE, self.content_type),
-                (header::CACHE_CONTROL, "no-cache"),
-            ],
-            self.body,
-        )
-            .into_response()
-    }
 }

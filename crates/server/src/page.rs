@@ -2,6 +2,8 @@
 //! elsewhere (it works offline, from removable media).
 
 use crate::App;
+use axum::http::header;
+use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
 use std::sync::Arc;
@@ -26,6 +28,20 @@ const STYLE: Asset = Asset {
     content_type: "text/css; charset=utf-8",
     body: include_str!("../assets/app.css"),
 };
+
+impl IntoResponse for Asset {
+    fn into_response(self) -> Response {
+        (
+            [
+                (header::CONTENT_TYPE, self.content_type),
+                // Revalidated, so that a new binary's page is never mixed with an old script.
+                (header::CACHE_CONTROL, "no-cache"),
+            ],
+            self.body,
+        )
+            .into_response()
+    }
+}
 
 /// The page's routes.
 pub fn routes() -> Router<Arc<App>> {
