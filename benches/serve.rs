@@ -27,7 +27,8 @@
 //! runtime, current-thread for 1), `--server "PATH [ARG…]"` (a `pocketdex` binary to serve
 //! with and arguments of its own for `serve`, repeatable; default the one cargo built), `--serve-arg ARG` (passed to every `serve`,
 //! repeatable), `--rounds R` (1: each round runs every server, in reversed order every other
-//! round, and a library phase closes each), `--out DIR` (`data/serve`; generated files are kept
+//! round, and a library phase closes each), `--floor` (after each load, as long again up to
+//! 10 s of `GET /healthz`: what HTTP alone costs the server and the client), `--out DIR` (`data/serve`; generated files are kept
 //! and reused), `--test`. Timings are never asserted: this is a shared 2-core machine, and the
 //! load generator shares the cores with the server; compare numbers of one run only.
 //!
@@ -72,6 +73,7 @@ struct Options {
     servers: Vec<String>,
     serve_args: Vec<String>,
     rounds: usize,
+    floor: bool,
     out: PathBuf,
     test: bool,
 }
@@ -88,6 +90,7 @@ fn options() -> Options {
         servers: Vec::new(),
         serve_args: Vec::new(),
         rounds: 1,
+        floor: false,
         out: PathBuf::from("data/serve"),
         test: false,
     };
@@ -110,6 +113,7 @@ fn options() -> Options {
             "--serve-arg" => o.serve_args.push(value()),
             "--rounds" => o.rounds = value().parse().expect("--rounds: a number"),
             "--out" => o.out = PathBuf::from(value()),
+            "--floor" => o.floor = true,
             "--test" => {
                 o.test = true;
                 o.docs = 5_000;
@@ -453,14 +457,19 @@ async fn connect(addr: SocketAddr) -> Result<Sender, String> {
     Ok(send)
 }
 
-/// POSTs one query and reads the whole answer: its status and body.
+/// POSTs one query and reads the whole answer: its status and body. An empty body sends
+/// `GET /healthz` instead, the cheapest request (`--floor`).
 async fn post(send: &mut Sender, addr: SocketAddr, body: Bytes) -> Result<(u16, Bytes), String> {
     send.ready().await.map_err(|e| format!("ready: {e}"))?;
-    let req = hyper::Request::post("/v1/query")
-        .header(hyper::header::HOST, addr.to_string())
-        .header(hyper::header::CONTENT_TYPE, "text/plain; charset=utf-8")
-        .body(Full::new(body))
-        .expect("a request");
+    let req = if body.is_empty() {
+        hyper::Request::get("/healthz")
+    } else {
+        hyper::Request::post("/v1/query")
+            .header(hyper::header::CONTENT_TYPE, "text/plain; charset=utf-8")
+    }
+    .header(hyper::header::HOST, addr.to_string())
+    .body(Full::new(body))
+    .expect("a request");
     let resp = send
         .send_request(req)
         .await
@@ -605,6 +614,8 @@ struct Run {
     wrong: Vec<String>,
     /// How the server ended on SIGTERM.
     stopped: String,
+    /// `--floor`: GET /healthz requests/s, server and client CPU µs per request, errors.
+    floor: Option<(f64, f64, f64, u64)>,
 }
 
 fn serve_run(
@@ -633,8 +644,25 @@ fn serve_run(
     let server_cpu = cpu_secs(&pid.to_string()) - cpu0;
     let rss_after = rss(pid);
     let wrong = wrong_answers(server.addr, queries, expected);
+    let floor = o.floor.then(|| {
+        let cpu0 = cpu_secs(&pid.to_string());
+        let f = load(
+            server.addr,
+            &Arc::new(vec![Bytes::new()]),
+            o,
+            o.seconds.min(10.0),
+        );
+        let cpu = cpu_secs(&pid.to_string()) - cpu0;
+        (
+            f.rate(),
+            cpu * 1e6 / f.requests.max(1) as f64,
+            f.client_cpu * 1e6 / f.requests.max(1) as f64,
+            f.errors,
+        )
+    });
     let stopped = server.stop();
     let r = Run {
+        floor,
         stopped,
         server: label.to_string(),
         round,
@@ -783,6 +811,7 @@ fn main() {
             "rss_anon_before_mb": r.rss_before.1, "rss_anon_after_mb": r.rss_after.1,
             "rss_after_over_before": r.rss_after.0 / r.rss_before.0,
             "threads_before": r.rss_before.2, "threads_after": r.rss_after.2,
+            "floor": r.floor.map(|f| json!({"requests_per_s": f.0, "server_cpu_us_per_request": f.1, "client_cpu_us_per_request": f.2, "errors": f.3})),
             "sample": expected.len(), "wrong_answers": r.wrong.len(), "on_sigterm": r.stopped,
         }));
     }
@@ -794,6 +823,14 @@ fn main() {
             .collect::<Vec<_>>()
             .join(", ")
     );
+    for r in &runs {
+        if let Some((rate, server, client, errors)) = r.floor {
+            println!(
+                "floor, {} round {}: GET /healthz {rate:.0} requests/s, CPU µs/request {server:.0} + {client:.0}, {errors} errors",
+                r.server, r.round
+            );
+        }
+    }
     for r in runs.iter().filter(|r| r.stopped != "exited") {
         println!(
             "note: {} round {} was {} instead of shutting down gracefully",
@@ -842,5 +879,10 @@ fn main() {
             &r.wrong[..r.wrong.len().min(3)]
         );
         assert!(r.load.requests > 0, "{}: no request answered", r.server);
+        assert!(
+            r.floor.is_none_or(|f| f.3 == 0),
+            "{}: errors under the GET /healthz load",
+            r.server
+        );
     }
 }
