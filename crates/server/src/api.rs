@@ -447,14 +447,14 @@ pub async fn check(
     payload: Payload,
 ) -> Result<(StatusCode, Json<CheckAnswer>), ApiError> {
     let req = payload.parse::<CheckRequest>("the documents to check")?;
-    let threshold = req.threshold.unwrap_or(0.8);
-    let top = req.top.unwrap_or(10);
-    Options {
-        top: Some(top),
-        threshold: Some(threshold),
+    // The check's own defaults (those of `pocketdex check`), checked as a query's options are.
+    let checked = Options {
+        top: Some(req.top.unwrap_or(10)),
+        threshold: Some(req.threshold.unwrap_or(0.8)),
         similar: None,
     }
     .query_options()?;
+    let (top, threshold) = (checked.top, checked.threshold);
     if req.add && !app.config.writable {
         return Err(ApiError::new(
             StatusCode::FORBIDDEN,

@@ -10,6 +10,10 @@ pub fn looks_like_html(text: &str) -> bool {
     while !text.is_char_boundary(end) {
         end -= 1;
     }
+    // Every sign below starts with `<`: most plain text is told apart without a lower-cased copy.
+    if !text[..end].contains('<') {
+        return false;
+    }
     let head = text[..end].to_ascii_lowercase();
     let t = head.trim_start();
     t.starts_with("<!doctype html")
