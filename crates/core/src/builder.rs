@@ -188,8 +188,9 @@ impl IndexBuilder {
 
     /// Also writes the sections a segment of an index set needs (`index-format.md` §6.9):
     /// every document's codes, so that segments merge without their texts, and the names'
-    /// hashes, to find a document by its id.
-    pub(crate) fn with_set_sections(mut self) -> Self {
+    /// hashes, to find a document by its id. Shards built apart this way, from the set's
+    /// schema ([`IndexBuilder::like`]), join a set with [`SetWriter::adopt`](crate::SetWriter::adopt).
+    pub fn with_set_sections(mut self) -> Self {
         self.set_sections = true;
         self
     }

@@ -714,11 +714,71 @@ impl SetWriter {
         change
     }
 
+    /// Adds index files built apart as segments of the set, in the order given, in one step:
+    /// shards built from the set's schema ([`IndexBuilder::like`] on [`SetWriter::schema`],
+    /// then [`IndexBuilder::with_set_sections`]) on other cores, machines or days, such as one
+    /// per partition of a Spark job. Every byte of each file is checked ([`Index::verify`]); each
+    /// must be a segment with the schema's parameters, classes, stopwords, idf table and
+    /// resolution, and its ids must be new to the set and to the other files. The files are
+    /// copied into the set (written, fsynced, renamed, as every segment is) and left where they
+    /// were. No merge follows: the set answers as one index of all its documents as it is, and
+    /// [`SetWriter::merge_all`] joins the segments when fewer files are wanted. Nothing changes
+    /// when it fails.
+    pub fn adopt(&mut self, files: &[PathBuf]) -> Result<Change> {
+        let mut seen = std::collections::HashSet::new();
+        let mut added = 0u64;
+        let mut verified = Vec::with_capacity(files.len());
+        for path in files {
+            let index = map(path)?;
+            index.verify().map_err(|e| in_file(path, e))?;
+            if !index.is_segment() {
+                return Err(Error::Invalid(format!(
+                    "{}: not a segment of an index set; build it with IndexBuilder::like(schema).with_set_sections()",
+                    path.display()
+                )));
+            }
+            if index.schema_key() != self.schema.schema_key() {
+                return Err(Error::Invalid(format!(
+                    "{}: built with other parameters, stopwords, idf table or resolution than the set's schema; build it with IndexBuilder::like on the set's {SCHEMA}",
+                    path.display()
+                )));
+            }
+            for d in 0..index.doc_count() {
+                let name = index.name(d)?.unwrap_or_default().into_owned();
+                if self.set.find(&name)?.is_some() {
+                    return Err(Error::DuplicateId { id: name });
+                }
+                if !seen.insert(name) {
+                    return Err(Error::Invalid(format!(
+                        "{}: document id {:?} is given twice; ids are unique in an index set",
+                        path.display(),
+                        index.name(d)?.unwrap_or_default()
+                    )));
+                }
+            }
+            added += index.doc_count() as u64;
+            verified.push(index);
+        }
+        let mut m = self.manifest.clone();
+        for index in &verified {
+            // The bytes verified above, not the file again: it may have changed since.
+            let entry = self.write_segment(&mut m, |out| Ok(out.write_all(index.bytes())?))?;
+            m.segments.push(entry);
+        }
+        if !files.is_empty() {
+            self.commit(m)?;
+        }
+        Ok(self.summary(Change {
+            added,
+            ..Change::default()
+        }))
+    }
+
     /// Writes a new segment file by `write` and returns its manifest entry (not yet committed).
-    fn write_segment(
+    fn write_segment<T>(
         &self,
         m: &mut Manifest,
-        write: impl FnOnce(&mut dyn Write) -> Result<BuildStats>,
+        write: impl FnOnce(&mut dyn Write) -> Result<T>,
     ) -> Result<SegmentEntry> {
         let file = format!("seg-{:08}.pdx", m.next_segment);
         m.next_segment += 1;

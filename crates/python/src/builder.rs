@@ -1,0 +1,401 @@
+//! `pocketdex.IndexBuilder`: documents in (one at a time or in batches, fingerprinted on every
+//! core without the GIL), one index file out, exactly as `pocketdex build` writes it.
+
+use crate::errors::{to_py, with_context};
+use crate::inputs::Column;
+use pocketdex::fingerprint::{Fingerprint, Resolution};
+use pocketdex::sketch::Idf;
+use pocketdex::{Fingerprinter, Lang, Params};
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+use rayon::prelude::*;
+use std::path::PathBuf;
+
+/// Documents per step of `add_batch`: enough to keep every core busy, few enough that a
+/// step's texts (copied out of Python objects) stay small.
+const STEP: usize = 4096;
+
+/// The language of `code`, or a `ValueError` listing the languages there are.
+pub fn lang(code: &str) -> PyResult<Lang> {
+    Lang::from_code(code).ok_or_else(|| {
+        PyValueError::new_err(format!(
+            "unknown language {code:?}; pocketdex knows {}",
+            Lang::ALL
+                .iter()
+                .map(|l| l.code())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))
+    })
+}
+
+/// Collects documents and writes one index file, as `pocketdex build` does.
+///
+///     IndexBuilder(lang="en", *, expected_docs=None, size_hint=None, idf="collection",
+///                  resolution=None, similar_bands=None)
+///
+/// lang: "en" or "de" (stopwords and reference distribution).
+/// expected_docs: fix the codes' resolution for a collection that will grow to this size
+///     (as `build --expected-docs`); by default it is chosen from the documents written.
+/// size_hint: at most this many documents will be added (draws fewer samples; same index).
+/// idf: where the idf table comes from: "collection" (learned from the first 20,000
+///     documents), "language" (the built-in table: a document's codes and scores then do not
+///     depend on the rest of the collection, for shards), or the path of an index to copy it
+///     from.
+/// resolution: (bands, samples, short_rows[, similar_rows]) instead of expected_docs.
+/// similar_bands: bands of the similar path (0 leaves out `query(similar=True)`).
+///
+/// Texts that look like HTML have their markup removed; empty texts are skipped and listed in
+/// `skipped`. Fingerprinting runs on every core with the GIL released.
+#[pyclass(module = "pocketdex")]
+pub struct IndexBuilder {
+    /// `None` once written.
+    inner: Option<pocketdex::IndexBuilder>,
+    /// The fingerprinter documents go through on rayon's threads: the builder's weighing one
+    /// once it has its idf table, its unweighed one before.
+    fingerprinter: Fingerprinter,
+    weighing: bool,
+    skipped: Vec<(String, String)>,
+}
+
+impl IndexBuilder {
+    fn from_core(inner: pocketdex::IndexBuilder) -> IndexBuilder {
+        let (fingerprinter, weighing) = match inner.weighing_fingerprinter() {
+            Some(f) => (f.clone(), true),
+            None => (inner.fingerprinter().clone(), false),
+        };
+        IndexBuilder {
+            inner: Some(inner),
+            fingerprinter,
+            weighing,
+            skipped: Vec::new(),
+        }
+    }
+
+    fn inner(&mut self) -> PyResult<&mut pocketdex::IndexBuilder> {
+        self.inner.as_mut().ok_or_else(written)
+    }
+
+    /// Adds one fingerprinted document (or records why it was skipped).
+    fn push(
+        &mut self,
+        id: String,
+        title: Option<&str>,
+        fp: Option<Fingerprint>,
+    ) -> PyResult<Option<u32>> {
+        let Some(fp) = fp else {
+            self.skipped.push((id, "empty".into()));
+            return Ok(None);
+        };
+        let inner = self.inner.as_mut().ok_or_else(written)?;
+        let doc = inner
+            .add_fingerprint(&id, title, fp)
+            .map_err(|e| with_context(&id, e))?;
+        if !self.weighing {
+            if let Some(f) = inner.weighing_fingerprinter() {
+                // Learned from the first documents: later ones are weighed on rayon's threads.
+                self.fingerprinter = f.clone();
+                self.weighing = true;
+            }
+        }
+        Ok(Some(doc))
+    }
+}
+
+fn written() -> PyErr {
+    PyValueError::new_err("this IndexBuilder was written already; make a new one")
+}
+
+/// The fingerprint of a document's text as `pocketdex build` makes it from a JSON Lines record:
+/// markup removed when the text looks like HTML; `None` for a text of only white space.
+fn fingerprint_doc(f: &Fingerprinter, text: &str) -> Option<Fingerprint> {
+    let plain = pocketdex::text::plain_text(text, None);
+    (!plain.trim().is_empty()).then(|| f.fingerprint(&plain))
+}
+
+/// The parameters of `IndexBuilder(...)` as the CLI's `build` flags make them.
+pub fn params(
+    expected_docs: Option<u64>,
+    resolution: Option<(u8, u8, u8, Option<u8>)>,
+    similar_bands: Option<u8>,
+) -> PyResult<Params> {
+    let mut p = Params::default();
+    if let Some(b) = similar_bands {
+        p.similar_bands = b;
+    }
+    if expected_docs.is_some() && resolution.is_some() {
+        return Err(PyValueError::new_err(
+            "give expected_docs or resolution, not both",
+        ));
+    }
+    if let Some(n) = expected_docs {
+        p.resolution = Some(Resolution::for_docs(n));
+    }
+    if let Some((b, s, r, y)) = resolution {
+        let similar = y.unwrap_or_else(|| Resolution::similar_rows_for_samples(s));
+        p.resolution = Some(Resolution::new(b, s, r, similar));
+    }
+    p.validate().map_err(to_py)?;
+    Ok(p)
+}
+
+/// A builder weighing with the idf table `idf` names: `collection`, `language` or an index
+/// file's path (as `build --idf`).
+pub fn core_builder(lang: Lang, params: Params, idf: &str) -> PyResult<pocketdex::IndexBuilder> {
+    let builder = pocketdex::IndexBuilder::for_lang(lang, params).map_err(to_py)?;
+    Ok(match idf {
+        "collection" => builder,
+        "language" => builder.with_idf(Idf::builtin(lang)),
+        path => {
+            let path = PathBuf::from(path);
+            if !path.is_file() {
+                return Err(PyValueError::new_err(format!(
+                    "idf must be \"collection\", \"language\" or an index file to copy the table from; {} is none of them",
+                    path.display()
+                )));
+            }
+            let index = crate::index::map_file(&path)?;
+            if index.meta().lang != lang.code() {
+                return Err(PyValueError::new_err(format!(
+                    "idf={}: that index is in language {}, not {}",
+                    path.display(),
+                    index.meta().lang,
+                    lang.code()
+                )));
+            }
+            let idf = index
+                .fingerprinter()
+                .idf()
+                .cloned()
+                .expect("an index has its idf table");
+            builder.with_idf(idf)
+        }
+    })
+}
+
+#[pymethods]
+impl IndexBuilder {
+    #[new]
+    #[pyo3(signature = (lang = "en", *, expected_docs = None, size_hint = None, idf = "collection", resolution = None, similar_bands = None))]
+    fn new(
+        lang: &str,
+        expected_docs: Option<u64>,
+        size_hint: Option<u64>,
+        idf: &str,
+        resolution: Option<(u8, u8, u8, Option<u8>)>,
+        similar_bands: Option<u8>,
+    ) -> PyResult<IndexBuilder> {
+        let lang = self::lang(lang)?;
+        let params = params(expected_docs, resolution, similar_bands)?;
+        let fixed = params.resolution.is_some();
+        let mut builder = core_builder(lang, params, idf)?;
+        if let Some(n) = size_hint {
+            if fixed {
+                return Err(PyValueError::new_err(
+                    "size_hint is for a resolution chosen from the collection's size; expected_docs and resolution fix it already",
+                ));
+            }
+            builder.size_hint(n);
+        }
+        Ok(IndexBuilder::from_core(builder))
+    }
+
+    /// like(index, *, segment=False) -> IndexBuilder
+    ///
+    /// A builder whose documents get exactly the codes and sketches `index` (a path, or an
+    /// index file's bytes) gives its documents: its parameters, resolution and idf table. Shards
+    /// of one collection built this way answer together as one index. segment=True also writes
+    /// the sections a segment of an index set needs (for `pocketdex.spark.build`).
+    #[staticmethod]
+    #[pyo3(signature = (index, *, segment = false))]
+    fn like(index: &Bound<'_, PyAny>, segment: bool) -> PyResult<IndexBuilder> {
+        let builder = if let Ok(bytes) = index.cast::<PyBytes>() {
+            let index = pocketdex::Index::open(bytes.as_bytes().to_vec())
+                .map_err(|e| with_context("the schema's bytes", e))?;
+            pocketdex::IndexBuilder::like(&index)
+        } else {
+            let path: PathBuf = index.extract().map_err(|_| {
+                PyTypeError::new_err("like() takes the path of an index file, or its bytes")
+            })?;
+            pocketdex::IndexBuilder::like(&crate::index::map_file(&path)?)
+        };
+        Ok(IndexBuilder::from_core(if segment {
+            builder.with_set_sections()
+        } else {
+            builder
+        }))
+    }
+
+    /// add(id, text, title=None) -> int | None
+    ///
+    /// Adds one document; returns its number, or None when its text is empty (skipped).
+    #[pyo3(signature = (id, text, title = None))]
+    fn add(
+        &mut self,
+        py: Python<'_>,
+        id: &Bound<'_, PyAny>,
+        text: String,
+        title: Option<String>,
+    ) -> PyResult<Option<u32>> {
+        self.inner()?;
+        let id = match id.extract::<String>() {
+            Ok(s) => s,
+            Err(_) => id
+                .extract::<i128>()
+                .map_err(|_| PyTypeError::new_err("id must be a str or an int"))?
+                .to_string(),
+        };
+        let f = &self.fingerprinter;
+        let fp = py.detach(|| fingerprint_doc(f, &text));
+        self.push(id, title.as_deref(), fp)
+    }
+
+    /// add_batch(ids, texts, titles=None) -> int
+    ///
+    /// Adds many documents, fingerprinted in parallel with the GIL released; returns how many
+    /// were added (empty texts are skipped and listed in `skipped`). Each argument is a list
+    /// (or any iterable) or a pyarrow Array or ChunkedArray, read in place; ids may be ints, a
+    /// None id becomes "row N".
+    #[pyo3(signature = (ids, texts, titles = None))]
+    fn add_batch(
+        &mut self,
+        py: Python<'_>,
+        ids: &Bound<'_, PyAny>,
+        texts: &Bound<'_, PyAny>,
+        titles: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<usize> {
+        self.inner()?;
+        let mut ids = Column::new(ids, "ids")?;
+        let mut texts = Column::new(texts, "texts")?;
+        let mut titles = titles.map(|t| Column::new(t, "titles")).transpose()?;
+        let lens = [
+            ids.len(),
+            texts.len(),
+            titles.as_ref().and_then(Column::len),
+        ];
+        if let (Some(a), Some(b)) = (lens[0], lens[1]) {
+            if a != b || lens[2].is_some_and(|c| c != a) {
+                return Err(PyValueError::new_err(format!(
+                    "ids, texts and titles must be of one length: {a} ids, {b} texts{}",
+                    lens[2].map(|c| format!(", {c} titles")).unwrap_or_default()
+                )));
+            }
+        }
+        let mut added = 0;
+        let mut start = 0;
+        loop {
+            let id_step: Vec<Option<String>> = ids
+                .take(start, STEP)?
+                .into_iter()
+                .map(|v| v.map(|s| s.into_owned()))
+                .collect();
+            let title_step: Option<Vec<Option<String>>> = match titles.as_mut() {
+                Some(t) => Some(
+                    t.take(start, STEP)?
+                        .into_iter()
+                        .map(|v| v.map(|s| s.into_owned()))
+                        .collect(),
+                ),
+                None => None,
+            };
+            let text_step = texts.take(start, STEP)?;
+            let n = id_step.len();
+            if n != text_step.len() || title_step.as_ref().is_some_and(|t| t.len() != n) {
+                return Err(PyValueError::new_err(format!(
+                    "ids, texts and titles must be of one length; they differ after row {}",
+                    start + n.min(text_step.len())
+                )));
+            }
+            if n == 0 {
+                break;
+            }
+            let f = &self.fingerprinter;
+            let fps: Vec<Option<Fingerprint>> = py.detach(|| {
+                text_step
+                    .par_iter()
+                    .map(|t| t.as_deref().and_then(|t| fingerprint_doc(f, t)))
+                    .collect()
+            });
+            for (i, fp) in fps.into_iter().enumerate() {
+                let id = id_step[i]
+                    .clone()
+                    .unwrap_or_else(|| format!("row {}", start + i));
+                let title = title_step.as_ref().and_then(|t| t[i].as_deref());
+                if self.push(id, title, fp)?.is_some() {
+                    added += 1;
+                }
+            }
+            start += n;
+        }
+        Ok(added)
+    }
+
+    /// write(path) -> dict
+    ///
+    /// Writes the index to `path` atomically (temporary file, fsync, rename) and returns what
+    /// was written: documents, codes, bytes, sections, resolution. The builder is spent.
+    fn write(&mut self, py: Python<'_>, path: PathBuf) -> PyResult<Py<PyAny>> {
+        let builder = self.take()?;
+        pocketdex::atomic::check_writable(&path).map_err(|e| with_context("", e))?;
+        let stats = py
+            .detach(|| builder.write_to_path(&path))
+            .map_err(|e| with_context(&format!("writing {}", path.display()), e))?;
+        json_to_py(py, &serde_json::to_value(&stats).expect("stats serialize"))
+    }
+
+    /// to_bytes() -> bytes
+    ///
+    /// The index file's bytes (a shard to send elsewhere). The builder is spent.
+    #[pyo3(name = "to_bytes")]
+    fn finish_bytes(&mut self, py: Python<'_>) -> PyResult<Py<PyBytes>> {
+        let builder = self.take()?;
+        let mut out = Vec::new();
+        py.detach(|| builder.finish(&mut out)).map_err(to_py)?;
+        Ok(PyBytes::new(py, &out).unbind())
+    }
+
+    /// The documents skipped, as (id, reason) pairs.
+    #[getter]
+    fn skipped(&self) -> Vec<(String, String)> {
+        self.skipped.clone()
+    }
+
+    fn __len__(&self) -> usize {
+        self.inner.as_ref().map_or(0, |b| b.len())
+    }
+
+    fn __repr__(&self) -> String {
+        match &self.inner {
+            Some(b) => format!("<pocketdex.IndexBuilder: {} documents>", b.len()),
+            None => "<pocketdex.IndexBuilder: written>".into(),
+        }
+    }
+}
+
+impl IndexBuilder {
+    /// The core builder, to write: refused when empty, as `pocketdex build` refuses to write
+    /// an index of nothing.
+    fn take(&mut self) -> PyResult<pocketdex::IndexBuilder> {
+        let inner = self.inner.take().ok_or_else(written)?;
+        if inner.is_empty() {
+            let why = match self.skipped.len() {
+                0 => "no document was added".to_string(),
+                n => format!("all {n} documents added were empty"),
+            };
+            self.inner = Some(inner);
+            return Err(PyValueError::new_err(format!(
+                "no documents to index: {why}; nothing was written"
+            )));
+        }
+        Ok(inner)
+    }
+}
+
+/// A JSON value as Python objects (dicts, lists, numbers, strings).
+pub fn json_to_py(py: Python<'_>, v: &serde_json::Value) -> PyResult<Py<PyAny>> {
+    let text = serde_json::to_string(v).expect("JSON serializes");
+    let loads = py.import("json")?.getattr("loads")?;
+    let out = loads.call1((text,))?;
+    Ok(out.unbind())
+}

@@ -1,0 +1,320 @@
+//! `pocketdex.Index`: an index file, an index set, or several of them queried as one, mapped
+//! read-only; queries one at a time or in parallel batches without the GIL.
+
+use crate::builder::json_to_py;
+use crate::errors::{to_py, with_context};
+use crate::methods::Fingerprint;
+use memmap2::Mmap;
+use pocketdex::{HitRecord, IndexSet, QueryOptions};
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::PyString;
+use rayon::prelude::*;
+use std::path::{Path, PathBuf};
+
+/// Maps an index file and runs the cheap checks of `Index::open`; errors name the file.
+pub fn map_file(path: &Path) -> PyResult<pocketdex::Index<Mmap>> {
+    let label = path.display().to_string();
+    let file = std::fs::File::open(path)
+        .map_err(|e| with_context(&label, pocketdex::Error::io(path, e)))?;
+    // SAFETY: read-only, and the index never trusts its bytes (every read is bounds-checked;
+    // verify() checks every checksum). Indexes are replaced by rename, never changed in place.
+    let map = unsafe { Mmap::map(&file) }.map_err(|e| with_context(&label, e.into()))?;
+    #[cfg(unix)]
+    let _ = map.advise(memmap2::Advice::Random);
+    pocketdex::Index::open(map).map_err(|e| with_context(&label, e))
+}
+
+/// One index file or set, as the CLI's INDEX argument: a directory must be a set.
+fn open_one(path: &Path) -> PyResult<(IndexSet<Mmap>, Option<pocketdex::Index<Mmap>>)> {
+    let label = path.display().to_string();
+    if path.is_dir() {
+        if !pocketdex::is_set(path) {
+            return Err(PyValueError::new_err(format!(
+                "{label} is a directory but not an index set (it has no {}); pass an index file, or a set made by `pocketdex add`",
+                pocketdex::MANIFEST
+            )));
+        }
+        let set = IndexSet::open(path).map_err(|e| with_context(&label, e))?;
+        let schema = map_file(&path.join(pocketdex::SCHEMA))?;
+        Ok((set, Some(schema)))
+    } else {
+        let index = map_file(path)?;
+        Ok((IndexSet::from_indexes(vec![(label, index)]), None))
+    }
+}
+
+/// One indexed document found by a query: `id`, `score` (estimated cosine similarity, four
+/// decimals), `rank` (1 for the best), `codes` (code groups that collided), `path` (fuzzy,
+/// short, exact or similar: what found it) and `title` (or None), as `query --json` reports it.
+#[pyclass(module = "pocketdex", frozen, get_all, eq, skip_from_py_object)]
+#[derive(Clone, PartialEq)]
+pub struct Hit {
+    id: String,
+    score: f64,
+    rank: usize,
+    codes: u16,
+    path: String,
+    title: Option<String>,
+}
+
+impl From<HitRecord> for Hit {
+    fn from(r: HitRecord) -> Hit {
+        Hit {
+            id: r.id,
+            score: pocketdex::rounded(r.score),
+            rank: r.rank,
+            codes: r.codes,
+            path: r.path.to_string(),
+            title: r.title,
+        }
+    }
+}
+
+#[pymethods]
+impl Hit {
+    /// to_dict() -> dict
+    ///
+    /// The hit as `pocketdex query --json` prints it (without `type` and `query`).
+    fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
+        let d = pyo3::types::PyDict::new(py);
+        d.set_item("id", &self.id)?;
+        d.set_item("score", self.score)?;
+        d.set_item("rank", self.rank)?;
+        d.set_item("codes", self.codes)?;
+        d.set_item("path", &self.path)?;
+        if let Some(t) = &self.title {
+            d.set_item("title", t)?;
+        }
+        Ok(d)
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "Hit(id={:?}, score={}, rank={}, codes={}, path={:?}{})",
+            self.id,
+            self.score,
+            self.rank,
+            self.codes,
+            self.path,
+            self.title
+                .as_ref()
+                .map(|t| format!(", title={t:?}"))
+                .unwrap_or_default()
+        )
+    }
+}
+
+/// An index opened for queries: `Index(path)` with the path of an index file or an index set
+/// (a directory made by `pocketdex add`), or a list of them queried as one.
+///
+/// Files are memory-mapped read-only and checked cheaply on open; every part a query reads is
+/// checked as it is read, and `verify()` checks every byte. `len(index)` is the number of live
+/// documents; `id in index` tells whether a document is indexed.
+#[pyclass(module = "pocketdex", frozen)]
+pub struct Index {
+    set: IndexSet<Mmap>,
+    /// Per path given: its label and, for a set, its schema (for `info`).
+    opened: Vec<(String, Option<pocketdex::Index<Mmap>>)>,
+}
+
+/// Query options from the keyword arguments, checked as the CLI checks its flags.
+fn options(top: usize, threshold: Option<f64>, similar: bool) -> PyResult<QueryOptions> {
+    let mut o = if similar {
+        QueryOptions::similar()
+    } else {
+        QueryOptions::default()
+    };
+    if top == 0 {
+        return Err(PyValueError::new_err("top must be at least 1"));
+    }
+    o.top = top;
+    if let Some(t) = threshold {
+        if !(0.0..=1.0).contains(&t) {
+            return Err(PyValueError::new_err(format!(
+                "threshold must be between 0 and 1, not {t}"
+            )));
+        }
+        o.threshold = t as f32;
+    }
+    Ok(o)
+}
+
+impl Index {
+    fn answer(&self, text: &str, opts: &QueryOptions) -> pocketdex::Result<Vec<HitRecord>> {
+        let plain = pocketdex::text::plain_text(text, None);
+        let r = self.set.query(&plain, opts)?;
+        self.set.records(&r)
+    }
+
+    /// The fingerprinter of the first part (every part of a set shares it).
+    fn fingerprinter(&self) -> PyResult<&pocketdex::Fingerprinter> {
+        if let Some((_, Some(schema))) = self.opened.first() {
+            return Ok(schema.fingerprinter());
+        }
+        self.set
+            .parts()
+            .first()
+            .map(|p| p.index.fingerprinter())
+            .ok_or_else(|| PyValueError::new_err("the index set holds no segment yet"))
+    }
+}
+
+#[pymethods]
+impl Index {
+    #[new]
+    fn new(py: Python<'_>, path: &Bound<'_, PyAny>) -> PyResult<Index> {
+        let paths: Vec<PathBuf> = if path.is_instance_of::<PyString>() {
+            vec![path.extract()?]
+        } else if let Ok(p) = path.extract::<PathBuf>() {
+            vec![p]
+        } else {
+            path.extract::<Vec<PathBuf>>().map_err(|_| {
+                PyTypeError::new_err(
+                    "Index() takes the path of an index file or set, or a list of them",
+                )
+            })?
+        };
+        if paths.is_empty() {
+            return Err(PyValueError::new_err("Index() needs at least one path"));
+        }
+        py.detach(|| {
+            let mut all: Option<IndexSet<Mmap>> = None;
+            let mut opened = Vec::new();
+            for p in &paths {
+                let (set, schema) = open_one(p)?;
+                opened.push((p.display().to_string(), schema));
+                all = Some(match all {
+                    None => set,
+                    Some(a) => a.join(set),
+                });
+            }
+            Ok(Index {
+                set: all.expect("at least one path"),
+                opened,
+            })
+        })
+    }
+
+    /// query(text, *, top=100, threshold=None, similar=False) -> list[Hit]
+    ///
+    /// The indexed near copies of `text`, best first: at most `top`, each scoring at least
+    /// `threshold` (default 0.5; 0.4 with similar=True). similar=True also finds documents that
+    /// say nearly the same in other words (cosine down to about 0.6). Markup is removed from a
+    /// text that looks like HTML.
+    #[pyo3(signature = (text, *, top = 100, threshold = None, similar = false))]
+    fn query(
+        &self,
+        py: Python<'_>,
+        text: &str,
+        top: usize,
+        threshold: Option<f64>,
+        similar: bool,
+    ) -> PyResult<Vec<Hit>> {
+        let opts = options(top, threshold, similar)?;
+        let hits = py.detach(|| self.answer(text, &opts)).map_err(to_py)?;
+        Ok(hits.into_iter().map(Hit::from).collect())
+    }
+
+    /// query_batch(texts, *, top=100, threshold=None, similar=False) -> list[list[Hit]]
+    ///
+    /// `query` for many texts at once, in parallel with the GIL released: one list of hits per
+    /// text, in order. `texts` is a list (or iterable) or a pyarrow array; a None gives [].
+    #[pyo3(signature = (texts, *, top = 100, threshold = None, similar = false))]
+    fn query_batch(
+        &self,
+        py: Python<'_>,
+        texts: &Bound<'_, PyAny>,
+        top: usize,
+        threshold: Option<f64>,
+        similar: bool,
+    ) -> PyResult<Vec<Vec<Hit>>> {
+        let opts = options(top, threshold, similar)?;
+        let mut column = crate::inputs::Column::new(texts, "texts")?;
+        let mut out = Vec::new();
+        loop {
+            let step = column.take(out.len(), 4096)?;
+            if step.is_empty() {
+                break;
+            }
+            let answers: Vec<pocketdex::Result<Vec<HitRecord>>> = py.detach(|| {
+                step.par_iter()
+                    .map(|t| match t {
+                        Some(t) => self.answer(t, &opts),
+                        None => Ok(Vec::new()),
+                    })
+                    .collect()
+            });
+            for a in answers {
+                out.push(a.map_err(to_py)?.into_iter().map(Hit::from).collect());
+            }
+        }
+        Ok(out)
+    }
+
+    /// fingerprint(text) -> Fingerprint
+    ///
+    /// The fingerprint of `text` with this index's parameters: the codes it would be indexed
+    /// under, and its sketch.
+    fn fingerprint(&self, py: Python<'_>, text: &str) -> PyResult<Fingerprint> {
+        let f = self.fingerprinter()?;
+        let resolution = match self.opened.first() {
+            Some((_, Some(schema))) => schema.resolution(),
+            _ => self.set.parts()[0].index.resolution(),
+        };
+        Ok(py.detach(|| Fingerprint::of(f, resolution, text)))
+    }
+
+    /// info() -> dict
+    ///
+    /// What the paths hold now, as `pocketdex info --json` prints it (a list of paths gives a
+    /// dict with `indexes`, one entry per path).
+    fn info(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        let infos = py.detach(|| {
+            self.opened
+                .iter()
+                .map(|(label, _)| {
+                    let path = Path::new(label);
+                    match open_one(path)? {
+                        (set, Some(schema)) => Ok(pocketdex::info::set_info(label, &set, &schema)),
+                        (set, None) => pocketdex::info::file_info(label, &set.parts()[0].index)
+                            .map_err(|e| with_context(label, e)),
+                    }
+                })
+                .collect::<PyResult<Vec<_>>>()
+        })?;
+        let v = match <[_; 1]>::try_from(infos) {
+            Ok([one]) => one,
+            Err(infos) => serde_json::json!({ "indexes": infos }),
+        };
+        json_to_py(py, &v)
+    }
+
+    /// verify() -> None
+    ///
+    /// Checks every byte of every part; raises `CorruptIndexError` (or `ValueError`) naming
+    /// the first damage found.
+    fn verify(&self, py: Python<'_>) -> PyResult<()> {
+        py.detach(|| self.set.verify()).map_err(to_py)
+    }
+
+    fn __len__(&self) -> usize {
+        self.set.live_docs() as usize
+    }
+
+    fn __contains__(&self, id: &str) -> PyResult<bool> {
+        Ok(self.set.find(id).map_err(to_py)?.is_some())
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "<pocketdex.Index {}: {} documents>",
+            self.opened
+                .iter()
+                .map(|(l, _)| l.as_str())
+                .collect::<Vec<_>>()
+                .join(" + "),
+            self.set.live_docs()
+        )
+    }
+}

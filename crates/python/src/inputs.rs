@@ -1,0 +1,237 @@
+//! Columns of document ids, texts and titles from Python: any iterable of `str` (ids may be
+//! `int`s, any value may be `None`), or pyarrow arrays and chunked arrays, read in place through
+//! the Arrow C data interface (`__arrow_c_array__`), without a Python object per value.
+
+use arrow_array::cast::AsArray;
+use arrow_array::ffi::{from_ffi, FFI_ArrowArray, FFI_ArrowSchema};
+use arrow_array::{make_array, Array, ArrayRef};
+use arrow_schema::DataType;
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyCapsule, PyCapsuleMethods, PyIterator, PyString, PyTuple};
+use std::borrow::Cow;
+
+/// One column, read a chunk at a time.
+pub struct Column<'py> {
+    what: &'static str,
+    kind: Kind<'py>,
+}
+
+enum Kind<'py> {
+    /// Arrow arrays (the chunks of a chunked array), with the row each starts at.
+    Arrow {
+        chunks: Vec<ArrayRef>,
+        starts: Vec<usize>,
+        len: usize,
+    },
+    /// A Python iterable, pulled as needed; its length when it has one.
+    Iter {
+        it: Bound<'py, PyIterator>,
+        len: Option<usize>,
+    },
+}
+
+impl<'py> Column<'py> {
+    /// The column `obj`, named `what` (`ids`, `texts`, `titles`) in messages.
+    pub fn new(obj: &Bound<'py, PyAny>, what: &'static str) -> PyResult<Column<'py>> {
+        if obj.is_instance_of::<PyString>() {
+            return Err(PyTypeError::new_err(format!(
+                "{what} must be a list (or an iterable or pyarrow array) of values, not one str"
+            )));
+        }
+        let kind = if obj.hasattr("__arrow_c_array__")? {
+            arrow_chunks(vec![import(obj, what)?])
+        } else if obj.hasattr("__arrow_c_stream__")? && obj.hasattr("chunks")? {
+            // A pyarrow ChunkedArray: each chunk in place.
+            let chunks = obj
+                .getattr("chunks")?
+                .try_iter()?
+                .map(|c| import(&c?, what))
+                .collect::<PyResult<Vec<_>>>()?;
+            arrow_chunks(chunks)
+        } else {
+            Kind::Iter {
+                len: obj.len().ok(),
+                it: obj.try_iter().map_err(|_| {
+                    PyTypeError::new_err(format!(
+                        "{what} must be a list, an iterable or a pyarrow array, not {}",
+                        type_name(obj)
+                    ))
+                })?,
+            }
+        };
+        if let Kind::Arrow { chunks, .. } = &kind {
+            if let Some(c) = chunks.first() {
+                check_type(c.data_type(), what)?;
+            }
+        }
+        Ok(Column { what, kind })
+    }
+
+    /// Its length, when it is known before it is read.
+    pub fn len(&self) -> Option<usize> {
+        match &self.kind {
+            Kind::Arrow { len, .. } => Some(*len),
+            Kind::Iter { len, .. } => *len,
+        }
+    }
+
+    /// Up to `n` values from row `start` on (rows are read in order); fewer at the end.
+    pub fn take(&mut self, start: usize, n: usize) -> PyResult<Vec<Option<Cow<'_, str>>>> {
+        let what = self.what;
+        match &mut self.kind {
+            Kind::Arrow {
+                chunks,
+                starts,
+                len,
+            } => {
+                let end = (start + n).min(*len);
+                let mut out = Vec::with_capacity(end.saturating_sub(start));
+                let mut row = start;
+                while row < end {
+                    let c = starts.partition_point(|&s| s <= row) - 1;
+                    let (array, first) = (&chunks[c], starts[c]);
+                    let stop = end.min(first + array.len());
+                    for i in row - first..stop - first {
+                        out.push(value(array.as_ref(), i, what)?);
+                    }
+                    row = stop;
+                }
+                Ok(out)
+            }
+            Kind::Iter { it, .. } => {
+                let mut out = Vec::with_capacity(n);
+                for _ in 0..n {
+                    match it.next() {
+                        Some(item) => out.push(py_value(&item?, what)?.map(Cow::Owned)),
+                        None => break,
+                    }
+                }
+                Ok(out)
+            }
+        }
+    }
+}
+
+fn arrow_chunks<'py>(chunks: Vec<ArrayRef>) -> Kind<'py> {
+    let mut starts = Vec::with_capacity(chunks.len());
+    let mut len = 0;
+    for c in &chunks {
+        starts.push(len);
+        len += c.len();
+    }
+    Kind::Arrow {
+        chunks,
+        starts,
+        len,
+    }
+}
+
+fn type_name(obj: &Bound<'_, PyAny>) -> String {
+    obj.get_type()
+        .name()
+        .map(|n| n.to_string())
+        .unwrap_or_else(|_| "?".into())
+}
+
+/// One Python value: a `str`, an `int` (ids), or `None`.
+fn py_value(item: &Bound<'_, PyAny>, what: &str) -> PyResult<Option<String>> {
+    if item.is_none() {
+        return Ok(None);
+    }
+    if let Ok(s) = item.extract::<String>() {
+        return Ok(Some(s));
+    }
+    if what == "ids" {
+        if let Ok(i) = item.extract::<i128>() {
+            return Ok(Some(i.to_string()));
+        }
+    }
+    Err(PyTypeError::new_err(format!(
+        "{what} must hold str{} values, not {}",
+        if what == "ids" { " or int" } else { "" },
+        type_name(item)
+    )))
+}
+
+/// The Arrow types a column may have: strings (ids also integers; texts also binary, decoded
+/// lossily).
+fn check_type(t: &DataType, what: &str) -> PyResult<()> {
+    let ok = matches!(
+        t,
+        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View | DataType::Null
+    ) || (what == "ids" && t.is_integer())
+        || (what == "texts" && matches!(t, DataType::Binary | DataType::LargeBinary));
+    if ok {
+        Ok(())
+    } else {
+        Err(PyTypeError::new_err(format!(
+            "{what} must be an Arrow column of strings{}, not {t}",
+            if what == "ids" { " or integers" } else { "" }
+        )))
+    }
+}
+
+/// Row `i` of an Arrow array of a type [`check_type`] accepts.
+fn value<'a>(a: &'a dyn Array, i: usize, what: &str) -> PyResult<Option<Cow<'a, str>>> {
+    if a.is_null(i) {
+        return Ok(None);
+    }
+    Ok(Some(match a.data_type() {
+        DataType::Utf8 => Cow::Borrowed(a.as_string::<i32>().value(i)),
+        DataType::LargeUtf8 => Cow::Borrowed(a.as_string::<i64>().value(i)),
+        DataType::Utf8View => Cow::Borrowed(a.as_string_view().value(i)),
+        DataType::Binary => String::from_utf8_lossy(a.as_binary::<i32>().value(i)),
+        DataType::LargeBinary => String::from_utf8_lossy(a.as_binary::<i64>().value(i)),
+        t if t.is_integer() => Cow::Owned(int_at(a, i)?.to_string()),
+        t => {
+            return Err(PyTypeError::new_err(format!(
+                "{what}: unsupported Arrow type {t}"
+            )))
+        }
+    }))
+}
+
+/// Row `i` of an integer column (ids of every integer type print as decimal numbers).
+fn int_at(a: &dyn Array, i: usize) -> PyResult<i128> {
+    use arrow_array::types::*;
+    macro_rules! at {
+        ($($t:ty),*) => {
+            $(if let Some(p) = a.as_primitive_opt::<$t>() {
+                return Ok(p.value(i) as i128);
+            })*
+        };
+    }
+    at!(Int8Type, Int16Type, Int32Type, Int64Type, UInt8Type, UInt16Type, UInt32Type, UInt64Type);
+    Err(PyTypeError::new_err("ids: not an integer column"))
+}
+
+/// Imports one array through `__arrow_c_array__` (the Arrow PyCapsule interface), taking over
+/// the exported buffers (their owner is released when the array is dropped).
+fn import(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<ArrayRef> {
+    let pair = obj.call_method0("__arrow_c_array__")?;
+    let pair = pair.cast::<PyTuple>()?;
+    let schema = pair.get_item(0)?;
+    let array = pair.get_item(1)?;
+    let schema = schema.cast::<PyCapsule>()?;
+    let array = array.cast::<PyCapsule>()?;
+    let bad = |_| {
+        PyTypeError::new_err(format!(
+            "{what}: __arrow_c_array__ did not return Arrow capsules"
+        ))
+    };
+    // The names the PyCapsule interface specifies; a capsule of another name is refused.
+    let schema = schema.pointer_checked(Some(c"arrow_schema")).map_err(bad)?;
+    let array = array.pointer_checked(Some(c"arrow_array")).map_err(bad)?;
+    // SAFETY: the capsules hold an ArrowSchema and an ArrowArray (checked by name, as the
+    // PyCapsule interface specifies). `from_raw` moves the array out and leaves a released one
+    // behind, so the capsule's destructor does not release it twice; the schema is only
+    // borrowed while the array is imported.
+    let data = unsafe {
+        let array = FFI_ArrowArray::from_raw(array.as_ptr() as *mut FFI_ArrowArray);
+        let schema = &*(schema.as_ptr() as *const FFI_ArrowSchema);
+        from_ffi(array, schema)
+    }
+    .map_err(|e| PyValueError::new_err(format!("{what}: cannot import the Arrow array: {e}")))?;
+    Ok(make_array(data))
+}

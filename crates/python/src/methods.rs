@@ -1,0 +1,345 @@
+//! Fingerprints for pipelines that group by code inside an engine, and the classical
+//! near-duplicate methods (`pocketdex dups`) over columns of ids and texts.
+
+use crate::builder::{lang, params};
+use crate::errors::to_py;
+use crate::inputs::Column;
+use pocketdex::fingerprint::Resolution;
+use pocketdex::sketch::Idf;
+use pocketdex_methods::groups::group_pairs;
+use pocketdex_methods::{Detector, Features, Options};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use rayon::prelude::*;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
+
+/// A document's fingerprint: `codes` (the 64-bit keys it is indexed under, as unsigned ints),
+/// `sketch` (its 64-bit simhash words) and `terms` (index terms counted). Documents sharing a
+/// code are candidate near copies; `a.similarity(b)` estimates their cosine similarity.
+#[pyclass(module = "pocketdex", frozen, get_all, skip_from_py_object)]
+#[derive(Clone)]
+pub struct Fingerprint {
+    codes: Vec<u64>,
+    sketch: Vec<u64>,
+    terms: u32,
+}
+
+impl Fingerprint {
+    /// The fingerprint of `text` (markup removed when it looks like HTML) by `f`, with its codes
+    /// at `resolution`.
+    pub fn of(f: &pocketdex::Fingerprinter, resolution: Resolution, text: &str) -> Fingerprint {
+        let plain = pocketdex::text::plain_text(text, None);
+        let fp = f.fingerprint(&plain);
+        Fingerprint {
+            codes: f.codes(&fp, resolution).iter().map(|c| c.key).collect(),
+            sketch: fp.sketch().to_vec(),
+            terms: fp.terms,
+        }
+    }
+}
+
+#[pymethods]
+impl Fingerprint {
+    /// similarity(other) -> float
+    ///
+    /// The cosine similarity of the two documents' tf-idf vectors, estimated from the sketches
+    /// (what a query's score is).
+    fn similarity(&self, other: &Fingerprint) -> PyResult<f64> {
+        if self.sketch.len() != other.sketch.len() || self.sketch.is_empty() {
+            return Err(PyValueError::new_err(
+                "the fingerprints' sketches differ in length: they were made with other parameters",
+            ));
+        }
+        Ok(pocketdex::rounded(pocketdex::sketch::estimate_similarity(
+            &self.sketch,
+            &other.sketch,
+        )))
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "Fingerprint(terms={}, codes=[{} codes], sketch=[{} words])",
+            self.terms,
+            self.codes.len(),
+            self.sketch.len()
+        )
+    }
+}
+
+/// Fingerprinter(lang="en", *, expected_docs=1_000_000)
+///
+/// Fingerprints with the language's idf table and the resolution of a collection of
+/// `expected_docs`: the codes an index set or shards built with the same `lang` and
+/// `expected_docs` give. For pipelines that group by code inside an engine.
+#[pyclass(module = "pocketdex", frozen)]
+pub struct Fingerprinter {
+    inner: Arc<pocketdex::Fingerprinter>,
+    resolution: Resolution,
+}
+
+/// Fingerprinters by (language, expected_docs): making one reads the reference and idf tables.
+type Cache = Mutex<HashMap<(String, u64), Arc<pocketdex::Fingerprinter>>>;
+
+fn fingerprinter(lang_code: &str, expected_docs: u64) -> PyResult<Fingerprinter> {
+    static CACHE: OnceLock<Cache> = OnceLock::new();
+    let l = lang(lang_code)?;
+    let p = params(Some(expected_docs), None, None)?;
+    let resolution = p.resolution.expect("expected_docs fixes it");
+    let key = (l.code().to_string(), expected_docs);
+    let mut cache = CACHE
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    let inner = match cache.get(&key) {
+        Some(f) => Arc::clone(f),
+        None => {
+            let f = pocketdex::Fingerprinter::for_lang(l, p)
+                .map_err(to_py)?
+                .with_idf(Idf::builtin(l));
+            let f = Arc::new(f);
+            cache.insert(key, Arc::clone(&f));
+            f
+        }
+    };
+    Ok(Fingerprinter { inner, resolution })
+}
+
+#[pymethods]
+impl Fingerprinter {
+    #[new]
+    #[pyo3(signature = (lang = "en", *, expected_docs = 1_000_000))]
+    fn new(lang: &str, expected_docs: u64) -> PyResult<Fingerprinter> {
+        fingerprinter(lang, expected_docs)
+    }
+
+    /// fingerprint(text) -> Fingerprint
+    fn fingerprint(&self, py: Python<'_>, text: &str) -> Fingerprint {
+        py.detach(|| Fingerprint::of(&self.inner, self.resolution, text))
+    }
+
+    /// fingerprint_batch(texts) -> list[Fingerprint | None]
+    ///
+    /// Fingerprints in parallel with the GIL released; a None text gives None.
+    fn fingerprint_batch(
+        &self,
+        py: Python<'_>,
+        texts: &Bound<'_, PyAny>,
+    ) -> PyResult<Vec<Option<Fingerprint>>> {
+        let mut column = Column::new(texts, "texts")?;
+        let mut out = Vec::new();
+        loop {
+            let step = column.take(out.len(), 4096)?;
+            if step.is_empty() {
+                return Ok(out);
+            }
+            let fps: Vec<Option<Fingerprint>> = py.detach(|| {
+                step.par_iter()
+                    .map(|t| {
+                        t.as_deref()
+                            .map(|t| Fingerprint::of(&self.inner, self.resolution, t))
+                    })
+                    .collect()
+            });
+            out.extend(fps);
+        }
+    }
+}
+
+/// fingerprint(text, *, lang="en", expected_docs=1_000_000) -> Fingerprint
+///
+/// The fingerprint `Fingerprinter(lang, expected_docs=...)` gives `text`.
+#[pyfunction]
+#[pyo3(signature = (text, *, lang = "en", expected_docs = 1_000_000))]
+pub fn fingerprint(
+    py: Python<'_>,
+    text: &str,
+    lang: &str,
+    expected_docs: u64,
+) -> PyResult<Fingerprint> {
+    Ok(fingerprinter(lang, expected_docs)?.fingerprint(py, text))
+}
+
+/// methods() -> list[tuple[str, float, str]]
+///
+/// The methods `dups` runs: (name, default threshold, description) each.
+#[pyfunction]
+pub fn methods() -> Vec<(&'static str, f64, &'static str)> {
+    pocketdex_methods::ALL
+        .iter()
+        .map(|m| (m.name(), m.default_threshold(), m.description()))
+        .collect()
+}
+
+/// One group of near-duplicate documents: `id` (0 for the largest), `members` (ids, in input
+/// order), `rows` (their positions in the input), `representative` (the first member: the one
+/// to keep) and `pairs` ((id, id, score) for the pairs found inside it, best first).
+#[pyclass(module = "pocketdex", frozen, get_all, skip_from_py_object)]
+#[derive(Clone)]
+pub struct Cluster {
+    id: usize,
+    members: Vec<String>,
+    rows: Vec<usize>,
+    representative: String,
+    pairs: Vec<(String, String, f64)>,
+}
+
+#[pymethods]
+impl Cluster {
+    fn __len__(&self) -> usize {
+        self.members.len()
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "Cluster(id={}, members={:?}, pairs={})",
+            self.id,
+            self.members,
+            self.pairs.len()
+        )
+    }
+}
+
+/// What `dups` found: `clusters` (largest first), `is_duplicate` (per input row: a member of a
+/// cluster other than its representative), `keep` (its negation: the deduplicated rows),
+/// `set_aside` ((id, reason) for documents the method cannot describe), `method`, `threshold`.
+#[pyclass(module = "pocketdex", frozen, get_all)]
+pub struct Dups {
+    clusters: Vec<Cluster>,
+    is_duplicate: Vec<bool>,
+    set_aside: Vec<(String, String)>,
+    method: &'static str,
+    threshold: f64,
+}
+
+#[pymethods]
+impl Dups {
+    /// Per input row, whether to keep it: not a later member of a cluster (filter a table by it
+    /// to keep one document per cluster).
+    #[getter]
+    fn keep(&self) -> Vec<bool> {
+        self.is_duplicate.iter().map(|d| !d).collect()
+    }
+
+    fn __len__(&self) -> usize {
+        self.clusters.len()
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "<pocketdex.Dups {} at {}: {} clusters, {} duplicates of {} rows>",
+            self.method,
+            self.threshold,
+            self.clusters.len(),
+            self.is_duplicate.iter().filter(|&&d| d).count(),
+            self.is_duplicate.len()
+        )
+    }
+}
+
+/// dups(ids, texts, *, method="minhash", threshold=None, lang="en", verify=True) -> Dups
+///
+/// The groups of near-duplicate documents with one of the classical methods, as
+/// `pocketdex dups` finds them: exact, fuzzy, minhash, trials, spex, spotsigs or simhash
+/// (`methods()` lists them with their default thresholds). Every pair scoring at least the
+/// threshold is found (never by comparing all pairs) and verified with the exact measure
+/// unless verify=False. ids and texts are lists (or iterables) or pyarrow arrays; markup is
+/// removed from texts that look like HTML.
+#[pyfunction]
+#[pyo3(signature = (ids, texts, *, method = "minhash", threshold = None, lang = "en", verify = true))]
+pub fn dups(
+    py: Python<'_>,
+    ids: &Bound<'_, PyAny>,
+    texts: &Bound<'_, PyAny>,
+    method: &str,
+    threshold: Option<f64>,
+    lang: &str,
+    verify: bool,
+) -> PyResult<Dups> {
+    let m = pocketdex_methods::by_name(method).ok_or_else(|| {
+        PyValueError::new_err(format!(
+            "unknown method {method:?}; choose one of {}",
+            pocketdex_methods::ALL
+                .iter()
+                .map(|m| m.name())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))
+    })?;
+    let options = Options {
+        lang: self::lang(lang)?,
+        threshold,
+        verify,
+        ..Options::default()
+    };
+    let detector = Detector::new(m, options).map_err(to_py)?;
+    let mut id_column = Column::new(ids, "ids")?;
+    let mut text_column = Column::new(texts, "texts")?;
+    let mut ids: Vec<String> = Vec::new();
+    let mut features: Vec<Features> = Vec::new();
+    loop {
+        let id_step = id_column.take(ids.len(), 4096)?;
+        let text_step = text_column.take(features.len(), 4096)?;
+        if id_step.len() != text_step.len() {
+            return Err(PyValueError::new_err(format!(
+                "ids and texts must be of one length; they differ after row {}",
+                ids.len() + id_step.len().min(text_step.len())
+            )));
+        }
+        if id_step.is_empty() {
+            break;
+        }
+        let row = ids.len();
+        ids.extend(
+            id_step
+                .into_iter()
+                .enumerate()
+                .map(|(i, id)| id.map_or_else(|| format!("row {}", row + i), |s| s.into_owned())),
+        );
+        let prepared: Vec<Features> = py.detach(|| {
+            text_step
+                .par_iter()
+                .map(|t| {
+                    let plain = pocketdex::text::plain_text(t.as_deref().unwrap_or(""), None);
+                    detector.prepare(&plain)
+                })
+                .collect()
+        });
+        features.extend(prepared);
+    }
+    let outcome = py.detach(|| detector.find(&features)).map_err(to_py)?;
+    let groups = group_pairs(features.len(), &outcome.pairs);
+    let mut is_duplicate = vec![false; features.len()];
+    let clusters = groups
+        .iter()
+        .enumerate()
+        .map(|(c, g)| {
+            for &d in &g.members[1..] {
+                is_duplicate[d as usize] = true;
+            }
+            let id = |d: u32| ids[d as usize].clone();
+            Cluster {
+                id: c,
+                members: g.members.iter().map(|&d| id(d)).collect(),
+                rows: g.members.iter().map(|&d| d as usize).collect(),
+                representative: id(g.members[0]),
+                pairs: g
+                    .pairs
+                    .iter()
+                    .map(|p| (id(p.a), id(p.b), p.score))
+                    .collect(),
+            }
+        })
+        .collect();
+    Ok(Dups {
+        clusters,
+        is_duplicate,
+        set_aside: outcome
+            .set_aside
+            .iter()
+            .map(|s| (ids[s.doc as usize].clone(), s.reason.clone()))
+            .collect(),
+        method: m.name(),
+        threshold: detector.threshold(),
+    })
+}

@@ -1,0 +1,55 @@
+//! The index-set steps of a sharded build (`pocketdex.spark`): create a set, then adopt the
+//! shards built from its schema as its segments.
+
+use crate::builder::{core_builder, lang, params};
+use crate::errors::with_context;
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+use std::path::PathBuf;
+
+/// create_set(path, *, lang="en", expected_docs=1_000_000) -> bytes
+///
+/// Creates an index set at `path` (a new or empty directory) whose documents get the codes the
+/// language's idf table and a collection of `expected_docs` give them; returns its schema's
+/// bytes, from which shards are built (`IndexBuilder.like(schema, segment=True)`).
+#[pyfunction]
+#[pyo3(signature = (path, *, lang = "en", expected_docs = 1_000_000))]
+pub fn create_set(
+    py: Python<'_>,
+    path: PathBuf,
+    lang: &str,
+    expected_docs: u64,
+) -> PyResult<Py<PyBytes>> {
+    let schema = core_builder(
+        self::lang(lang)?,
+        params(Some(expected_docs), None, None)?,
+        "language",
+    )?;
+    let label = format!("creating the index set {}", path.display());
+    py.detach(|| pocketdex::SetWriter::create(&path, schema))
+        .map_err(|e| with_context(&label, e))?;
+    let bytes = std::fs::read(path.join(pocketdex::SCHEMA))
+        .map_err(|e| with_context(&label, pocketdex::Error::io(&path, e)))?;
+    Ok(PyBytes::new(py, &bytes).unbind())
+}
+
+/// adopt_segments(path, files, *, wait=False) -> int
+///
+/// Adds shard files (built from the set's schema, with set sections) to the set at `path` as
+/// segments, in the order given, in one step; returns the set's live documents after.
+#[pyfunction]
+#[pyo3(signature = (path, files, *, wait = false))]
+pub fn adopt_segments(
+    py: Python<'_>,
+    path: PathBuf,
+    files: Vec<PathBuf>,
+    wait: bool,
+) -> PyResult<u64> {
+    let label = path.display().to_string();
+    py.detach(|| {
+        let mut writer = pocketdex::SetWriter::open(&path, wait)?;
+        writer.adopt(&files)
+    })
+    .map(|c| c.live_docs)
+    .map_err(|e| with_context(&label, e))
+}

@@ -1,0 +1,243 @@
+"""IndexBuilder and Index against the command line: the same bytes, the same hits."""
+
+import os
+import threading
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+import pocketdex
+from conftest import QUERIES, SAMPLES, json_lines
+
+
+def build(tmp_path: Path, ids, texts, name="py.pdx", n=None, **kw) -> Path:
+    b = pocketdex.IndexBuilder(**kw)
+    n = len(ids) if n is None else n
+    assert b.add_batch(ids, texts) == n
+    out = tmp_path / name
+    stats = b.write(out)
+    assert stats["docs"] == n and stats["bytes"] == out.stat().st_size
+    return out
+
+
+def test_a_python_build_is_the_cli_build_byte_for_byte(tmp_path, cli, samples):
+    ids, texts = samples
+    cli("build", str(SAMPLES), "-o", str(tmp_path / "cli.pdx"), "-q")
+    py = build(tmp_path, ids, texts)
+    assert py.read_bytes() == (tmp_path / "cli.pdx").read_bytes()
+    # One at a time, and with a size hint, the same file.
+    b = pocketdex.IndexBuilder(size_hint=len(ids))
+    for i, t in zip(ids, texts):
+        assert b.add(i, t) is not None
+    b.write(tmp_path / "one.pdx")
+    assert (tmp_path / "one.pdx").read_bytes() == py.read_bytes()
+
+
+def test_arrow_columns_give_the_same_index_as_lists(tmp_path, samples):
+    ids, texts = samples
+    lists = build(tmp_path, ids, texts, "lists.pdx").read_bytes()
+    half = len(texts) // 2
+    variants = {
+        "string": (pa.array(ids), pa.array(texts)),
+        "large_string": (pa.array(ids, pa.large_string()), pa.array(texts, pa.large_string())),
+        "string_view": (pa.array(ids, pa.string_view()), pa.array(texts, pa.string_view())),
+        # Chunk boundaries that differ between the columns.
+        "chunked": (
+            pa.chunked_array([ids[:7], ids[7:]]),
+            pa.chunked_array([texts[:half], texts[half:]]),
+        ),
+        "iterables": (iter(ids), (t for t in texts)),
+    }
+    for name, (i, t) in variants.items():
+        assert build(tmp_path, i, t, f"{name}.pdx", n=len(ids)).read_bytes() == lists, name
+
+
+def test_queries_answer_as_the_cli_does(tmp_path, cli, samples):
+    ids, texts = samples
+    path = build(tmp_path, ids, texts)
+    index = pocketdex.Index(path)
+    assert len(index) == len(ids) and ids[0] in index and "no-such-id" not in index
+    queries = sorted(QUERIES.glob("*.txt"))
+    assert queries
+    for q in queries:
+        want = [
+            {k: v for k, v in r.items() if k not in ("type", "query")}
+            for r in json_lines(cli("query", str(path), str(q), "--json", ok=(0, 1)))
+            if r.get("type") == "hit"
+        ]
+        text = q.read_text()
+        got = [h.to_dict() for h in index.query(text)]
+        assert got == want, q.name
+    # The edited sample finds its original first.
+    hits = index.query((QUERIES / "edited.txt").read_text())
+    assert hits[0].id == "Jupiter.txt" and hits[0].rank == 1 and 0.9 < hits[0].score <= 1
+
+
+def test_query_batch_is_query_in_order(tmp_path, samples):
+    ids, texts = samples
+    index = pocketdex.Index(build(tmp_path, ids, texts))
+    batch = texts[:40] + [None, "", "<p>" + texts[3] + "</p>"]
+    answers = index.query_batch(batch, top=5, threshold=0.3)
+    assert len(answers) == len(batch)
+    for text, hits in zip(batch, answers):
+        assert hits == (index.query(text, top=5, threshold=0.3) if text is not None else [])
+    # Every sample finds itself with score 1 (identical copies aside, by rank).
+    for i, hits in enumerate(answers[:40]):
+        assert ids[i] in [h.id for h in hits if h.score == 1.0]
+    # Markup is removed, as the CLI removes it from files.
+    assert answers[-1][0].id == ids[3]
+    assert index.query_batch(pa.array(texts[:40]), top=5, threshold=0.3) == answers[:40]
+
+
+def test_queries_run_in_parallel_threads(tmp_path, samples):
+    """The GIL is released: four Python threads querying at once get the answers one gets."""
+    ids, texts = samples
+    index = pocketdex.Index(build(tmp_path, ids, texts))
+    want = index.query_batch(texts)
+    got = [None] * 4
+
+    def work(k):
+        got[k] = [index.query(t) for t in texts]
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert all(g == want for g in got)
+
+
+def test_an_index_set_and_shards_answer_as_one_index(tmp_path, cli, samples):
+    ids, texts = samples
+    set_dir = tmp_path / "archive.set"
+    cli("add", str(set_dir), str(SAMPLES), "-q")
+    index = pocketdex.Index(set_dir)
+    assert len(index) == len(ids)
+    info = index.info()
+    assert info["live_documents"] == len(ids) and info["segments"]
+    edited = (QUERIES / "edited.txt").read_text()
+    want = [
+        r["id"]
+        for r in json_lines(cli("query", str(set_dir), str(QUERIES / "edited.txt"), "--json"))
+        if r.get("type") == "hit"
+    ]
+    assert [h.id for h in index.query(edited)] == want
+    # Shards from the set's schema, adopted by a new set: the same answers as one build.
+    schema = pocketdex.create_set(tmp_path / "sharded.set", expected_docs=1_000_000)
+    files = []
+    for k, lo in enumerate(range(0, len(ids), 70)):
+        b = pocketdex.IndexBuilder.like(schema, segment=True)
+        b.add_batch(ids[lo : lo + 70], texts[lo : lo + 70])
+        files.append(tmp_path / f"shard{k}.pdx")
+        files[-1].write_bytes(b.to_bytes())
+    assert pocketdex.adopt_segments(tmp_path / "sharded.set", files) == len(ids)
+    one = build(tmp_path, ids, texts, "one.pdx", idf="language", expected_docs=1_000_000)
+    sharded, single = pocketdex.Index(tmp_path / "sharded.set"), pocketdex.Index(one)
+    assert sharded.query_batch(texts, threshold=0.2) == single.query_batch(texts, threshold=0.2)
+    cli("merge", str(tmp_path / "sharded.set"), "-o", str(tmp_path / "merged.pdx"))
+    assert (tmp_path / "merged.pdx").read_bytes() == one.read_bytes()
+    # Adopting an id twice changes nothing.
+    with pytest.raises(pocketdex.DuplicateIdError, match=repr(ids[0]).replace("'", '"')):
+        pocketdex.adopt_segments(tmp_path / "sharded.set", files[:1])
+    assert len(pocketdex.Index(tmp_path / "sharded.set")) == len(ids)
+    # A shard of other parameters is refused.
+    other = pocketdex.IndexBuilder()
+    other.add_batch(["x"], [texts[0]])
+    other.write(tmp_path / "other.pdx")
+    with pytest.raises(ValueError, match="not a segment"):
+        pocketdex.adopt_segments(tmp_path / "sharded.set", [tmp_path / "other.pdx"])
+
+
+def test_several_paths_are_queried_as_one(tmp_path, samples):
+    ids, texts = samples
+    a = build(tmp_path, ids[:150], texts[:150], "a.pdx", idf="language", expected_docs=1000)
+    b = build(tmp_path, ids[150:], texts[150:], "b.pdx", idf="language", expected_docs=1000)
+    one = build(tmp_path, ids, texts, "one.pdx", idf="language", expected_docs=1000)
+    both = pocketdex.Index([a, str(b)])
+    assert len(both) == len(ids)
+    assert both.query_batch(texts) == pocketdex.Index(one).query_batch(texts)
+    assert [i["documents"] for i in both.info()["indexes"]] == [150, len(ids) - 150]
+
+
+def test_fingerprints_are_the_index_codes(tmp_path, samples):
+    ids, texts = samples
+    index = pocketdex.Index(build(tmp_path, ids, texts, idf="language", expected_docs=1_000_000))
+    fp = index.fingerprint(texts[0])
+    assert fp.codes and len(fp.sketch) == 3 and fp.terms > 0
+    assert fp.codes == pocketdex.fingerprint(texts[0]).codes
+    assert pocketdex.Fingerprinter().fingerprint_batch([texts[0], None])[0].codes == fp.codes
+    # A near copy shares a code, and the sketches estimate the query's score.
+    edited = (QUERIES / "edited.txt").read_text()
+    jupiter = texts[ids.index("Jupiter.txt")]
+    a, b = pocketdex.fingerprint(jupiter), pocketdex.fingerprint(edited)
+    assert set(a.codes) & set(b.codes)
+    assert a.similarity(b) == index.query(edited)[0].score
+    unrelated = pocketdex.fingerprint(texts[ids.index("Mozart.txt")] if "Mozart.txt" in ids else texts[1])
+    assert a.similarity(unrelated) < 0.5
+
+
+def test_errors_are_python_exceptions_with_the_cli_messages(tmp_path, cli, samples):
+    ids, texts = samples
+    with pytest.raises(FileNotFoundError, match="No such file"):
+        pocketdex.Index(tmp_path / "missing.pdx")
+    (tmp_path / "text.pdx").write_text("not an index")
+    with pytest.raises(pocketdex.CorruptIndexError, match="bad magic"):
+        pocketdex.Index(tmp_path / "text.pdx")
+    (tmp_path / "dir").mkdir()
+    with pytest.raises(ValueError, match="not an index set"):
+        pocketdex.Index(tmp_path / "dir")
+    with pytest.raises(ValueError, match="unknown language"):
+        pocketdex.IndexBuilder(lang="xx")
+    with pytest.raises(ValueError, match="idf must be"):
+        pocketdex.IndexBuilder(idf="nowhere")
+    with pytest.raises(TypeError):
+        pocketdex.IndexBuilder(no_such_param=1)
+    b = pocketdex.IndexBuilder()
+    with pytest.raises(ValueError, match="one length"):
+        b.add_batch(ids[:3], texts[:2])
+    with pytest.raises(TypeError, match="not one str"):
+        b.add_batch("abc", "def")
+    with pytest.raises(TypeError, match="str"):
+        b.add_batch([1.5], ["text"])
+    assert b.add("empty", "   \n") is None and b.skipped == [("empty", "empty")]
+    with pytest.raises(ValueError, match="no documents to index"):
+        b.write(tmp_path / "empty.pdx")
+    assert not (tmp_path / "empty.pdx").exists()
+    b.add(7, texts[0])
+    b.write(tmp_path / "seven.pdx")
+    with pytest.raises(ValueError, match="written already"):
+        b.add("x", "y")
+    assert "7" in pocketdex.Index(tmp_path / "seven.pdx")
+    index = pocketdex.Index(tmp_path / "seven.pdx")
+    with pytest.raises(ValueError, match="top"):
+        index.query("x", top=0)
+    with pytest.raises(ValueError, match="threshold"):
+        index.query("x", threshold=2)
+
+
+def test_a_damaged_index_never_answers_wrongly(tmp_path, samples):
+    ids, texts = samples
+    path = build(tmp_path, ids, texts)
+    data = bytearray(path.read_bytes())
+    want = pocketdex.Index(path).query_batch(texts)
+    # Flip one byte in each of many places: every query either answers as before or raises.
+    step = max(len(data) // 97, 1)
+    wrong = 0
+    for at in range(64, len(data), step):
+        bad = bytearray(data)
+        bad[at] ^= 0x41
+        (tmp_path / "bad.pdx").write_bytes(bytes(bad))
+        try:
+            index = pocketdex.Index(tmp_path / "bad.pdx")
+        except pocketdex.CorruptIndexError:
+            continue
+        with pytest.raises((pocketdex.CorruptIndexError, ValueError)):
+            index.verify()
+        for text, hits in zip(texts, want):
+            try:
+                got = index.query(text)
+            except pocketdex.CorruptIndexError:
+                continue
+            wrong += got != hits
+    assert wrong == 0
