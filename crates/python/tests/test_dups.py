@@ -69,3 +69,23 @@ def test_dups_errors():
     found = pocketdex.dups(["a", "b"], ["", "Short text of a few words only."], method="minhash")
     assert found.clusters == [] and found.keep == [True, True]
     assert [i for i, _ in found.set_aside] == ["a"]
+
+
+def test_the_readme_example_deduplicates_a_parquet_file(tmp_path, samples):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import pyarrow.parquet as pq
+
+    ids, texts = planted(*samples)
+    pq.write_table(pa.table({"id": ids, "text": texts}), tmp_path / "docs.parquet")
+    example = Path(__file__).resolve().parents[1] / "examples" / "dedup_parquet.py"
+    subprocess.run(
+        [sys.executable, str(example), str(tmp_path / "docs.parquet"), str(tmp_path / "out.parquet")],
+        check=True,
+    )
+    kept = pq.read_table(tmp_path / "out.parquet").column("id").to_pylist()
+    found = pocketdex.dups(ids, texts)
+    assert kept == [i for i, k in zip(ids, found.keep) if k]
+    assert len(kept) < len(ids) and ids[1] in kept and ids[1] + "~same" not in kept

@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-from typing import Any, Dict, Iterator, Optional
+from typing import Any, Callable, Dict, Iterator, Optional
 
 import pyarrow as pa
 
@@ -29,7 +29,10 @@ from . import _pocketdex as _px
 __all__ = ["build", "nearest"]
 
 
-def _shard_builder(schema: bytes, id_col: str, text_col: str, title_col: Optional[str]):
+Batches = Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]
+
+
+def _shard_builder(schema: bytes, id_col: str, text_col: str, title_col: Optional[str]) -> Batches:
     """The function each partition runs: its rows in, one shard (or nothing) out."""
 
     def shard(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -66,8 +69,9 @@ def build(
     """Builds the index set ``path`` (a new or empty directory) from ``df``, one shard per partition.
 
     ``expected_docs`` fixes the codes' resolution (default: ``df.count()``); a set grows well
-    to about ten times it. Ids must be unique (``DuplicateIdError`` names the first repeated
-    one; nothing is added then). Returns ``documents``, ``segments`` and ``skipped`` (empty
+    to about ten times it. Ids must be unique: a repeated one raises ``ValueError`` (or
+    ``DuplicateIdError`` when the set held it already) naming it and its partition, and
+    nothing is added. Returns ``documents``, ``segments`` and ``skipped`` (empty
     texts). Shards travel to the driver as Arrow binary values, so no shared file system is
     needed; keep partitions under about 1 GB of text each (Arrow's 2 GB per value).
     """
@@ -88,7 +92,8 @@ def build(
             skipped += row["skipped"]
             if not row["docs"]:
                 continue
-            file = os.path.join(staging, "shard-%08d.pdx" % row["part"])
+            # Named after its partition: an error about a shard says which one.
+            file = os.path.join(staging, "partition-%05d.pdx" % row["part"])
             with open(file, "wb") as out:
                 out.write(row["shard"])
             files.append((row["part"], file))
