@@ -4,8 +4,9 @@
 # e.g. `scripts/python-bench.sh --docs 200000 --spark-docs 1000000 --rounds 3` (the defaults).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-target=${CARGO_TARGET_DIR:-target}
-scripts/python-test.sh --setup-only
+target=${CARGO_TARGET_DIR:-$PWD/target}
+# POCKETDEX_SKIP_SETUP=1: the wheel scripts/python-test.sh just installed.
+[ -n "${POCKETDEX_SKIP_SETUP:-}" ] || scripts/python-test.sh --setup-only
 cargo build --release --locked --bin pocketdex -p pocketdex-cli
 cargo build --release --locked -p pocketdex --example query_rate
 POCKETDEX_BIN=$target/release/pocketdex "$target/venv-python/bin/python" crates/python/bench/bench.py \

@@ -166,6 +166,59 @@ fn shards_built_separately_answer_as_one_index() {
 }
 
 #[test]
+fn shards_adopted_by_a_set_answer_as_one_index_and_bad_ones_change_nothing() {
+    let docs = samples();
+    let qs = queries(&docs);
+    let p = params(1_000_000);
+    let oracle = single(&p, &docs);
+    let dir = tempfile::tempdir().unwrap();
+    let set_dir = dir.path().join("set");
+    let mut w = SetWriter::create(&set_dir, builder(&p)).unwrap();
+    // Shards built apart from the set's schema, as a Spark partition builds one.
+    let mut files = Vec::new();
+    for (i, b) in batches(&docs, 3, &mut Rng::new(5)).into_iter().enumerate() {
+        let mut shard = IndexBuilder::like(w.schema()).with_set_sections();
+        for (n, t) in &b {
+            shard.add(n, None, t);
+        }
+        let path = dir.path().join(format!("shard{i}.pdx"));
+        shard.write_to_path(&path).unwrap();
+        files.push(path);
+    }
+    // A plain index (no set sections), one of other parameters, and an id the set holds are
+    // each refused, and the set stays empty.
+    let plain = dir.path().join("plain.pdx");
+    let mut b = IndexBuilder::like(w.schema());
+    b.add("x", None, &docs[0].1);
+    b.write_to_path(&plain).unwrap();
+    let other = dir.path().join("other.pdx");
+    let mut b = builder(&params(300)).with_set_sections();
+    b.add("y", None, &docs[0].1);
+    b.write_to_path(&other).unwrap();
+    for (bad, why) in [(&plain, "not a segment"), (&other, "other parameters")] {
+        let err = w.adopt(&[files[0].clone(), bad.clone()]).unwrap_err();
+        assert!(err.to_string().contains(why), "{err}");
+        assert_eq!(w.set().live_docs(), 0);
+    }
+    let err = w.adopt(&[files[0].clone(), files[0].clone()]).unwrap_err();
+    assert!(err.to_string().contains("given twice"), "{err}");
+    let change = w.adopt(&files).unwrap();
+    assert_eq!(
+        (change.added, change.live_docs),
+        (docs.len() as u64, docs.len() as u64)
+    );
+    assert_eq!(change.segments, files.len() as u64);
+    assert!(matches!(
+        w.adopt(&files[..1]).unwrap_err(),
+        pocketdex::Error::DuplicateId { .. }
+    ));
+    drop(w);
+    let set = IndexSet::open(&set_dir).unwrap();
+    set.verify().unwrap();
+    same_answers(&set, &oracle, &qs);
+}
+
+#[test]
 fn deleted_documents_never_appear_and_merges_keep_the_answers() {
     let docs = samples();
     let qs = queries(&docs);

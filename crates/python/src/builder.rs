@@ -11,6 +11,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 use rayon::prelude::*;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 /// Documents per step of `add_batch`: enough to keep every core busy, few enough that a
 /// step's texts (copied out of Python objects) stay small.
@@ -54,16 +55,38 @@ pub struct IndexBuilder {
     inner: Option<pocketdex::IndexBuilder>,
     /// The fingerprinter documents go through on rayon's threads: the builder's weighing one
     /// once it has its idf table, its unweighed one before.
-    fingerprinter: Fingerprinter,
+    fingerprinter: Arc<Fingerprinter>,
     weighing: bool,
     skipped: Vec<(String, String)>,
 }
 
+/// One step of `add_batch`, fingerprinted, to be added in order.
+struct Step {
+    start: usize,
+    ids: Vec<Option<String>>,
+    titles: Option<Vec<Option<String>>>,
+    fps: Vec<Option<Fingerprint>>,
+}
+
 impl IndexBuilder {
+    /// Adds a fingerprinted step in order; returns the documents added (empty ones are skipped).
+    fn push_step(&mut self, step: Step) -> PyResult<usize> {
+        let mut added = 0;
+        let titles = step.titles.unwrap_or_default();
+        for (i, (id, fp)) in step.ids.into_iter().zip(step.fps).enumerate() {
+            let id = id.unwrap_or_else(|| format!("row {}", step.start + i));
+            let title = titles.get(i).and_then(|t| t.as_deref());
+            if self.push(id, title, fp)?.is_some() {
+                added += 1;
+            }
+        }
+        Ok(added)
+    }
+
     fn from_core(inner: pocketdex::IndexBuilder) -> IndexBuilder {
         let (fingerprinter, weighing) = match inner.weighing_fingerprinter() {
-            Some(f) => (f.clone(), true),
-            None => (inner.fingerprinter().clone(), false),
+            Some(f) => (Arc::new(f.clone()), true),
+            None => (Arc::new(inner.fingerprinter().clone()), false),
         };
         IndexBuilder {
             inner: Some(inner),
@@ -95,7 +118,7 @@ impl IndexBuilder {
         if !self.weighing {
             if let Some(f) = inner.weighing_fingerprinter() {
                 // Learned from the first documents: later ones are weighed on rayon's threads.
-                self.fingerprinter = f.clone();
+                self.fingerprinter = Arc::new(f.clone());
                 self.weighing = true;
             }
         }
@@ -282,26 +305,26 @@ impl IndexBuilder {
                 )));
             }
         }
-        let mut added = 0;
-        let mut start = 0;
+        let (mut added, mut start) = (0, 0);
+        // Step i is added in order while step i + 1 is fingerprinted on the other threads, as
+        // `pocketdex build` overlaps its sink with its map.
+        let mut pending: Option<Step> = None;
         loop {
-            let id_step: Vec<Option<String>> = ids
-                .take(start, STEP)?
-                .into_iter()
-                .map(|v| v.map(|s| s.into_owned()))
-                .collect();
-            let title_step: Option<Vec<Option<String>>> = match titles.as_mut() {
-                Some(t) => Some(
-                    t.take(start, STEP)?
-                        .into_iter()
-                        .map(|v| v.map(|s| s.into_owned()))
-                        .collect(),
-                ),
+            let owned = |v: Vec<Option<std::borrow::Cow<'_, str>>>| -> Vec<Option<String>> {
+                v.into_iter().map(|v| v.map(|s| s.into_owned())).collect()
+            };
+            let id_step = owned(ids.take(start, STEP)?);
+            let title_step = match titles.as_mut() {
+                Some(t) => Some(owned(t.take(start, STEP)?)),
                 None => None,
             };
             let text_step = texts.take(start, STEP)?;
             let n = id_step.len();
             if n != text_step.len() || title_step.as_ref().is_some_and(|t| t.len() != n) {
+                // The rows before stay added, as a generator's would.
+                if let Some(prev) = pending.take() {
+                    py.detach(|| self.push_step(prev))?;
+                }
                 return Err(PyValueError::new_err(format!(
                     "ids, texts and titles must be of one length; they differ after row {}",
                     start + n.min(text_step.len())
@@ -310,23 +333,39 @@ impl IndexBuilder {
             if n == 0 {
                 break;
             }
-            let f = &self.fingerprinter;
-            let fps: Vec<Option<Fingerprint>> = py.detach(|| {
+            let fingerprint = |f: &Fingerprinter| -> Vec<Option<Fingerprint>> {
                 text_step
                     .par_iter()
                     .map(|t| t.as_deref().and_then(|t| fingerprint_doc(f, t)))
                     .collect()
-            });
-            for (i, fp) in fps.into_iter().enumerate() {
-                let id = id_step[i]
-                    .clone()
-                    .unwrap_or_else(|| format!("row {}", start + i));
-                let title = title_step.as_ref().and_then(|t| t[i].as_deref());
-                if self.push(id, title, fp)?.is_some() {
-                    added += 1;
+            };
+            let fps = match pending.take() {
+                // Until the idf table is learned, adding may change the fingerprinter.
+                Some(prev) if self.weighing => {
+                    let f = Arc::clone(&self.fingerprinter);
+                    let (fps, pushed) =
+                        py.detach(|| rayon::join(|| fingerprint(&f), || self.push_step(prev)));
+                    added += pushed?;
+                    fps
                 }
-            }
+                prev => {
+                    if let Some(prev) = prev {
+                        added += py.detach(|| self.push_step(prev))?;
+                    }
+                    let f = Arc::clone(&self.fingerprinter);
+                    py.detach(|| fingerprint(&f))
+                }
+            };
+            pending = Some(Step {
+                start,
+                ids: id_step,
+                titles: title_step,
+                fps,
+            });
             start += n;
+        }
+        if let Some(prev) = pending.take() {
+            added += py.detach(|| self.push_step(prev))?;
         }
         Ok(added)
     }

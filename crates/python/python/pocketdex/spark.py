@@ -87,17 +87,23 @@ def build(
     try:
         files = []
         documents = skipped = 0
-        # One partition at a time: the driver never holds more than one shard.
-        for row in shards.toLocalIterator():
-            skipped += row["skipped"]
-            if not row["docs"]:
-                continue
-            # Named after its partition: an error about a shard says which one.
-            file = os.path.join(staging, "partition-%05d.pdx" % row["part"])
-            with open(file, "wb") as out:
-                out.write(row["shard"])
-            files.append((row["part"], file))
-            documents += row["docs"]
+        # Partitions in waves of as many as Spark runs at once: every core busy, and the driver
+        # holds at most one wave's shards (toLocalIterator would build one partition at a time).
+        rdd = shards.rdd
+        sc = df.sparkSession.sparkContext
+        wave = max(int(sc.defaultParallelism), 1)
+        for first in range(0, rdd.getNumPartitions(), wave):
+            parts = range(first, min(first + wave, rdd.getNumPartitions()))
+            for row in sc.runJob(rdd, list, parts):
+                skipped += row["skipped"]
+                if not row["docs"]:
+                    continue
+                # Named after its partition: an error about a shard says which one.
+                file = os.path.join(staging, "partition-%05d.pdx" % row["part"])
+                with open(file, "wb") as out:
+                    out.write(row["shard"])
+                files.append((row["part"], file))
+                documents += row["docs"]
         files.sort()
         _px.adopt_segments(path, [f for _, f in files])
     finally:
