@@ -35,8 +35,8 @@ use std::time::Instant;
 /// describe (no content words; for SpotSigs, too few antecedents, as error pages have) are set
 /// aside and reported.
 ///
-/// INPUT is read as by `pocketdex build`: a directory, a file, a .jsonl file or - (standard
-/// input: JSON Lines if it starts with `{`, else one document); markup is removed.
+/// INPUT is read as by `pocketdex build`: a directory, a file, a .jsonl or .parquet file or -
+/// (standard input: JSON Lines if it starts with `{`, else one document); markup is removed.
 ///
 /// Exit status: 0 when some group was found, 1 when none, 2 on error.
 ///
@@ -47,8 +47,8 @@ use std::time::Instant;
 #[derive(clap::Args, Debug)]
 #[command(verbatim_doc_comment)]
 pub struct Args {
-    /// Directories, files, .jsonl files, or - (stdin: JSON Lines if it starts with `{`, else one
-    /// document).
+    /// Directories, files, .jsonl and .parquet files, or - (stdin: JSON Lines if it starts with
+    /// `{`, else one document).
     #[arg(required = true, value_name = "INPUT")]
     inputs: Vec<String>,
     #[command(flatten)]
@@ -56,6 +56,8 @@ pub struct Args {
     /// JSON Lines output.
     #[arg(long)]
     json: bool,
+    #[command(flatten)]
+    input: util::InputArgs,
     /// List every skipped and set-aside document on stderr, not only the first ten.
     #[arg(short, long)]
     verbose: bool,
@@ -184,7 +186,12 @@ pub struct Found {
 }
 
 /// Reads the inputs, prepares every document (in parallel, while reading) and finds the pairs.
-pub fn detect(inputs: &[String], m: &MethodArgs, quiet: bool) -> anyhow::Result<Found> {
+pub fn detect(
+    inputs: &[String],
+    reader: &corpus::Reader,
+    m: &MethodArgs,
+    quiet: bool,
+) -> anyhow::Result<Found> {
     let start = Instant::now();
     let detector = Detector::new(m.method, m.options())?;
     let sources = corpus::sources(inputs)?;
@@ -199,7 +206,7 @@ pub fn detect(inputs: &[String], m: &MethodArgs, quiet: bool) -> anyhow::Result<
     let mut features: Vec<Features> = Vec::new();
     let mut skipped = Vec::new();
     let mut bytes = 0u64;
-    let non_regular = corpus::for_each_batch(
+    let non_regular = reader.for_each_batch(
         &sources,
         512,
         |item| match item {
@@ -390,7 +397,7 @@ pub fn evidence_text(e: &Evidence) -> String {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let found = detect(&args.inputs, &args.method, args.quiet)?;
+    let found = detect(&args.inputs, &args.input.reader(), &args.method, args.quiet)?;
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     if args.json {
