@@ -215,6 +215,15 @@ fn keys_name_other_fields_and_columns() {
         let summary = json_lines(&stdout(&o)).pop().unwrap();
         assert_eq!(summary["documents"], json!(40), "{}", stderr(&o));
     }
+    // And synth, from the Parquet file: the originals under their ids, then no copies.
+    let synth = dir.path().join("synth.jsonl");
+    let mut args = vec!["synth", arg(&parquet), "--share", "0", "-o", arg(&synth)];
+    args.extend(keys);
+    run(&args);
+    let written = json_lines(&std::fs::read_to_string(&synth).unwrap());
+    assert_eq!(written.len(), 40);
+    assert_eq!(written[3]["id"], json!(docs[3].0));
+    assert_eq!(written[3]["text"], json!(docs[3].1));
     // Without the keys, the JSON Lines records are read by their "text" field (the decoy)...
     let index = dir.path().join("default.pdx");
     let o = run(&["build", arg(&jsonl), "-o", arg(&index)]);
