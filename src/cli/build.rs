@@ -16,9 +16,11 @@ use std::time::Instant;
 ///
 /// INPUT is a directory (every regular file below it; document id = its path relative to
 /// INPUT), a single file (id = its file name), a JSON Lines file ending in `.jsonl` (one
-/// {"id": "...", "text": "...", "title": "..."} per line, title optional), or - for standard
-/// input: JSON Lines when its first non-blank character is `{`, else one document with the id
-/// `-` (--stdin-format says which; every command that reads documents reads - alike). HTML is
+/// {"id": "...", "text": "...", "title": "..."} per line, title optional; --id-key, --text-key
+/// and --title-key name other fields), a Parquet file ending in `.parquet` (one document per
+/// row, in the columns those keys name; any compression), or - for standard input: JSON Lines
+/// when its first non-blank character is `{`, else one document with the id `-`
+/// (--stdin-format says which; every command that reads documents reads - alike). HTML is
 /// recognised and its markup removed; invalid UTF-8 is replaced and counted; empty and binary
 /// files, documents over --max-doc-bytes, and files and directories that cannot be read are
 /// reported and skipped.
@@ -29,8 +31,8 @@ use std::time::Instant;
 /// permissions the umask allows (0644 with umask 022).
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// Directories, files, .jsonl files, or - (stdin: JSON Lines if it starts with `{`, else one
-    /// document).
+    /// Directories, files, .jsonl and .parquet files, or - (stdin: JSON Lines if it starts with
+    /// `{`, else one document).
     #[arg(required = true, value_name = "INPUT")]
     inputs: Vec<String>,
     /// The index file to write (conventionally *.pdx).

@@ -5,7 +5,7 @@ use super::util;
 use pocketdex::corpus::{self, Item, Skipped};
 use pocketdex::Lang;
 use pocketdex_methods::exact::Exact;
-use pocketdex_methods::groups::{group_pairs, Group};
+use pocketdex_methods::groups::{clusters, group_pairs, Group};
 use pocketdex_methods::{Detector, Evidence, Features, Level, Method, Options, Outcome, Pair};
 use serde_json::json;
 use std::collections::HashSet;
@@ -35,8 +35,20 @@ use std::time::Instant;
 /// describe (no content words; for SpotSigs, too few antecedents, as error pages have) are set
 /// aside and reported.
 ///
-/// INPUT is read as by `pocketdex build`: a directory, a file, a .jsonl file or - (standard
-/// input: JSON Lines if it starts with `{`, else one document); markup is removed.
+/// INPUT is read as by `pocketdex build`: a directory, a file, a .jsonl or .parquet file or -
+/// (standard input: JSON Lines if it starts with `{`, else one document); markup is removed.
+///
+/// With --output FILE.parquet or FILE.jsonl, also one row per document read (skipped ones
+/// aside) for deduplicating pipelines: {id, cluster_id, cluster_size, representative_id,
+/// is_duplicate, score}. A cluster is a group, or one document in none (size 1, its own
+/// representative); cluster_id numbers the groups as --json does (1, 2, …, largest first),
+/// then the documents in no group in input order. The representative is the cluster's first
+/// document in input order, and every other member is a duplicate, so the rows where
+/// is_duplicate is false are the deduplicated collection. score is the highest score of a
+/// reported pair joining the document within its group (null for a cluster of one). Parquet
+/// types: id and representative_id Utf8, cluster_id and cluster_size Int64, is_duplicate
+/// Boolean, score Float64 (nullable); Snappy-compressed. The file is written atomically; the
+/// groups are then not listed on stdout (--json still prints its lines).
 ///
 /// Exit status: 0 when some group was found, 1 when none, 2 on error.
 ///
@@ -47,8 +59,8 @@ use std::time::Instant;
 #[derive(clap::Args, Debug)]
 #[command(verbatim_doc_comment)]
 pub struct Args {
-    /// Directories, files, .jsonl files, or - (stdin: JSON Lines if it starts with `{`, else one
-    /// document).
+    /// Directories, files, .jsonl and .parquet files, or - (stdin: JSON Lines if it starts with
+    /// `{`, else one document).
     #[arg(required = true, value_name = "INPUT")]
     inputs: Vec<String>,
     #[command(flatten)]
@@ -56,6 +68,12 @@ pub struct Args {
     /// JSON Lines output.
     #[arg(long)]
     json: bool,
+    /// Also write one row per document to FILE (see above): Parquet for FILE.parquet, JSON
+    /// Lines for FILE.jsonl.
+    #[arg(short, long, value_name = "FILE")]
+    output: Option<std::path::PathBuf>,
+    #[command(flatten)]
+    input: util::InputArgs,
     /// List every skipped and set-aside document on stderr, not only the first ten.
     #[arg(short, long)]
     verbose: bool,
@@ -184,7 +202,12 @@ pub struct Found {
 }
 
 /// Reads the inputs, prepares every document (in parallel, while reading) and finds the pairs.
-pub fn detect(inputs: &[String], m: &MethodArgs, quiet: bool) -> anyhow::Result<Found> {
+pub fn detect(
+    inputs: &[String],
+    reader: &corpus::Reader,
+    m: &MethodArgs,
+    quiet: bool,
+) -> anyhow::Result<Found> {
     let start = Instant::now();
     let detector = Detector::new(m.method, m.options())?;
     let sources = corpus::sources(inputs)?;
@@ -199,7 +222,7 @@ pub fn detect(inputs: &[String], m: &MethodArgs, quiet: bool) -> anyhow::Result<
     let mut features: Vec<Features> = Vec::new();
     let mut skipped = Vec::new();
     let mut bytes = 0u64;
-    let non_regular = corpus::for_each_batch(
+    let non_regular = reader.for_each_batch(
         &sources,
         512,
         |item| match item {
@@ -390,7 +413,16 @@ pub fn evidence_text(e: &Evidence) -> String {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let found = detect(&args.inputs, &args.method, args.quiet)?;
+    // Before any document is read.
+    let output = match &args.output {
+        Some(path) => {
+            let format = super::clusters::Format::of(path)?;
+            pocketdex::atomic::check_writable(path)?;
+            Some((path, format))
+        }
+        None => None,
+    };
+    let found = detect(&args.inputs, &args.input.reader(), &args.method, args.quiet)?;
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     if args.json {
@@ -410,7 +442,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             )?;
         }
         writeln!(out, "{}", found.summary_json())?;
-    } else {
+    } else if output.is_none() {
         for (i, g) in found.groups.iter().enumerate() {
             writeln!(out, "group {}: {} documents", i + 1, g.members.len())?;
             for &m in &g.members {
@@ -433,6 +465,18 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
     }
     out.flush()?;
+    if let Some((path, format)) = output {
+        let rows = clusters(found.ids.len(), &found.groups);
+        super::clusters::write(path, format, &found.ids, &rows)?;
+        if !args.quiet {
+            eprintln!(
+                "wrote {} ({} duplicates) to {}",
+                util::plural(rows.len() as u64, "row"),
+                util::thousands(rows.iter().filter(|r| r.is_duplicate).count() as u64),
+                path.display()
+            );
+        }
+    }
     if !args.quiet {
         found.report_left_out(args.verbose);
         found.print_summary();

@@ -30,8 +30,8 @@ use std::time::Instant;
 /// cosine is ≥ s. "long": both documents have at least the index's fuzzy-path number of terms.
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// Directories, files, .jsonl files, or - (stdin: JSON Lines if it starts with `{`, else one
-    /// document).
+    /// Directories, files, .jsonl and .parquet files, or - (stdin: JSON Lines if it starts with
+    /// `{`, else one document).
     #[arg(required = true, value_name = "INPUT")]
     inputs: Vec<String>,
     /// The index to measure; its documents are matched to INPUT by id. Default: build one from
@@ -72,6 +72,8 @@ pub struct Args {
     /// No progress bars and no summary.
     #[arg(short, long)]
     quiet: bool,
+    #[command(flatten)]
+    input: util::InputArgs,
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
@@ -180,7 +182,7 @@ fn read(
     };
     let mut shown = 0;
     type Read = Result<(corpus::Document, Vec<String>, Option<Fingerprint>), corpus::Skipped>;
-    corpus::for_each_batch(
+    args.input.reader().for_each_batch(
         sources,
         512,
         |item| match item {

@@ -65,7 +65,7 @@ impl Summary {
                 SkipKind::Binary => "binary",
                 SkipKind::NoText => "no text once markup is removed",
                 SkipKind::InvalidJson => "invalid JSON",
-                SkipKind::NoTextField => "without a \"text\" field",
+                SkipKind::NoTextField => "without text (no text field, or null)",
                 SkipKind::TooLarge => "over --max-doc-bytes",
             };
             match kinds.iter_mut().find(|k| k.0 == why) {
@@ -103,7 +103,7 @@ impl Summary {
     }
 }
 
-/// Reads `sources` (directories, files, `.jsonl`, stdin) with `reader`, fingerprints each
+/// Reads `sources` (directories, files, `.jsonl`, `.parquet`, stdin) with `reader`, fingerprints each
 /// document's text with `fingerprint` on every core, and calls `each` with them in input
 /// order. The documents handed over have no text (it is let go once fingerprinted, so that a
 /// batch holds no texts); `Summary::bytes` counts it.

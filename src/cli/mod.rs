@@ -2,6 +2,7 @@
 //! Exit status: 0 success (or: some query had a hit), 1 no query had a hit, 2 error.
 
 mod build;
+mod clusters;
 mod compare;
 mod dedup_run;
 mod dups;

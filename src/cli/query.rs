@@ -12,7 +12,9 @@ use std::process::ExitCode;
 /// Find indexed documents that are near copies of each DOC.
 ///
 /// DOC is a file, a directory (every regular file below it is a query), a JSON Lines file
-/// ending in .jsonl (each line's "text" is a query, labelled by its "id"), or - (standard
+/// ending in .jsonl (each line's "text" is a query, labelled by its "id"; --text-key and
+/// --id-key name other fields), a Parquet file ending in .parquet (each row, as a line of
+/// JSON Lines), or - (standard
 /// input: JSON Lines when its first non-blank character is `{`, else one document labelled
 /// `-`; --stdin-format says which). Hits are ranked best first by their estimated similarity (cosine of the
 /// tf-idf vectors, from the index's simhash sketches, 192 bits by default) and, on ties, by the number of code groups
@@ -158,7 +160,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     for arg in &args.docs {
         match Source::from_arg(arg) {
             // Labelled by their ids (`-` for one document on stdin).
-            Ok(source @ (Source::Jsonl(_) | Source::Stdin)) => {
+            Ok(source @ (Source::Jsonl(_) | Source::Parquet(_) | Source::Stdin)) => {
                 reader.for_each_batch(
                     &[source],
                     256,

@@ -29,8 +29,8 @@ use std::process::ExitCode;
 #[derive(clap::Args, Debug)]
 #[command(verbatim_doc_comment)]
 pub struct Args {
-    /// Directories, files, .jsonl files, or - (stdin: JSON Lines if it starts with `{`, else one
-    /// document).
+    /// Directories, files, .jsonl and .parquet files, or - (stdin: JSON Lines if it starts with
+    /// `{`, else one document).
     #[arg(required = true, value_name = "INPUT")]
     inputs: Vec<String>,
     #[command(flatten)]
@@ -41,6 +41,8 @@ pub struct Args {
     /// Print the summary as JSON.
     #[arg(long)]
     json: bool,
+    #[command(flatten)]
+    input: super::util::InputArgs,
     /// No progress bar and no diagnostics.
     #[arg(short, long)]
     quiet: bool,
@@ -55,7 +57,7 @@ struct Row {
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("cannot create {}", args.out.display()))?;
-    let found = dups::detect(&args.inputs, &args.method, args.quiet)?;
+    let found = dups::detect(&args.inputs, &args.input.reader(), &args.method, args.quiet)?;
     let mut by_size: BTreeMap<usize, usize> = BTreeMap::new();
     for g in &found.groups {
         *by_size.entry(g.members.len()).or_default() += 1;

@@ -100,8 +100,8 @@ impl CreateArgs {
 ///
 /// INDEX is an index set: a directory holding segment files and a manifest. It is created when
 /// it does not exist (with --lang and --expected-docs, fixed for its life). INPUT is what
-/// `build` takes: directories, files, .jsonl files, or - (standard input, read as `build`
-/// reads it).
+/// `build` takes: directories, files, .jsonl and .parquet files, or - (standard input, read
+/// as `build` reads it).
 ///
 /// Document ids are unique in a set: adding an id the set holds fails and changes nothing,
 /// unless --replace, which deletes the old document in the same step. The change is atomic and
@@ -117,8 +117,8 @@ pub struct AddArgs {
     /// The index set (a directory; created when missing).
     #[arg(value_name = "INDEX")]
     index: PathBuf,
-    /// Directories, files, .jsonl files, or - (stdin: JSON Lines if it starts with `{`, else one
-    /// document).
+    /// Directories, files, .jsonl and .parquet files, or - (stdin: JSON Lines if it starts with
+    /// `{`, else one document).
     #[arg(required = true, value_name = "INPUT")]
     inputs: Vec<String>,
     /// Replace documents whose id the set already holds (default: refuse and change nothing).
@@ -296,8 +296,8 @@ pub struct CheckArgs {
     /// The index set (or, without --add, any index file).
     #[arg(value_name = "INDEX")]
     index: PathBuf,
-    /// Documents to check: files, directories, .jsonl files, or - (stdin: JSON Lines if it
-    /// starts with `{`, else one document).
+    /// Documents to check: files, directories, .jsonl and .parquet files, or - (stdin: JSON
+    /// Lines if it starts with `{`, else one document).
     #[arg(required = true, value_name = "DOC")]
     docs: Vec<String>,
     /// A document scoring at least T makes DOC a near copy (estimated cosine; a copy with 5% of

@@ -40,8 +40,8 @@ use std::process::ExitCode;
 #[derive(clap::Args, Debug)]
 #[command(verbatim_doc_comment)]
 pub struct Args {
-    /// Directories, files, .jsonl files, or - (stdin: JSON Lines if it starts with `{`, else one
-    /// document).
+    /// Directories, files, .jsonl and .parquet files, or - (stdin: JSON Lines if it starts with
+    /// `{`, else one document).
     #[arg(
         required_unless_present = "generate",
         conflicts_with = "generate",
@@ -104,6 +104,8 @@ pub struct Args {
         help_heading = "Generated collections"
     )]
     lang: Lang,
+    #[command(flatten)]
+    input: crate::cli::util::InputArgs,
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
@@ -120,7 +122,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     let sources = corpus::sources(&args.inputs)?;
     let mut docs = Vec::new();
-    corpus::for_each_batch(
+    args.input.reader().for_each_batch(
         &sources,
         512,
         |i| i,

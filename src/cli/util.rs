@@ -34,13 +34,14 @@ impl SimilarArgs {
     }
 }
 
-/// How documents are read, the same for every command that reads them: `--max-doc-bytes` and
-/// `--stdin-format`.
+/// How documents are read, the same for every command that reads them: `--max-doc-bytes`,
+/// `--stdin-format` and the record keys (`--id-key`, `--text-key`, `--title-key`).
 #[derive(clap::Args, Debug, Clone)]
 pub struct InputArgs {
     /// Skip, with a message, each document larger than this: a file by its size, a JSON Lines
-    /// record by its line's length. Reading holds at most about 3 times this (besides the index
-    /// being built), however large the input. Suffixes K, M, G: KiB, MiB, GiB.
+    /// record by its line's length, a Parquet row by its text's. Reading holds at most about 3
+    /// times this (besides the index being built), however large the input. Suffixes K, M, G:
+    /// KiB, MiB, GiB.
     #[arg(long, value_name = "BYTES", default_value = "64M", value_parser = parse_size,
           help_heading = "Input")]
     pub max_doc_bytes: u64,
@@ -49,6 +50,29 @@ pub struct InputArgs {
           value_parser = choice(&corpus::StdinFormat::ALL, corpus::StdinFormat::name,
                                 corpus::StdinFormat::description))]
     pub stdin_format: corpus::StdinFormat,
+    /// The field of JSON Lines records, and the column of Parquet files, that holds each
+    /// document's id: a string or an integer. A record without one is named FILE:LINE (JSON
+    /// Lines) or FILE:ROW (Parquet, rows counted from 1).
+    #[arg(long, value_name = "KEY", default_value = "id", help_heading = "Input")]
+    pub id_key: String,
+    /// The field (JSON Lines) or column (Parquet) that holds each document's text; a record
+    /// without it, or with null, is skipped. A Parquet file without that column is an error
+    /// that lists its columns.
+    #[arg(
+        long,
+        value_name = "KEY",
+        default_value = "text",
+        help_heading = "Input"
+    )]
+    pub text_key: String,
+    /// The field (JSON Lines) or column (Parquet) that holds each document's title, if any.
+    #[arg(
+        long,
+        value_name = "KEY",
+        default_value = "title",
+        help_heading = "Input"
+    )]
+    pub title_key: String,
 }
 
 impl InputArgs {
@@ -57,6 +81,11 @@ impl InputArgs {
         corpus::Reader {
             max_doc_bytes: self.max_doc_bytes,
             stdin: self.stdin_format,
+            keys: corpus::Keys {
+                id: self.id_key.clone(),
+                text: self.text_key.clone(),
+                title: self.title_key.clone(),
+            },
         }
     }
 }

@@ -1,5 +1,6 @@
 //! Writing a file atomically: a temporary file beside the target, fsync, rename, fsync of the
-//! directory. Index builds, set segments and set manifests all go through `write_atomically`.
+//! directory. Index builds, set segments and set manifests all go through `write_atomically`,
+//! other files (`dups --output`) through [`write_file`].
 //!
 //! No temporary file outlives its writer for long:
 //! - a failed write removes its own (the temporary file is deleted when dropped);
@@ -179,6 +180,18 @@ impl Drop for InFlight {
     }
 }
 
+/// Writes the file `path` by `write`, atomically: into a temporary file beside it, then fsync,
+/// rename and fsync of its directory. A failure, or Ctrl-C or SIGTERM in a program that calls
+/// [`remove_in_flight`] on them, leaves the old file at `path` or none, never a part of the
+/// new one; stale temporary files in its directory are removed first. `write` gets a buffered
+/// writer that is `Send`, as some encoders (Parquet's) require.
+pub fn write_file<T>(
+    path: &Path,
+    write: impl FnOnce(&mut (dyn Write + Send)) -> Result<T>,
+) -> Result<T> {
+    write_atomically(parent_dir(path), path, || {}, write)
+}
+
 /// Writes `path` by `write` into a temporary file `.pocketdex-*.pdx.tmp` in `dir`, then fsync,
 /// `before_rename()` (the crash tests' hook), rename, and fsync of `dir`: a failure or crash
 /// leaves the old file or the new one at `path`, never a part of one. Stale temporary files in
@@ -187,7 +200,7 @@ pub(crate) fn write_atomically<T>(
     dir: &Path,
     path: &Path,
     before_rename: impl FnOnce(),
-    write: impl FnOnce(&mut dyn Write) -> Result<T>,
+    write: impl FnOnce(&mut (dyn Write + Send)) -> Result<T>,
 ) -> Result<T> {
     remove_stale(dir);
     // Declared in this order so that the guard drops first: a file is off the list before it

@@ -1,8 +1,9 @@
-//! Documents in: a directory (every regular file below it), a single file, a JSON Lines file, or
-//! standard input (JSON Lines or one document); decoded lossily, HTML stripped, empty, binary and
-//! over-large inputs reported and skipped, unreadable files and directories too. Documents are
-//! read in ordered batches so that memory stays bounded: by [`Reader::max_doc_bytes`] for the
-//! largest document (see [`Reader`] for the multiple), and by a few megabytes per core besides.
+//! Documents in: a directory (every regular file below it), a single file, a JSON Lines file, a
+//! Parquet file (with the `parquet` feature), or standard input (JSON Lines or one document);
+//! decoded lossily, HTML stripped, empty, binary and over-large inputs reported and skipped,
+//! unreadable files and directories too. Documents are read in ordered batches so that memory
+//! stays bounded: by [`Reader::max_doc_bytes`] for the largest document (see [`Reader`] for the
+//! multiple), and by a few megabytes per core besides.
 
 use crate::error::{Error, Result};
 use crate::text;
@@ -10,6 +11,9 @@ use rayon::prelude::*;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex};
+
+#[cfg(feature = "parquet")]
+mod parquet;
 
 /// The default [`Reader::max_doc_bytes`]: 64 MiB, some hundred times a long book.
 pub const DEFAULT_MAX_DOC_BYTES: u64 = 64 << 20;
@@ -61,7 +65,32 @@ impl StdinFormat {
     }
 }
 
-/// How documents are read: the per-document size limit and what standard input holds.
+/// Which fields of a JSON Lines record, or columns of a Parquet file, hold a document's id,
+/// text and title: by default `id`, `text` and `title`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Keys {
+    /// The id: a string or an integer (written in decimal). A record without one is named
+    /// after its place: `FILE:LINE` (JSON Lines), `FILE:ROW` (Parquet, rows counted from 1).
+    pub id: String,
+    /// The text: a record without it is skipped ([`SkipKind::NoTextField`]).
+    pub text: String,
+    /// The optional title.
+    pub title: String,
+}
+
+impl Default for Keys {
+    /// `id`, `text` and `title`.
+    fn default() -> Self {
+        Keys {
+            id: "id".into(),
+            text: "text".into(),
+            title: "title".into(),
+        }
+    }
+}
+
+/// How documents are read: the per-document size limit, what standard input holds, and the
+/// fields of records.
 ///
 /// Memory: a document over `max_doc_bytes` (a file by its size, a JSON Lines record by the
 /// length of its line) is skipped without being kept in memory. Documents over 8 MiB are read,
@@ -70,21 +99,27 @@ impl StdinFormat {
 /// record: its line, the JSON parser's buffer for a text with escapes, and the text), plus the
 /// read-ahead of JSON Lines (16 MiB) and the smaller documents other cores are reading. So
 /// reading holds at most about `3 × max_doc_bytes` plus some 16 MiB per core besides what the
-/// caller keeps.
+/// caller keeps. A Parquet file is read a batch of rows at a time (about 4 MiB of text), so it
+/// holds what a batch's rows hold: a value cannot be skipped unread there.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Reader {
-    /// The largest document read, in bytes (of a file, or of a JSON Lines record's line).
+    /// The largest document read, in bytes (of a file, of a JSON Lines record's line, or of a
+    /// Parquet row's text).
     pub max_doc_bytes: u64,
     /// What `-` holds.
     pub stdin: StdinFormat,
+    /// The fields of JSON Lines records and the columns of Parquet files that hold a
+    /// document's id, text and title.
+    pub keys: Keys,
 }
 
 impl Default for Reader {
-    /// [`DEFAULT_MAX_DOC_BYTES`] and [`StdinFormat::Auto`].
+    /// [`DEFAULT_MAX_DOC_BYTES`], [`StdinFormat::Auto`] and the default [`Keys`].
     fn default() -> Self {
         Reader {
             max_doc_bytes: DEFAULT_MAX_DOC_BYTES,
             stdin: StdinFormat::Auto,
+            keys: Keys::default(),
         }
     }
 }
@@ -92,9 +127,9 @@ impl Default for Reader {
 /// One document ready for fingerprinting.
 #[derive(Clone, Debug)]
 pub struct Document {
-    /// Its id: path relative to the input directory, file name, or the JSON `id`.
+    /// Its id: path relative to the input directory, file name, or the record's `id`.
     pub id: String,
-    /// Optional title (JSON `title`).
+    /// Optional title (JSON `title`, or the title column).
     pub title: Option<String>,
     /// Plain text (markup removed).
     pub text: String,
@@ -127,7 +162,8 @@ pub enum SkipKind {
     NoText,
     /// A JSON Lines record that is not JSON.
     InvalidJson,
-    /// A JSON Lines record without a `"text"` field.
+    /// A JSON Lines record without a text field ([`Keys::text`]), or a Parquet row whose text
+    /// is null.
     NoTextField,
     /// Larger than [`Reader::max_doc_bytes`]: left unread.
     TooLarge,
@@ -158,6 +194,9 @@ pub enum Source {
     File(PathBuf),
     /// One document per line: `{"id": "...", "text": "...", "title": "..."}`.
     Jsonl(PathBuf),
+    /// One document per row of a Parquet file, its id, text and title in the columns
+    /// [`Reader::keys`] names (reading needs the `parquet` feature).
+    Parquet(PathBuf),
     /// Standard input, read as [`Reader::stdin`] says: JSON Lines, or one document whose id is
     /// `-`.
     Stdin,
@@ -165,7 +204,8 @@ pub enum Source {
 
 impl Source {
     /// The source an INPUT argument names: `-` is standard input, a `.jsonl` file is JSON
-    /// Lines, a directory is walked, any other path is one document.
+    /// Lines, a `.parquet` file is Parquet, a directory is walked, any other path is one
+    /// document.
     pub fn from_arg(arg: &str) -> Result<Source> {
         if arg == "-" {
             return Ok(Source::Stdin);
@@ -176,6 +216,8 @@ impl Source {
             Source::Dir(path)
         } else if path.extension().is_some_and(|e| e == "jsonl") {
             Source::Jsonl(path)
+        } else if path.extension().is_some_and(|e| e == "parquet") {
+            Source::Parquet(path)
         } else {
             Source::File(path)
         })
@@ -189,8 +231,8 @@ pub fn sources<S: AsRef<str>>(args: &[S]) -> Result<Vec<Source>> {
 }
 
 /// At most how many documents the sources hold, when that can be known without parsing them:
-/// files of directories, lines of JSON Lines files (read once more, at memory speed); `None`
-/// for standard input.
+/// files of directories, lines of JSON Lines files (read once more, at memory speed), rows of
+/// Parquet files (from their footers); `None` for standard input.
 pub fn count_at_most(sources: &[Source]) -> Result<Option<u64>> {
     let mut total = 0u64;
     for source in sources {
@@ -213,18 +255,41 @@ pub fn count_at_most(sources: &[Source]) -> Result<Option<u64>> {
                 }
                 lines + (last != b'\n') as u64
             }
+            Source::Parquet(path) => parquet_rows(path)?,
             Source::Stdin => return Ok(None),
         };
     }
     Ok(Some(total))
 }
 
-/// True when the number of documents is known once the sources are listed (directories and
-/// files), so a progress bar can show a total; JSON Lines are counted as they stream.
+/// True when the number of documents is known once the sources are opened (directories,
+/// files, Parquet files), so a progress bar can show a total; JSON Lines are counted as they
+/// stream.
 pub fn counts_known(sources: &[Source]) -> bool {
     sources
         .iter()
-        .all(|s| matches!(s, Source::Dir(_) | Source::File(_)))
+        .all(|s| matches!(s, Source::Dir(_) | Source::File(_) | Source::Parquet(_)))
+}
+
+/// The rows of a Parquet file, from its footer.
+#[cfg(feature = "parquet")]
+fn parquet_rows(path: &Path) -> Result<u64> {
+    parquet::rows(path)
+}
+
+#[cfg(not(feature = "parquet"))]
+fn parquet_rows(path: &Path) -> Result<u64> {
+    Err(no_parquet(path))
+}
+
+/// The error of a Parquet input in a build without the `parquet` feature.
+#[cfg(not(feature = "parquet"))]
+fn no_parquet(path: &Path) -> Error {
+    Error::Invalid(format!(
+        "{}: this build of pocketdex cannot read Parquet files (it was built without the \
+         `parquet` feature); convert the file to JSON Lines, or use a build with the feature",
+        path.display()
+    ))
 }
 
 /// What is below a directory.
@@ -436,11 +501,12 @@ impl Reader {
 
     /// Reads every source and hands the items to `sink` in input order, in batches processed
     /// in parallel by `map` (e.g. fingerprinting): about `batch` files of a directory, or about
-    /// 4 MiB of JSON Lines, at a time. Reading, mapping and the sink overlap: a reader thread
-    /// reads JSON Lines ahead, the rayon pool maps batch i (splitting lines, decoding and
-    /// parsing JSON included) while the calling thread sinks batch i − 1, so that every core
-    /// stays busy. `on_count` learns how many items are known to be coming, when a directory
-    /// has been listed. Returns the number of symlinks and special files not followed.
+    /// 4 MiB of JSON Lines or of Parquet rows' text, at a time. Reading, mapping and the sink
+    /// overlap: a reader thread reads JSON Lines (or decodes Parquet) ahead, the rayon pool
+    /// maps batch i (splitting lines, decoding and parsing JSON included) while the calling
+    /// thread sinks batch i − 1, so that every core stays busy. `on_count` learns how many
+    /// items are known to be coming, when a directory has been listed or a Parquet file
+    /// opened. Returns the number of symlinks and special files not followed.
     pub fn for_each_batch<T: Send>(
         &self,
         sources: &[Source],
@@ -489,6 +555,12 @@ impl Reader {
                     let name = path.display().to_string();
                     self.jsonl(file, &name, &map, &mut overlap, &mut sink)?;
                 }
+                #[cfg(feature = "parquet")]
+                Source::Parquet(path) => {
+                    self.parquet(path, &map, &mut on_count, &mut overlap, &mut sink)?;
+                }
+                #[cfg(not(feature = "parquet"))]
+                Source::Parquet(path) => return Err(no_parquet(path)),
                 Source::Stdin => {
                     let mut stdin = std::io::stdin();
                     let (format, head) = match self.stdin {
@@ -589,8 +661,8 @@ impl Reader {
                         let bom = line.starts_with(b"\xef\xbb\xbf");
                         let line = if bom { &line[3..] } else { line };
                         match std::str::from_utf8(line) {
-                            Ok(line) => json_record(line, id, no),
-                            Err(_) => json_record(&text::decode(line).text, id, no),
+                            Ok(line) => json_record(line, id, no, &self.keys),
+                            Err(_) => json_record(&text::decode(line).text, id, no, &self.keys),
                         }
                     });
                     (size, item)
@@ -695,23 +767,129 @@ fn from_text(
     })
 }
 
-#[derive(serde::Deserialize)]
+/// The fields of a JSON Lines record that pocketdex reads; the others are skipped unparsed.
+#[derive(Default)]
 struct JsonDoc {
     id: Option<serde_json::Value>,
     text: Option<String>,
     title: Option<String>,
 }
 
-/// Parses one JSON Lines record; `fallback_id` names it when it has no `id`. Positions in
-/// messages are within the record.
+/// Which of [`Keys`] a field of a record is.
+enum Field {
+    Id,
+    Text,
+    Title,
+    Other,
+}
+
+/// Deserializes a record's fields as [`Keys`] names them (what `#[derive(Deserialize)]` does
+/// for fixed names, with names chosen at run time): one pass, no map of the whole record.
+#[derive(Clone, Copy)]
+struct RecordSeed<'k>(&'k Keys);
+
+impl<'de> serde::de::DeserializeSeed<'de> for RecordSeed<'_> {
+    type Value = JsonDoc;
+
+    fn deserialize<D: serde::Deserializer<'de>>(
+        self,
+        d: D,
+    ) -> std::result::Result<JsonDoc, D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for RecordSeed<'_> {
+    type Value = JsonDoc;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a JSON object")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(
+        self,
+        mut map: A,
+    ) -> std::result::Result<JsonDoc, A::Error> {
+        use serde::de::Error as _;
+        let mut doc = JsonDoc::default();
+        let duplicate = |name: &str| A::Error::custom(format!("duplicate field `{name}`"));
+        while let Some(field) = map.next_key_seed(FieldSeed(self.0))? {
+            match field {
+                Field::Id if doc.id.is_some() => return Err(duplicate(&self.0.id)),
+                Field::Id => doc.id = Some(map.next_value()?),
+                Field::Text if doc.text.is_some() => return Err(duplicate(&self.0.text)),
+                Field::Text => doc.text = map.next_value()?,
+                Field::Title if doc.title.is_some() => return Err(duplicate(&self.0.title)),
+                Field::Title => doc.title = map.next_value()?,
+                Field::Other => {
+                    map.next_value::<serde::de::IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(doc)
+    }
+}
+
+/// A record's key, told by name without being copied.
+struct FieldSeed<'k>(&'k Keys);
+
+impl<'de> serde::de::DeserializeSeed<'de> for FieldSeed<'_> {
+    type Value = Field;
+
+    fn deserialize<D: serde::Deserializer<'de>>(
+        self,
+        d: D,
+    ) -> std::result::Result<Field, D::Error> {
+        d.deserialize_str(self)
+    }
+}
+
+impl serde::de::Visitor<'_> for FieldSeed<'_> {
+    type Value = Field;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a field name")
+    }
+
+    fn visit_str<E: serde::de::Error>(self, name: &str) -> std::result::Result<Field, E> {
+        let keys = self.0;
+        Ok(if name == keys.text {
+            Field::Text
+        } else if name == keys.id {
+            Field::Id
+        } else if name == keys.title {
+            Field::Title
+        } else {
+            Field::Other
+        })
+    }
+}
+
+/// The default [`Keys`], for the functions that take none.
+static DEFAULT_KEYS: std::sync::LazyLock<Keys> = std::sync::LazyLock::new(Keys::default);
+
+/// Parses one JSON Lines record with the default [`Keys`] (see [`Reader::from_json_line`]).
 pub fn from_json_line(line: &str, fallback_id: String) -> Item {
-    json_record(line, fallback_id, 0)
+    json_record(line, fallback_id, 0, &DEFAULT_KEYS)
+}
+
+impl Reader {
+    /// Parses one JSON Lines record with [`Reader::keys`]; `fallback_id` names it when it has
+    /// no id. Positions in messages are within the record.
+    pub fn from_json_line(&self, line: &str, fallback_id: String) -> Item {
+        json_record(line, fallback_id, 0, &self.keys)
+    }
 }
 
 /// Parses the record on line `line_no` of its file (0: unknown), so that a message about
 /// invalid JSON gives the file's line and column.
-fn json_record(line: &str, fallback_id: String, line_no: usize) -> Item {
-    let doc: JsonDoc = match serde_json::from_str(line) {
+fn json_record(line: &str, fallback_id: String, line_no: usize, keys: &Keys) -> Item {
+    use serde::de::DeserializeSeed;
+    let mut de = serde_json::Deserializer::from_str(line);
+    let parsed = RecordSeed(keys)
+        .deserialize(&mut de)
+        .and_then(|doc| de.end().map(|()| doc));
+    let doc = match parsed {
         Ok(d) => d,
         Err(e) => {
             // serde_json ends its message with the position within the record.
@@ -745,7 +923,7 @@ fn json_record(line: &str, fallback_id: String, line_no: usize) -> Item {
         None => Item::Skipped(Skipped {
             id,
             kind: SkipKind::NoTextField,
-            reason: "no \"text\" field".into(),
+            reason: format!("no {:?} field", keys.text),
         }),
     }
 }
@@ -969,13 +1147,77 @@ mod tests {
         assert!(
             matches!(from_json_line(r#"{"id":"x","text":"  "}"#, "f:3".into()), Item::Skipped(s) if s.reason == "empty")
         );
-        match json_record(r#"{"id": "b", "text": bad}"#, "f:9".into(), 9) {
+        match json_record(
+            r#"{"id": "b", "text": bad}"#,
+            "f:9".into(),
+            9,
+            &Keys::default(),
+        ) {
             Item::Skipped(s) => assert_eq!(
                 s.reason,
                 "invalid JSON at line 9, column 21: expected value"
             ),
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn records_are_read_by_their_keys() {
+        let keys = Keys {
+            id: "doc".into(),
+            text: "body".into(),
+            title: "headline".into(),
+        };
+        let line = r#"{"id": "not this", "doc": 12, "text": "nor this", "body": "<p>this</p>", "headline": "H", "x": [1, {"body": 2}]}"#;
+        match json_record(line, "f:1".into(), 1, &keys) {
+            Item::Doc(d) => {
+                assert_eq!((d.id.as_str(), d.title.as_deref()), ("12", Some("H")));
+                assert_eq!(d.text.trim(), "this");
+            }
+            other => panic!("{other:?}"),
+        }
+        // The default keys read the other fields of the same line.
+        match from_json_line(line, "f:1".into()) {
+            Item::Doc(d) => assert_eq!((d.id.as_str(), d.text.as_str()), ("not this", "nor this")),
+            other => panic!("{other:?}"),
+        }
+        let skipped = |line: &str| match json_record(line, "f:2".into(), 2, &keys) {
+            Item::Skipped(s) => (s.id, s.kind, s.reason),
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(
+            skipped(r#"{"text": "t"}"#),
+            (
+                "f:2".into(),
+                SkipKind::NoTextField,
+                "no \"body\" field".into()
+            )
+        );
+        assert_eq!(skipped(r#"{"body": null}"#).1, SkipKind::NoTextField);
+        assert_eq!(
+            skipped(r#"{"body": "a", "body": "b"}"#).2,
+            "invalid JSON at line 2, column 20: duplicate field `body`"
+        );
+        assert!(skipped(r#"["body"]"#)
+            .2
+            .ends_with("invalid type: sequence, expected a JSON object"));
+        assert_eq!(
+            skipped(r#"{"body": "a"} x"#).2.split(':').next(),
+            Some("invalid JSON at line 2, column 15")
+        );
+    }
+
+    #[cfg(not(feature = "parquet"))]
+    #[test]
+    fn parquet_needs_the_feature() {
+        let source = [Source::Parquet("docs.parquet".into())];
+        let read = for_each_batch(&source, 1, |i| i, |_| {}, |_| Ok(()));
+        let message = read.unwrap_err().to_string();
+        assert!(
+            message.starts_with("docs.parquet: this build of pocketdex cannot read Parquet files"),
+            "{message}"
+        );
+        assert_eq!(count_at_most(&source).unwrap_err().to_string(), message);
     }
 
     #[test]

@@ -182,7 +182,7 @@ fn write_step<T>(
     step: Step,
     write: impl FnOnce(&mut dyn Write) -> Result<T>,
 ) -> Result<T> {
-    write_atomically(dir, path, || step.reached(), write)
+    write_atomically(dir, path, || step.reached(), |out| write(out))
 }
 
 fn map(path: &Path) -> Result<Index<Mmap>> {

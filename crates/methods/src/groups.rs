@@ -1,5 +1,7 @@
 //! Equivalence groups: the connected components of the reported pairs (union-find with path
-//! halving and union by size), each with the pairs inside it.
+//! halving and union by size), each with the pairs inside it; and [`clusters`], one row per
+//! document saying which group it is in and whether it is a duplicate, for deduplicating
+//! pipelines (`dups --output`, the Python package).
 
 use super::Pair;
 
@@ -111,9 +113,148 @@ pub fn group_pairs(n: usize, pairs: &[Pair]) -> Vec<Group> {
     groups
 }
 
+/// One document's row in a deduplicated collection: its cluster (its group, or itself alone),
+/// the cluster's representative, and whether it is a duplicate of that representative. Keeping
+/// the rows with `!is_duplicate` keeps one document per cluster.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Cluster {
+    /// The document (its number: input order).
+    pub doc: u32,
+    /// Its cluster's number, from 1: the groups' numbers in [`group_pairs`]'s order (largest
+    /// first, as `dups --json` numbers them), then the documents in no group, each its own
+    /// cluster, in input order.
+    pub cluster: u64,
+    /// Documents in the cluster (1 for a document in no group).
+    pub size: u64,
+    /// The cluster's first document in input order, which stands for it.
+    pub representative: u32,
+    /// True for every document of the cluster but its representative.
+    pub is_duplicate: bool,
+    /// The highest score of a reported pair joining this document within its group (for the
+    /// representative too); `None` for a document in no group.
+    pub score: Option<f64>,
+}
+
+/// The clusters of documents `0..n` that `groups` make: one [`Cluster`] per document, in
+/// document order (a document in no group is a cluster of one). Free of I/O: front ends write
+/// the rows as they like.
+///
+/// # Example
+/// ```
+/// use pocketdex_methods::{groups::{clusters, group_pairs}, Pair};
+/// let groups = group_pairs(4, &[Pair::new(1, 3, 0.9)]);
+/// let rows = clusters(4, &groups);
+/// assert_eq!(rows.len(), 4);
+/// assert!(!rows[1].is_duplicate && rows[3].is_duplicate);
+/// assert_eq!((rows[3].representative, rows[3].cluster, rows[3].size), (1, 1, 2));
+/// assert_eq!((rows[0].cluster, rows[0].size, rows[0].score), (2, 1, None));
+/// ```
+///
+/// # Panics
+/// When a group names a document `≥ n`, or a document is in two groups.
+pub fn clusters(n: usize, groups: &[Group]) -> Vec<Cluster> {
+    let mut rows: Vec<Option<Cluster>> = vec![None; n];
+    for (number, g) in groups.iter().enumerate() {
+        let representative = *g.members.iter().min().expect("a group has members");
+        for &doc in &g.members {
+            let score = g
+                .pairs
+                .iter()
+                .filter(|p| p.a == doc || p.b == doc)
+                .map(|p| p.score)
+                .reduce(f64::max);
+            let row = &mut rows[doc as usize];
+            assert!(row.is_none(), "document {doc} is in two groups");
+            *row = Some(Cluster {
+                doc,
+                cluster: number as u64 + 1,
+                size: g.members.len() as u64,
+                representative,
+                is_duplicate: doc != representative,
+                score,
+            });
+        }
+    }
+    let mut next = groups.len() as u64;
+    rows.into_iter()
+        .enumerate()
+        .map(|(doc, row)| {
+            row.unwrap_or_else(|| {
+                next += 1;
+                Cluster {
+                    doc: doc as u32,
+                    cluster: next,
+                    size: 1,
+                    representative: doc as u32,
+                    is_duplicate: false,
+                    score: None,
+                }
+            })
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn one_row_per_document_and_one_representative_per_cluster() {
+        let p = |a, b, s| Pair::new(a, b, s);
+        // Groups {0, 5, 9} and {2, 7, 8}, found in that order; 1, 3, 4, 6 alone.
+        let pairs = [p(2, 7, 0.9), p(0, 5, 1.0), p(5, 9, 0.8), p(7, 8, 0.95)];
+        let rows = clusters(10, &group_pairs(10, &pairs));
+        assert_eq!(rows.len(), 10);
+        assert!(rows.iter().enumerate().all(|(i, r)| r.doc == i as u32));
+        let row = |d: usize| {
+            let r = &rows[d];
+            (r.cluster, r.size, r.representative, r.is_duplicate, r.score)
+        };
+        assert_eq!(row(0), (1, 3, 0, false, Some(1.0)));
+        assert_eq!(row(5), (1, 3, 0, true, Some(1.0)));
+        assert_eq!(row(9), (1, 3, 0, true, Some(0.8)));
+        assert_eq!(row(2), (2, 3, 2, false, Some(0.9)));
+        assert_eq!(row(7), (2, 3, 2, true, Some(0.95)));
+        assert_eq!(row(8), (2, 3, 2, true, Some(0.95)));
+        // Singletons: their own clusters after the groups', in input order.
+        assert_eq!(row(1), (3, 1, 1, false, None));
+        assert_eq!(row(3), (4, 1, 3, false, None));
+        assert_eq!(row(6), (6, 1, 6, false, None));
+        // Keeping the rows that are not duplicates keeps one document per cluster.
+        let kept: Vec<u32> = rows
+            .iter()
+            .filter(|r| !r.is_duplicate)
+            .map(|r| r.doc)
+            .collect();
+        assert_eq!(kept, [0, 1, 2, 3, 4, 6]);
+        let mut ids: Vec<u64> = rows.iter().map(|r| r.cluster).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        assert_eq!(ids, (1..=6).collect::<Vec<u64>>());
+    }
+
+    #[test]
+    fn no_groups_no_documents() {
+        assert!(clusters(0, &[]).is_empty());
+        let rows = clusters(3, &[]);
+        assert!(rows
+            .iter()
+            .all(|r| !r.is_duplicate && r.size == 1 && r.score.is_none()));
+        assert_eq!(
+            rows.iter().map(|r| r.cluster).collect::<Vec<_>>(),
+            [1, 2, 3]
+        );
+    }
+
+    #[test]
+    #[should_panic(expected = "in two groups")]
+    fn overlapping_groups_are_refused() {
+        let g = |members: Vec<u32>| Group {
+            members,
+            pairs: Vec::new(),
+        };
+        clusters(3, &[g(vec![0, 1]), g(vec![1, 2])]);
+    }
 
     #[test]
     fn components_and_their_pairs() {
