@@ -6,7 +6,7 @@
    texts already in memory as a pyarrow table; the CLI reads its JSON Lines file): target
    within 10%.
 3. `pocketdex.spark.build` on 2 local cores from Parquet against `pocketdex build` of the same
-   documents: target ≥ 0.5× the CLI's documents per second.
+   Parquet file: target ≥ 0.5× the CLI's documents per second.
 
 Each pair is measured alternately, `--rounds` times, in this one process's run; the table
 gives every round and the median ratio. Documents: `pocketdex synth --generate` (about 1 KB
@@ -117,7 +117,7 @@ def main() -> None:
         sp = []
         for r in range(a.rounds):
             t0 = time.perf_counter()
-            run(a.cli, "build", str(sgen), "-o", str(out / "cli-spark.pdx"), "-q")
+            run(a.cli, "build", str(parquet), "-o", str(out / "cli-spark.pdx"), "-q")
             cli_s = time.perf_counter() - t0
             target = out / "spark.set"
             subprocess.run(["rm", "-rf", str(target)], check=True)

@@ -6,7 +6,7 @@ use crate::errors::to_py;
 use crate::inputs::Column;
 use pocketdex::fingerprint::Resolution;
 use pocketdex::sketch::Idf;
-use pocketdex_methods::groups::group_pairs;
+use pocketdex_methods::groups::{self, group_pairs};
 use pocketdex_methods::{Detector, Features, Options};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -171,7 +171,8 @@ pub fn methods() -> Vec<(&'static str, f64, &'static str)> {
         .collect()
 }
 
-/// One group of near-duplicate documents: `id` (0 for the largest), `members` (ids, in input
+/// One group of near-duplicate documents: `id` (from 1, largest first, as `dups --json`
+/// numbers them), `members` (ids, in input
 /// order), `rows` (their positions in the input), `representative` (the first member: the one
 /// to keep) and `pairs` ((id, id, score) for the pairs found inside it, best first).
 #[pyclass(module = "pocketdex", frozen, get_all, skip_from_py_object)]
@@ -202,14 +203,21 @@ impl Cluster {
 
 /// What `dups` found: `clusters` (largest first), `is_duplicate` (per input row: a member of a
 /// cluster other than its representative), `keep` (its negation: the deduplicated rows),
-/// `set_aside` ((id, reason) for documents the method cannot describe), `method`, `threshold`.
-#[pyclass(module = "pocketdex", frozen, get_all)]
+/// `set_aside` ((id, reason) for documents the method cannot describe), `method`, `threshold`;
+/// `to_arrow()` gives one row per document as `pocketdex dups --output FILE.parquet` writes it.
+#[pyclass(module = "pocketdex", frozen)]
 pub struct Dups {
+    #[pyo3(get)]
     clusters: Vec<Cluster>,
-    is_duplicate: Vec<bool>,
+    #[pyo3(get)]
     set_aside: Vec<(String, String)>,
+    #[pyo3(get)]
     method: &'static str,
+    #[pyo3(get)]
     threshold: f64,
+    ids: Vec<String>,
+    /// One per input row.
+    rows: Vec<groups::Cluster>,
 }
 
 #[pymethods]
@@ -218,7 +226,68 @@ impl Dups {
     /// to keep one document per cluster).
     #[getter]
     fn keep(&self) -> Vec<bool> {
-        self.is_duplicate.iter().map(|d| !d).collect()
+        self.rows.iter().map(|r| !r.is_duplicate).collect()
+    }
+
+    /// Per input row, whether it is a cluster member other than the representative.
+    #[getter]
+    fn is_duplicate(&self) -> Vec<bool> {
+        self.rows.iter().map(|r| r.is_duplicate).collect()
+    }
+
+    /// to_arrow() -> pyarrow.Table
+    ///
+    /// One row per input document, the columns of `pocketdex dups --output FILE.parquet`: `id`,
+    /// `cluster_id` (from 1: the clusters, largest first, then each document in none),
+    /// `cluster_size`, `representative_id`, `is_duplicate` and `score` (the best score of its
+    /// pairs; null outside clusters). Needs pyarrow.
+    fn to_arrow<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let pa = py.import("pyarrow").map_err(|_| {
+            pyo3::exceptions::PyImportError::new_err(
+                "to_arrow() needs pyarrow: pip install pyarrow",
+            )
+        })?;
+        let rows = &self.rows;
+        let columns = pyo3::types::PyDict::new(py);
+        columns.set_item("id", &self.ids)?;
+        columns.set_item(
+            "cluster_id",
+            rows.iter().map(|r| r.cluster).collect::<Vec<_>>(),
+        )?;
+        columns.set_item(
+            "cluster_size",
+            rows.iter().map(|r| r.size).collect::<Vec<_>>(),
+        )?;
+        columns.set_item(
+            "representative_id",
+            rows.iter()
+                .map(|r| self.ids[r.representative as usize].as_str())
+                .collect::<Vec<_>>(),
+        )?;
+        columns.set_item(
+            "is_duplicate",
+            rows.iter().map(|r| r.is_duplicate).collect::<Vec<_>>(),
+        )?;
+        columns.set_item("score", rows.iter().map(|r| r.score).collect::<Vec<_>>())?;
+        // The CLI's Parquet types: Int64 counts, which Spark and pandas read without surprise.
+        // Every column but `score` is never null, as in the CLI's file.
+        let field = |name: &str, t: &str| -> PyResult<Bound<'py, PyAny>> {
+            pa.call_method1("field", (name, pa.call_method0(t)?, name == "score"))
+        };
+        let schema = pa.call_method1(
+            "schema",
+            (vec![
+                field("id", "string")?,
+                field("cluster_id", "int64")?,
+                field("cluster_size", "int64")?,
+                field("representative_id", "string")?,
+                field("is_duplicate", "bool_")?,
+                field("score", "float64")?,
+            ],),
+        )?;
+        let kwargs = pyo3::types::PyDict::new(py);
+        kwargs.set_item("schema", schema)?;
+        pa.call_method("table", (columns,), Some(&kwargs))
     }
 
     fn __len__(&self) -> usize {
@@ -231,8 +300,8 @@ impl Dups {
             self.method,
             self.threshold,
             self.clusters.len(),
-            self.is_duplicate.iter().filter(|&&d| d).count(),
-            self.is_duplicate.len()
+            self.rows.iter().filter(|r| r.is_duplicate).count(),
+            self.rows.len()
         )
     }
 }
@@ -309,17 +378,13 @@ pub fn dups(
     }
     let outcome = py.detach(|| detector.find(&features)).map_err(to_py)?;
     let groups = group_pairs(features.len(), &outcome.pairs);
-    let mut is_duplicate = vec![false; features.len()];
     let clusters = groups
         .iter()
         .enumerate()
         .map(|(c, g)| {
-            for &d in &g.members[1..] {
-                is_duplicate[d as usize] = true;
-            }
             let id = |d: u32| ids[d as usize].clone();
             Cluster {
-                id: c,
+                id: c + 1,
                 members: g.members.iter().map(|&d| id(d)).collect(),
                 rows: g.members.iter().map(|&d| d as usize).collect(),
                 representative: id(g.members[0]),
@@ -333,7 +398,7 @@ pub fn dups(
         .collect();
     Ok(Dups {
         clusters,
-        is_duplicate,
+        rows: groups::clusters(features.len(), &groups),
         set_aside: outcome
             .set_aside
             .iter()
@@ -341,5 +406,6 @@ pub fn dups(
             .collect(),
         method: m.name(),
         threshold: detector.threshold(),
+        ids,
     })
 }

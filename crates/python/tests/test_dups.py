@@ -27,20 +27,24 @@ def planted(ids, texts, seed=7):
 
 @pytest.mark.parametrize("method", [m for m, _, _ in pocketdex.methods()])
 def test_dups_finds_what_the_cli_finds(tmp_path, cli, samples, method):
-    ids, texts = planted(*samples)
-    jsonl = tmp_path / "docs.jsonl"
     import json
 
+    import pyarrow.parquet as pq
+
+    ids, texts = planted(*samples)
+    jsonl = tmp_path / "docs.jsonl"
     with open(jsonl, "w") as out:
         for i, t in zip(ids, texts):
             out.write(json.dumps({"id": i, "text": t}) + "\n")
-    want = sorted(
-        sorted(r["members"])
-        for r in json_lines(cli("dups", str(jsonl), "--method", method, "--json", "-q", ok=(0, 1)))
-        if r["type"] == "group"
+    rows = tmp_path / "rows.parquet"
+    groups = json_lines(
+        cli("dups", str(jsonl), "--method", method, "--json", "-q", "--output", str(rows), ok=(0, 1))
     )
+    want = sorted(sorted(r["members"]) for r in groups if r["type"] == "group")
     found = pocketdex.dups(ids, pa.array(texts), method=method)
     assert sorted(sorted(c.members) for c in found.clusters) == want
+    # The per-document rows are the CLI's Parquet file, column for column and type for type.
+    assert found.to_arrow().equals(pq.read_table(rows))
     # The exact copy is always found; each cluster's representative comes first in the input.
     assert any({ids[1], ids[1] + "~same"} <= set(c.members) for c in found.clusters)
     for c in found.clusters:
