@@ -156,23 +156,9 @@ pub fn index_builder(
     Ok(match idf {
         IdfSource::Language => builder.with_idf(pocketdex::sketch::Idf::builtin(lang)),
         IdfSource::Collection => builder,
-        IdfSource::From(path) => {
-            let index = open_index(path, Access::Scan)?;
-            if index.meta().lang != lang.code() {
-                anyhow::bail!(
-                    "--idf {}: that index is in language {}, not {}",
-                    path.display(),
-                    index.meta().lang,
-                    lang.code()
-                );
-            }
-            let idf = index
-                .fingerprinter()
-                .idf()
-                .cloned()
-                .expect("an index has its idf table");
-            builder.with_idf(idf)
-        }
+        IdfSource::From(path) => builder
+            .with_idf_of(&open_index(path, Access::Scan)?)
+            .with_context(|| format!("--idf {}", path.display()))?,
     })
 }
 

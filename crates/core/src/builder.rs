@@ -235,6 +235,30 @@ impl IndexBuilder {
         self
     }
 
+    /// Weighs every document with the idf table of `index` ([`IndexBuilder::with_idf`]): a
+    /// collection's own weights, fixed for every piece built with them.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] when `index` is in another language than this builder.
+    ///
+    /// # Panics
+    /// When documents were added already.
+    pub fn with_idf_of<D: AsRef<[u8]>>(self, index: &Index<D>) -> Result<Self> {
+        if index.meta().lang != self.lang {
+            return Err(Error::Invalid(format!(
+                "that index is in language {}, not {}",
+                index.meta().lang,
+                self.lang
+            )));
+        }
+        let idf = index
+            .fingerprinter()
+            .idf()
+            .cloned()
+            .expect("an index has its idf table");
+        Ok(self.with_idf(idf))
+    }
+
     /// The names (ids) of the documents added so far, in order.
     pub fn names(&self) -> impl ExactSizeIterator<Item = &str> {
         self.names.iter()

@@ -178,21 +178,9 @@ pub fn core_builder(lang: Lang, params: Params, idf: &str) -> PyResult<pocketdex
                     path.display()
                 )));
             }
-            let index = crate::index::map_file(&path)?;
-            if index.meta().lang != lang.code() {
-                return Err(PyValueError::new_err(format!(
-                    "idf={}: that index is in language {}, not {}",
-                    path.display(),
-                    index.meta().lang,
-                    lang.code()
-                )));
-            }
-            let idf = index
-                .fingerprinter()
-                .idf()
-                .cloned()
-                .expect("an index has its idf table");
-            builder.with_idf(idf)
+            builder
+                .with_idf_of(&crate::index::map_file(&path)?)
+                .map_err(|e| with_context(&format!("idf={}", path.display()), e))?
         }
     })
 }

@@ -4,7 +4,7 @@
 //!
 //! Every call that does real work releases the GIL (`Python::detach`) and runs on rayon's
 //! threads; Python objects are read or made only while it is held. No call panics into the
-//! interpreter: core errors become the exceptions of [`errors`].
+//! interpreter: core errors become the exceptions of the `errors` module.
 
 use pyo3::prelude::*;
 

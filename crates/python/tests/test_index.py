@@ -158,6 +158,9 @@ def test_several_paths_are_queried_as_one(tmp_path, samples):
     assert len(both) == len(ids)
     assert both.query_batch(texts) == pocketdex.Index(one).query_batch(texts)
     assert [i["documents"] for i in both.info()["indexes"]] == [150, len(ids) - 150]
+    # The idf table copied from an index: the same weights, the same file.
+    copied = build(tmp_path, ids, texts, "copied.pdx", idf=str(one), expected_docs=1000)
+    assert copied.read_bytes() == one.read_bytes()
 
 
 def test_fingerprints_are_the_index_codes(tmp_path, samples):
@@ -191,6 +194,9 @@ def test_errors_are_python_exceptions_with_the_cli_messages(tmp_path, cli, sampl
         pocketdex.IndexBuilder(lang="xx")
     with pytest.raises(ValueError, match="idf must be"):
         pocketdex.IndexBuilder(idf="nowhere")
+    german = build(tmp_path, ids[:40], texts[:40], "de.pdx", lang="de")
+    with pytest.raises(ValueError, match=r"idf=.*de\.pdx: that index is in language de, not en"):
+        pocketdex.IndexBuilder(idf=str(german))
     with pytest.raises(TypeError):
         pocketdex.IndexBuilder(no_such_param=1)
     b = pocketdex.IndexBuilder()
