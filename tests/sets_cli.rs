@@ -1,5 +1,5 @@
-//! `pocketdex add`, `delete`, `check` and `merge` as a user runs them: a set answers as one
-//! `build` of its live documents, shards queried together too, exit statuses, the writer lock,
+//! `pocketdex add`, `delete`, `check`, `merge` and `adopt` as a user runs them: a set answers as
+//! one `build` of its live documents, shards queried together too, segments built apart adopted, exit statuses, the writer lock,
 //! and crashes (an injected abort at every step, and kill -9 at random moments) that leave the
 //! old or the new state and no litter.
 
@@ -123,6 +123,114 @@ fn a_set_answers_as_one_build_and_merges_into_its_file() {
     assert_eq!(info["segments"].as_array().unwrap().len(), 1);
     assert_eq!(info["live_documents"], 300);
     ok(&pocketdex(&["verify", s(&set), s(&shipped)]));
+}
+
+#[test]
+fn segments_built_apart_are_adopted_and_ship_as_one_build() {
+    let tmp = tempfile::tempdir().unwrap();
+    let built = tmp.path().join("all.pdx");
+    ok(&pocketdex(&[
+        "build",
+        "samples/wiki-en",
+        "-o",
+        s(&built),
+        "--expected-docs",
+        "1000",
+        "--idf",
+        "language",
+        "-q",
+    ]));
+    let want = answers(&built);
+    // The set holds the first part; the others are built apart from its schema, then adopted.
+    let set = tmp.path().join("set");
+    let parts = split_samples(tmp.path(), 3);
+    ok(&pocketdex(&[
+        "add",
+        s(&set),
+        s(&parts[0]),
+        "--expected-docs",
+        "1000",
+        "-q",
+    ]));
+    let segments: Vec<PathBuf> = parts[1..]
+        .iter()
+        .enumerate()
+        .map(|(i, part)| {
+            let out = tmp.path().join(format!("seg{i}.pdx"));
+            ok(&pocketdex(&[
+                "build",
+                s(part),
+                "--segment-of",
+                s(&set),
+                "-o",
+                s(&out),
+                "-q",
+            ]));
+            out
+        })
+        .collect();
+    // Refused, and nothing changes: a plain index, a segment twice, other parameters.
+    let plain = tmp.path().join("plain.pdx");
+    ok(&pocketdex(&["build", s(&parts[1]), "-o", s(&plain), "-q"]));
+    let other_set = tmp.path().join("other");
+    ok(&pocketdex(&[
+        "add",
+        s(&other_set),
+        s(&parts[0]),
+        "--expected-docs",
+        "1000000",
+        "-q",
+    ]));
+    let other = tmp.path().join("other.pdx");
+    ok(&pocketdex(&[
+        "build",
+        s(&parts[1]),
+        "--segment-of",
+        s(&other_set),
+        "-o",
+        s(&other),
+        "-q",
+    ]));
+    for (bad, why) in [
+        (vec![s(&segments[0]), s(&plain)], "not a segment"),
+        (vec![s(&segments[0]), s(&segments[0])], "given twice"),
+        (vec![s(&segments[0]), s(&other)], "other parameters"),
+    ] {
+        let mut args = vec!["adopt", s(&set)];
+        args.extend(bad);
+        let o = pocketdex(&args);
+        assert_eq!(o.status.code(), Some(2));
+        assert!(stderr(&o).contains(why), "{}", stderr(&o));
+    }
+    let parameters = pocketdex(&[
+        "build",
+        s(&parts[1]),
+        "--segment-of",
+        s(&set),
+        "--lang",
+        "de",
+        "-o",
+        s(&other),
+    ]);
+    assert!(
+        stderr(&parameters).contains("cannot be used with"),
+        "{}",
+        stderr(&parameters)
+    );
+    let mut args = vec!["adopt", s(&set)];
+    args.extend(segments.iter().map(|p| s(p)));
+    ok(&pocketdex(&args));
+    assert_eq!(answers(&set), want);
+    let again = pocketdex(&["adopt", s(&set), s(&segments[0])]);
+    assert!(
+        stderr(&again).contains("already in the index set"),
+        "{}",
+        stderr(&again)
+    );
+    // Shipped as one file: what one build of every document writes.
+    let shipped = tmp.path().join("shipped.pdx");
+    ok(&pocketdex(&["merge", s(&set), "-o", s(&shipped)]));
+    assert!(std::fs::read(&shipped).unwrap() == std::fs::read(&built).unwrap());
 }
 
 #[test]

@@ -103,6 +103,15 @@ pub struct Args {
     /// Use z-scores instead of relative deviations from the reference.
     #[arg(long, help_heading = "Fingerprint parameters")]
     zscore: bool,
+    /// Write a segment of the index set SET instead of a plain index: its documents get the
+    /// set's parameters, idf table and resolution, and the file carries what a segment needs, so
+    /// that `pocketdex adopt SET FILE.pdx...` adds it to the set. For a collection built in
+    /// pieces on other cores, machines or days, then shipped as one file with `merge SET -o`.
+    #[arg(long, value_name = "SET", help_heading = "Fingerprint parameters",
+          conflicts_with_all = ["lang", "classes", "expected_docs", "resolution", "schemes", "probes",
+                                "min_terms", "short_below", "minhash_bands", "sketch_words",
+                                "similar_bands", "similar_probes", "idf", "zscore"])]
+    segment_of: Option<PathBuf>,
     #[command(flatten)]
     input: util::InputArgs,
     /// Print every skipped input, not only the first ten.
@@ -174,10 +183,24 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     // Before any document is read: a build of hours should not fail at its last step.
     pocketdex::atomic::check_writable(&args.output)?;
     let sources = corpus::sources(&args.inputs)?;
-    let mut builder = util::index_builder(args.lang, params, &args.idf)?;
+    let mut builder = match &args.segment_of {
+        Some(set) => {
+            if !pocketdex::is_set(set) {
+                anyhow::bail!(
+                    "--segment-of {}: not an index set (no {}); create one with `pocketdex add {} DOC...`",
+                    set.display(),
+                    pocketdex::MANIFEST,
+                    set.display()
+                );
+            }
+            let schema = util::open_index(&set.join(pocketdex::SCHEMA), util::Access::Scan)?;
+            pocketdex::IndexBuilder::like(&schema).with_set_sections()
+        }
+        None => util::index_builder(args.lang, params, &args.idf)?,
+    };
     // Knowing the collection's size up to a bound spares drawing samples it will not need; a
-    // fixed resolution (--resolution, --expected-docs) already says what to draw.
-    if !params_fixed {
+    // fixed resolution (--resolution, --expected-docs, a set's) already says what to draw.
+    if !params_fixed && args.segment_of.is_none() {
         if let Some(n) = corpus::count_at_most(&sources)? {
             builder.size_hint(n);
         }

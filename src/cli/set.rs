@@ -446,6 +446,55 @@ fn print_check(out: &mut dyn Write, args: &CheckArgs, v: &Verdict) -> std::io::R
     }
 }
 
+/// Add index files built apart as segments of an index set.
+///
+/// Each FILE.pdx is a segment built from SET's schema with `pocketdex build ... --segment-of
+/// SET` (on another core, machine or day; from Python, `IndexBuilder.like(schema,
+/// segment=True)`). Every byte of each file is checked; a file built with other parameters, a
+/// plain index, or an id the set holds or another file repeats is refused, and then nothing
+/// changes. The files are copied into the set in one atomic step, in the order given, and left
+/// where they are. No merge follows: `pocketdex merge SET` joins the segments when wanted.
+///
+/// Example:
+///   pocketdex add archive.set first-batch/
+///   pocketdex build part-1.jsonl --segment-of archive.set -o part-1.pdx
+///   pocketdex build part-2.jsonl --segment-of archive.set -o part-2.pdx
+///   pocketdex adopt archive.set part-1.pdx part-2.pdx
+#[derive(clap::Args, Debug)]
+#[command(verbatim_doc_comment)]
+pub struct AdoptArgs {
+    /// The index set.
+    #[arg(value_name = "SET")]
+    index: PathBuf,
+    /// Segment files built with `build --segment-of SET`.
+    #[arg(required = true, value_name = "FILE.pdx")]
+    files: Vec<PathBuf>,
+    #[command(flatten)]
+    writer: WriterArgs,
+    /// No summary on stderr.
+    #[arg(short, long)]
+    quiet: bool,
+}
+
+pub fn adopt(args: AdoptArgs) -> anyhow::Result<ExitCode> {
+    let start = Instant::now();
+    let mut writer = SetWriter::open(&args.index, args.writer.wait)
+        .with_context(|| format!("opening {}", args.index.display()))?;
+    let change = writer
+        .adopt(&args.files)
+        .with_context(|| format!("nothing was added to {}", args.index.display()))?;
+    if !args.quiet {
+        eprintln!(
+            "adopted {} in {} in {:.2} s; {}",
+            plural(change.added, "document"),
+            plural(args.files.len() as u64, "segment"),
+            start.elapsed().as_secs_f64(),
+            state(&args.index, &change)
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
 /// Compact an index set, or write it as one index file to ship.
 ///
 /// Without -o: merges every segment into one and drops deleted documents (the set stays a set;

@@ -733,13 +733,13 @@ impl SetWriter {
             index.verify().map_err(|e| in_file(path, e))?;
             if !index.is_segment() {
                 return Err(Error::Invalid(format!(
-                    "{}: not a segment of an index set; build it with IndexBuilder::like(schema).with_set_sections()",
+                    "{}: not a segment of an index set; build it from the set's schema (`pocketdex build --segment-of SET`, or IndexBuilder::like(schema).with_set_sections())",
                     path.display()
                 )));
             }
             if index.schema_key() != self.schema.schema_key() {
                 return Err(Error::Invalid(format!(
-                    "{}: built with other parameters, stopwords, idf table or resolution than the set's schema; build it with IndexBuilder::like on the set's {SCHEMA}",
+                    "{}: built with other parameters, stopwords, idf table or resolution than the set's schema; build it from the set's {SCHEMA} (`pocketdex build --segment-of SET`, or IndexBuilder::like)",
                     path.display()
                 )));
             }
