@@ -446,7 +446,7 @@ fn print_check(out: &mut dyn Write, args: &CheckArgs, v: &Verdict) -> std::io::R
     }
 }
 
-/// Add index files built apart as segments of an index set.
+/// Add index files built apart (build --segment-of) to an index set as its segments
 ///
 /// Each FILE.pdx is a segment built from SET's schema with `pocketdex build ... --segment-of
 /// SET` (on another core, machine or day; from Python, `IndexBuilder.like(schema,
