@@ -174,7 +174,8 @@ fn check_type(t: &DataType, what: &str) -> PyResult<()> {
 
 /// Row `i` of an Arrow array of a type [`check_type`] accepts.
 fn value<'a>(a: &'a dyn Array, i: usize, what: &str) -> PyResult<Option<Cow<'a, str>>> {
-    if a.is_null(i) {
+    // An array of the null type has no validity bitmap: every value is null.
+    if a.is_null(i) || a.data_type() == &DataType::Null {
         return Ok(None);
     }
     Ok(Some(match a.data_type() {

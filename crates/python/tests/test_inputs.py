@@ -1,4 +1,5 @@
-"""Columns from Python: Arrow arrays that pyarrow accepts without a full validation."""
+"""Columns from Python: Arrow arrays that pyarrow accepts without a full validation, and
+arrays of pyarrow's null type."""
 
 import numpy as np
 import pyarrow as pa
@@ -28,3 +29,18 @@ def test_an_invalid_arrow_array_is_refused_not_read():
     with pytest.raises(ValueError, match="texts: cannot import the Arrow array"):
         pocketdex.IndexBuilder().add_batch(["a", "b"], pa.chunked_array([not_utf8]))
 
+
+def test_arrays_of_the_null_type_are_all_none():
+    # pa.array([None, None]) is of pyarrow's null type: every value None.
+    nulls = pa.array([None, None])
+    assert nulls.type == pa.null()
+    with_nulls = pocketdex.IndexBuilder()
+    assert with_nulls.add_batch(["a", "b"], TEXTS, nulls) == 2
+    plain = pocketdex.IndexBuilder()
+    assert plain.add_batch(["a", "b"], TEXTS) == 2
+    assert with_nulls.to_bytes() == plain.to_bytes()
+    b = pocketdex.IndexBuilder()
+    assert b.add_batch(pa.nulls(2), TEXTS) == 2
+    assert b.add_batch(["c", "d"], pa.nulls(2)) == 0
+    assert b.skipped == [("c", "empty"), ("d", "empty")]
+    assert pocketdex.Fingerprinter().fingerprint_batch(pa.nulls(3)) == [None, None, None]
