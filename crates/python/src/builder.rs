@@ -361,10 +361,13 @@ impl IndexBuilder {
     /// write(path) -> dict
     ///
     /// Writes the index to `path` atomically (temporary file, fsync, rename) and returns what
-    /// was written: documents, codes, bytes, sections, resolution. The builder is spent.
+    /// was written: documents, codes, bytes, sections, resolution. The builder is spent (a path
+    /// that cannot be written is refused first, and the builder kept).
     fn write(&mut self, py: Python<'_>, path: PathBuf) -> PyResult<Py<PyAny>> {
-        let builder = self.take()?;
+        self.inner()?;
+        // Before the builder is taken: a path that cannot be written leaves it as it was.
         pocketdex::atomic::check_writable(&path).map_err(|e| with_context("", e))?;
+        let builder = self.take()?;
         let stats = py
             .detach(|| builder.write_to_path(&path))
             .map_err(|e| with_context(&format!("writing {}", path.display()), e))?;

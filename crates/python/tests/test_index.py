@@ -222,6 +222,19 @@ def test_errors_are_python_exceptions_with_the_cli_messages(tmp_path, cli, sampl
         index.query("x", threshold=2)
 
 
+def test_a_write_to_an_unwritable_path_keeps_the_documents(tmp_path, samples):
+    ids, texts = samples
+    b = pocketdex.IndexBuilder()
+    b.add_batch(ids, texts)
+    # As `pocketdex build` reports an unwritable output before reading any document: the
+    # builder keeps what was added, to write elsewhere.
+    with pytest.raises(ValueError, match="does not exist"):
+        b.write(tmp_path / "no-such-dir" / "x.pdx")
+    assert len(b) == len(ids)
+    assert b.write(tmp_path / "x.pdx")["docs"] == len(ids)
+    assert len(pocketdex.Index(tmp_path / "x.pdx")) == len(ids)
+
+
 def test_a_damaged_index_never_answers_wrongly(tmp_path, samples):
     ids, texts = samples
     path = build(tmp_path, ids, texts)
