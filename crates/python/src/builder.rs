@@ -137,10 +137,17 @@ fn fingerprint_doc(f: &Fingerprinter, text: &str) -> Option<Fingerprint> {
     (!plain.trim().is_empty()).then(|| f.fingerprint(&plain))
 }
 
+/// `resolution=`: (bands, samples, short_rows[, similar_rows]), as `build --resolution B,S,R[,Y]`.
+#[derive(FromPyObject)]
+pub enum ResolutionArg {
+    Four((u8, u8, u8, Option<u8>)),
+    Three((u8, u8, u8)),
+}
+
 /// The parameters of `IndexBuilder(...)` as the CLI's `build` flags make them.
 pub fn params(
     expected_docs: Option<u64>,
-    resolution: Option<(u8, u8, u8, Option<u8>)>,
+    resolution: Option<ResolutionArg>,
     similar_bands: Option<u8>,
 ) -> PyResult<Params> {
     let mut p = Params::default();
@@ -155,7 +162,11 @@ pub fn params(
     if let Some(n) = expected_docs {
         p.resolution = Some(Resolution::for_docs(n));
     }
-    if let Some((b, s, r, y)) = resolution {
+    if let Some(arg) = resolution {
+        let (b, s, r, y) = match arg {
+            ResolutionArg::Four(four) => four,
+            ResolutionArg::Three((b, s, r)) => (b, s, r, None),
+        };
         let similar = y.unwrap_or_else(|| Resolution::similar_rows_for_samples(s));
         p.resolution = Some(Resolution::new(b, s, r, similar));
     }
@@ -194,7 +205,7 @@ impl IndexBuilder {
         expected_docs: Option<u64>,
         size_hint: Option<u64>,
         idf: &str,
-        resolution: Option<(u8, u8, u8, Option<u8>)>,
+        resolution: Option<ResolutionArg>,
         similar_bands: Option<u8>,
     ) -> PyResult<IndexBuilder> {
         let lang = self::lang(lang)?;

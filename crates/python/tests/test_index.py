@@ -235,6 +235,17 @@ def test_a_write_to_an_unwritable_path_keeps_the_documents(tmp_path, samples):
     assert len(pocketdex.Index(tmp_path / "x.pdx")) == len(ids)
 
 
+def test_a_resolution_of_three_numbers_is_the_cli_one(tmp_path, cli, samples):
+    ids, texts = samples
+    # As `build --resolution B,S,R[,Y]`: the rows of the similar path may be left out.
+    cli("build", str(SAMPLES), "-o", str(tmp_path / "cli.pdx"), "-q", "--resolution", "4,1,2")
+    three = build(tmp_path, ids, texts, "three.pdx", resolution=(4, 1, 2))
+    four = build(tmp_path, ids, texts, "four.pdx", resolution=(4, 1, 2, None))
+    assert three.read_bytes() == four.read_bytes() == (tmp_path / "cli.pdx").read_bytes()
+    with pytest.raises(TypeError):
+        pocketdex.IndexBuilder(resolution=(4, 1))  # type: ignore[arg-type]
+
+
 def test_a_damaged_index_never_answers_wrongly(tmp_path, samples):
     ids, texts = samples
     path = build(tmp_path, ids, texts)
