@@ -158,6 +158,9 @@ def test_several_paths_are_queried_as_one(tmp_path, samples):
     assert len(both) == len(ids)
     assert both.query_batch(texts) == pocketdex.Index(one).query_batch(texts)
     assert [i["documents"] for i in both.info()["indexes"]] == [150, len(ids) - 150]
+    # A list of one path is a list too: its info has `indexes`, as for more.
+    assert [i["documents"] for i in pocketdex.Index([a]).info()["indexes"]] == [150]
+    assert pocketdex.Index(a).info()["documents"] == 150
     # The idf table copied from an index: the same weights, the same file.
     copied = build(tmp_path, ids, texts, "copied.pdx", idf=str(one), expected_docs=1000)
     assert copied.read_bytes() == one.read_bytes()
