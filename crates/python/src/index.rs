@@ -307,8 +307,16 @@ impl Index {
         self.set.live_docs() as usize
     }
 
-    fn __contains__(&self, id: &str) -> PyResult<bool> {
-        Ok(self.set.find(id).map_err(to_py)?.is_some())
+    fn __contains__(&self, id: &Bound<'_, PyAny>) -> PyResult<bool> {
+        // As the builder names documents: a str, or an int in decimal.
+        let id = match id.extract::<String>() {
+            Ok(s) => s,
+            Err(_) => id
+                .extract::<i128>()
+                .map_err(|_| PyTypeError::new_err("a document id is a str or an int"))?
+                .to_string(),
+        };
+        Ok(self.set.find(&id).map_err(to_py)?.is_some())
     }
 
     fn __repr__(&self) -> String {

@@ -218,6 +218,9 @@ def test_errors_are_python_exceptions_with_the_cli_messages(tmp_path, cli, sampl
     with pytest.raises(ValueError, match="written already"):
         b.add("x", "y")
     assert "7" in pocketdex.Index(tmp_path / "seven.pdx")
+    # An int id is looked up as add() named it: in decimal.
+    assert 7 in pocketdex.Index(tmp_path / "seven.pdx")
+    assert 8 not in pocketdex.Index(tmp_path / "seven.pdx")
     index = pocketdex.Index(tmp_path / "seven.pdx")
     with pytest.raises(ValueError, match="top"):
         index.query("x", top=0)
