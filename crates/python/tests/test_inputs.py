@@ -44,3 +44,19 @@ def test_arrays_of_the_null_type_are_all_none():
     assert b.add_batch(["c", "d"], pa.nulls(2)) == 0
     assert b.skipped == [("c", "empty"), ("d", "empty")]
     assert pocketdex.Fingerprinter().fingerprint_batch(pa.nulls(3)) == [None, None, None]
+
+
+def test_none_ids_are_named_by_their_row_in_everything_added(tmp_path):
+    more = [t.replace("document", "text") for t in TEXTS]
+    b = pocketdex.IndexBuilder()
+    assert b.add_batch([None, "named"], TEXTS) == 2
+    assert b.add_batch(pa.array([None, None], pa.string()), more) == 2
+    b.write(tmp_path / "x.pdx")
+    index = pocketdex.Index(tmp_path / "x.pdx")
+    # Rows are counted across calls: a second batch's None ids do not repeat the first's.
+    assert [i for i in ["row 0", "named", "row 2", "row 3"] if i in index] == [
+        "row 0",
+        "named",
+        "row 2",
+        "row 3",
+    ]
