@@ -58,6 +58,8 @@ pub struct IndexBuilder {
     fingerprinter: Arc<Fingerprinter>,
     weighing: bool,
     skipped: Vec<(String, String)>,
+    /// Rows offered so far (by `add` and `add_batch`): a None id is named by its row in them.
+    rows: usize,
 }
 
 /// One step of `add_batch`, fingerprinted, to be added in order.
@@ -93,6 +95,7 @@ impl IndexBuilder {
             fingerprinter,
             weighing,
             skipped: Vec::new(),
+            rows: 0,
         }
     }
 
@@ -137,10 +140,17 @@ fn fingerprint_doc(f: &Fingerprinter, text: &str) -> Option<Fingerprint> {
     (!plain.trim().is_empty()).then(|| f.fingerprint(&plain))
 }
 
+/// `resolution=`: (bands, samples, short_rows[, similar_rows]), as `build --resolution B,S,R[,Y]`.
+#[derive(FromPyObject)]
+pub enum ResolutionArg {
+    Four((u8, u8, u8, Option<u8>)),
+    Three((u8, u8, u8)),
+}
+
 /// The parameters of `IndexBuilder(...)` as the CLI's `build` flags make them.
 pub fn params(
     expected_docs: Option<u64>,
-    resolution: Option<(u8, u8, u8, Option<u8>)>,
+    resolution: Option<ResolutionArg>,
     similar_bands: Option<u8>,
 ) -> PyResult<Params> {
     let mut p = Params::default();
@@ -155,7 +165,11 @@ pub fn params(
     if let Some(n) = expected_docs {
         p.resolution = Some(Resolution::for_docs(n));
     }
-    if let Some((b, s, r, y)) = resolution {
+    if let Some(arg) = resolution {
+        let (b, s, r, y) = match arg {
+            ResolutionArg::Four(four) => four,
+            ResolutionArg::Three((b, s, r)) => (b, s, r, None),
+        };
         let similar = y.unwrap_or_else(|| Resolution::similar_rows_for_samples(s));
         p.resolution = Some(Resolution::new(b, s, r, similar));
     }
@@ -194,7 +208,7 @@ impl IndexBuilder {
         expected_docs: Option<u64>,
         size_hint: Option<u64>,
         idf: &str,
-        resolution: Option<(u8, u8, u8, Option<u8>)>,
+        resolution: Option<ResolutionArg>,
         similar_bands: Option<u8>,
     ) -> PyResult<IndexBuilder> {
         let lang = self::lang(lang)?;
@@ -259,6 +273,7 @@ impl IndexBuilder {
         };
         let f = &self.fingerprinter;
         let fp = py.detach(|| fingerprint_doc(f, &text));
+        self.rows += 1;
         self.push(id, title.as_deref(), fp)
     }
 
@@ -267,7 +282,7 @@ impl IndexBuilder {
     /// Adds many documents, fingerprinted in parallel with the GIL released; returns how many
     /// were added (empty texts are skipped and listed in `skipped`). Each argument is a list
     /// (or any iterable) or a pyarrow Array or ChunkedArray, read in place; ids may be ints, a
-    /// None id becomes "row N".
+    /// None id becomes "row N" (N counts the rows of every add and add_batch call, from 0).
     #[pyo3(signature = (ids, texts, titles = None))]
     fn add_batch(
         &mut self,
@@ -293,7 +308,8 @@ impl IndexBuilder {
                 )));
             }
         }
-        let (mut added, mut start) = (0, 0);
+        // Rows are numbered across calls, so that None ids of two batches differ.
+        let (mut added, mut start) = (0, self.rows);
         // Step i is added in order while step i + 1 is fingerprinted on the other threads, as
         // `pocketdex build` overlaps its sink with its map.
         let mut pending: Option<Step> = None;
@@ -301,21 +317,23 @@ impl IndexBuilder {
             let owned = |v: Vec<Option<std::borrow::Cow<'_, str>>>| -> Vec<Option<String>> {
                 v.into_iter().map(|v| v.map(|s| s.into_owned())).collect()
             };
-            let id_step = owned(ids.take(start, STEP)?);
+            let row = start - self.rows;
+            let id_step = owned(ids.take(row, STEP)?);
             let title_step = match titles.as_mut() {
-                Some(t) => Some(owned(t.take(start, STEP)?)),
+                Some(t) => Some(owned(t.take(row, STEP)?)),
                 None => None,
             };
-            let text_step = texts.take(start, STEP)?;
+            let text_step = texts.take(row, STEP)?;
             let n = id_step.len();
             if n != text_step.len() || title_step.as_ref().is_some_and(|t| t.len() != n) {
                 // The rows before stay added, as a generator's would.
                 if let Some(prev) = pending.take() {
                     py.detach(|| self.push_step(prev))?;
                 }
+                let row = row + n.min(text_step.len());
+                self.rows = start;
                 return Err(PyValueError::new_err(format!(
-                    "ids, texts and titles must be of one length; they differ after row {}",
-                    start + n.min(text_step.len())
+                    "ids, texts and titles must be of one length; they differ after row {row}"
                 )));
             }
             if n == 0 {
@@ -352,6 +370,7 @@ impl IndexBuilder {
             });
             start += n;
         }
+        self.rows = start;
         if let Some(prev) = pending.take() {
             added += py.detach(|| self.push_step(prev))?;
         }
@@ -361,10 +380,13 @@ impl IndexBuilder {
     /// write(path) -> dict
     ///
     /// Writes the index to `path` atomically (temporary file, fsync, rename) and returns what
-    /// was written: documents, codes, bytes, sections, resolution. The builder is spent.
+    /// was written: documents, codes, bytes, sections, resolution. The builder is spent (a path
+    /// that cannot be written is refused first, and the builder kept).
     fn write(&mut self, py: Python<'_>, path: PathBuf) -> PyResult<Py<PyAny>> {
-        let builder = self.take()?;
+        self.inner()?;
+        // Before the builder is taken: a path that cannot be written leaves it as it was.
         pocketdex::atomic::check_writable(&path).map_err(|e| with_context("", e))?;
+        let builder = self.take()?;
         let stats = py
             .detach(|| builder.write_to_path(&path))
             .map_err(|e| with_context(&format!("writing {}", path.display()), e))?;

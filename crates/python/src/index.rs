@@ -116,6 +116,8 @@ pub struct Index {
     set: IndexSet<Mmap>,
     /// Per path given: its label and, for a set, its schema (for `info`).
     opened: Vec<(String, Option<pocketdex::Index<Mmap>>)>,
+    /// Whether the paths were given as a list (`info` then lists them, even one).
+    listed: bool,
 }
 
 /// Query options from the keyword arguments, checked as the CLI checks its flags.
@@ -164,16 +166,17 @@ impl Index {
 impl Index {
     #[new]
     fn new(py: Python<'_>, path: &Bound<'_, PyAny>) -> PyResult<Index> {
-        let paths: Vec<PathBuf> = if path.is_instance_of::<PyString>() {
-            vec![path.extract()?]
+        let (paths, listed): (Vec<PathBuf>, bool) = if path.is_instance_of::<PyString>() {
+            (vec![path.extract()?], false)
         } else if let Ok(p) = path.extract::<PathBuf>() {
-            vec![p]
+            (vec![p], false)
         } else {
-            path.extract::<Vec<PathBuf>>().map_err(|_| {
+            let paths = path.extract::<Vec<PathBuf>>().map_err(|_| {
                 PyTypeError::new_err(
                     "Index() takes the path of an index file or set, or a list of them",
                 )
-            })?
+            })?;
+            (paths, true)
         };
         if paths.is_empty() {
             return Err(PyValueError::new_err("Index() needs at least one path"));
@@ -192,6 +195,7 @@ impl Index {
             Ok(Index {
                 set: all.expect("at least one path"),
                 opened,
+                listed,
             })
         })
     }
@@ -284,7 +288,8 @@ impl Index {
                 .collect::<PyResult<Vec<_>>>()
         })?;
         let v = match <[_; 1]>::try_from(infos) {
-            Ok([one]) => one,
+            Ok([one]) if !self.listed => one,
+            Ok(one) => serde_json::json!({ "indexes": one }),
             Err(infos) => serde_json::json!({ "indexes": infos }),
         };
         json_to_py(py, &v)
@@ -302,8 +307,16 @@ impl Index {
         self.set.live_docs() as usize
     }
 
-    fn __contains__(&self, id: &str) -> PyResult<bool> {
-        Ok(self.set.find(id).map_err(to_py)?.is_some())
+    fn __contains__(&self, id: &Bound<'_, PyAny>) -> PyResult<bool> {
+        // As the builder names documents: a str, or an int in decimal.
+        let id = match id.extract::<String>() {
+            Ok(s) => s,
+            Err(_) => id
+                .extract::<i128>()
+                .map_err(|_| PyTypeError::new_err("a document id is a str or an int"))?
+                .to_string(),
+        };
+        Ok(self.set.find(&id).map_err(to_py)?.is_some())
     }
 
     fn __repr__(&self) -> String {

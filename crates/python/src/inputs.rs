@@ -174,7 +174,8 @@ fn check_type(t: &DataType, what: &str) -> PyResult<()> {
 
 /// Row `i` of an Arrow array of a type [`check_type`] accepts.
 fn value<'a>(a: &'a dyn Array, i: usize, what: &str) -> PyResult<Option<Cow<'a, str>>> {
-    if a.is_null(i) {
+    // An array of the null type has no validity bitmap: every value is null.
+    if a.is_null(i) || a.data_type() == &DataType::Null {
         return Ok(None);
     }
     Ok(Some(match a.data_type() {
@@ -223,6 +224,9 @@ fn import(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<ArrayRef> {
     // The names the PyCapsule interface specifies; a capsule of another name is refused.
     let schema = schema.pointer_checked(Some(c"arrow_schema")).map_err(bad)?;
     let array = array.pointer_checked(Some(c"arrow_array")).map_err(bad)?;
+    let invalid = |e: arrow_schema::ArrowError| {
+        PyValueError::new_err(format!("{what}: cannot import the Arrow array: {e}"))
+    };
     // SAFETY: the capsules hold an ArrowSchema and an ArrowArray (checked by name, as the
     // PyCapsule interface specifies). `from_raw` moves the array out and leaves a released one
     // behind, so the capsule's destructor does not release it twice; the schema is only
@@ -232,6 +236,10 @@ fn import(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<ArrayRef> {
         let schema = &*(schema.as_ptr() as *const FFI_ArrowSchema);
         from_ffi(array, schema)
     }
-    .map_err(|e| PyValueError::new_err(format!("{what}: cannot import the Arrow array: {e}")))?;
+    .map_err(invalid)?;
+    // `from_ffi` trusts the producer; pyarrow only checks buffer sizes unless asked for more
+    // (`Array.from_buffers`, `view`), and offsets out of order or strings that are not UTF-8
+    // would be read out of bounds or as invalid `str`s. Checked once, before any value is read.
+    data.validate_full().map_err(invalid)?;
     Ok(make_array(data))
 }

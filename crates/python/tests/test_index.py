@@ -158,6 +158,9 @@ def test_several_paths_are_queried_as_one(tmp_path, samples):
     assert len(both) == len(ids)
     assert both.query_batch(texts) == pocketdex.Index(one).query_batch(texts)
     assert [i["documents"] for i in both.info()["indexes"]] == [150, len(ids) - 150]
+    # A list of one path is a list too: its info has `indexes`, as for more.
+    assert [i["documents"] for i in pocketdex.Index([a]).info()["indexes"]] == [150]
+    assert pocketdex.Index(a).info()["documents"] == 150
     # The idf table copied from an index: the same weights, the same file.
     copied = build(tmp_path, ids, texts, "copied.pdx", idf=str(one), expected_docs=1000)
     assert copied.read_bytes() == one.read_bytes()
@@ -215,11 +218,38 @@ def test_errors_are_python_exceptions_with_the_cli_messages(tmp_path, cli, sampl
     with pytest.raises(ValueError, match="written already"):
         b.add("x", "y")
     assert "7" in pocketdex.Index(tmp_path / "seven.pdx")
+    # An int id is looked up as add() named it: in decimal.
+    assert 7 in pocketdex.Index(tmp_path / "seven.pdx")
+    assert 8 not in pocketdex.Index(tmp_path / "seven.pdx")
     index = pocketdex.Index(tmp_path / "seven.pdx")
     with pytest.raises(ValueError, match="top"):
         index.query("x", top=0)
     with pytest.raises(ValueError, match="threshold"):
         index.query("x", threshold=2)
+
+
+def test_a_write_to_an_unwritable_path_keeps_the_documents(tmp_path, samples):
+    ids, texts = samples
+    b = pocketdex.IndexBuilder()
+    b.add_batch(ids, texts)
+    # As `pocketdex build` reports an unwritable output before reading any document: the
+    # builder keeps what was added, to write elsewhere.
+    with pytest.raises(ValueError, match="does not exist"):
+        b.write(tmp_path / "no-such-dir" / "x.pdx")
+    assert len(b) == len(ids)
+    assert b.write(tmp_path / "x.pdx")["docs"] == len(ids)
+    assert len(pocketdex.Index(tmp_path / "x.pdx")) == len(ids)
+
+
+def test_a_resolution_of_three_numbers_is_the_cli_one(tmp_path, cli, samples):
+    ids, texts = samples
+    # As `build --resolution B,S,R[,Y]`: the rows of the similar path may be left out.
+    cli("build", str(SAMPLES), "-o", str(tmp_path / "cli.pdx"), "-q", "--resolution", "4,1,2")
+    three = build(tmp_path, ids, texts, "three.pdx", resolution=(4, 1, 2))
+    four = build(tmp_path, ids, texts, "four.pdx", resolution=(4, 1, 2, None))
+    assert three.read_bytes() == four.read_bytes() == (tmp_path / "cli.pdx").read_bytes()
+    with pytest.raises(TypeError):
+        pocketdex.IndexBuilder(resolution=(4, 1))  # type: ignore[arg-type]
 
 
 def test_a_damaged_index_never_answers_wrongly(tmp_path, samples):
