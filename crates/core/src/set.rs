@@ -761,7 +761,8 @@ impl SetWriter {
         }
         let mut m = self.manifest.clone();
         for index in &verified {
-            // The bytes verified above, not the file again: it may have changed since.
+            // The mapped bytes verified above (segment files are replaced by rename, never
+            // changed in place).
             let entry = self.write_segment(&mut m, |out| Ok(out.write_all(index.bytes())?))?;
             m.segments.push(entry);
         }

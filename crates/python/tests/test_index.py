@@ -32,6 +32,10 @@ def test_a_python_build_is_the_cli_build_byte_for_byte(tmp_path, cli, samples):
         assert b.add(i, t) is not None
     b.write(tmp_path / "one.pdx")
     assert (tmp_path / "one.pdx").read_bytes() == py.read_bytes()
+    # to_bytes() is the file write() writes.
+    b = pocketdex.IndexBuilder()
+    b.add_batch(ids, texts)
+    assert b.to_bytes() == py.read_bytes()
 
 
 def test_arrow_columns_give_the_same_index_as_lists(tmp_path, samples):
@@ -69,6 +73,15 @@ def test_queries_answer_as_the_cli_does(tmp_path, cli, samples):
         text = q.read_text()
         got = [h.to_dict() for h in index.query(text)]
         assert got == want, q.name
+    # High-similarity search, as `query --similar`.
+    q = QUERIES / "edited.txt"
+    want = [
+        {k: v for k, v in r.items() if k not in ("type", "query")}
+        for r in json_lines(cli("query", str(path), str(q), "--similar", "--json", ok=(0, 1)))
+        if r.get("type") == "hit"
+    ]
+    assert [h.to_dict() for h in index.query(q.read_text(), similar=True)] == want
+    assert len(want) >= 1
     # The edited sample finds its original first.
     hits = index.query((QUERIES / "edited.txt").read_text())
     assert hits[0].id == "Jupiter.txt" and hits[0].rank == 1 and 0.9 < hits[0].score <= 1

@@ -113,4 +113,11 @@ def test_a_repeated_id_adds_nothing(spark, tmp_path):
     ).repartition(2)
     with pytest.raises(ValueError, match='partition-00001.pdx: document id "a" is given twice'):
         pxs.build(df, str(tmp_path / "dup.set"))
-    assert len(pocketdex.Index(tmp_path / "dup.set")) == 0
+    # The failed job leaves nothing behind, and the same call runs again.
+    assert not (tmp_path / "dup.set").exists()
+    fixed = spark.createDataFrame(
+        [("a", "Jupiter is the fifth planet from the Sun."), ("b", "Mozart was a composer.")],
+        "id string, text string",
+    ).repartition(2)
+    assert pxs.build(fixed, str(tmp_path / "dup.set"))["documents"] == 2
+    assert len(pocketdex.Index(tmp_path / "dup.set")) == 2

@@ -69,15 +69,27 @@ def build(
     """Builds the index set ``path`` (a new or empty directory) from ``df``, one shard per partition.
 
     ``expected_docs`` fixes the codes' resolution (default: ``df.count()``); a set grows well
-    to about ten times it. Ids must be unique: a repeated one raises ``ValueError`` (or
-    ``DuplicateIdError`` when the set held it already) naming it and its partition, and
-    nothing is added. Returns ``documents``, ``segments`` and ``skipped`` (empty
+    to about ten times it. Ids must be unique (and not null): a repeated one raises
+    ``ValueError`` naming it and its partition. When the job fails, the new set is removed, so
+    that the same call can run again. Returns ``documents``, ``segments`` and ``skipped`` (empty
     texts). Shards travel to the driver as Arrow binary values, so no shared file system is
     needed; keep partitions under about 1 GB of text each (Arrow's 2 GB per value).
     """
     if expected_docs is None:
         expected_docs = max(int(df.count()), 1)
     schema = _px.create_set(path, lang=lang, expected_docs=expected_docs)
+    try:
+        return _build_shards(df, path, schema, id_col, text_col, title_col)
+    except BaseException:
+        # The set is new and holds nothing yet: remove it rather than leave a half-made job.
+        shutil.rmtree(path, ignore_errors=True)
+        raise
+
+
+def _build_shards(
+    df: Any, path: str, schema: bytes, id_col: str, text_col: str, title_col: Optional[str]
+) -> Dict[str, int]:
+    """Builds the shards of ``df`` from ``schema`` and adopts them into the set at ``path``."""
     columns = [id_col, text_col] + ([title_col] if title_col else [])
     shards = df.select(*columns).mapInArrow(
         _shard_builder(schema, id_col, text_col, title_col),
@@ -128,7 +140,8 @@ def nearest(
     With ``id_col``, a hit with the row's own id is passed over (the nearest *other* copy, for a
     DataFrame that is itself indexed). ``ship=True`` sends the index (a file or a set) to every
     executor with ``SparkContext.addFile``; ``ship=False`` opens ``path`` as given, on a file
-    system every executor sees.
+    system every executor sees. Spark ships a path once per application: after the index
+    changes, query it under a new path (or with ``ship=False``).
     """
     from pyspark import SparkFiles
     from pyspark.sql.types import DoubleType, StringType, StructField, StructType
