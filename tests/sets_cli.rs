@@ -69,21 +69,27 @@ fn files(dir: &Path) -> Vec<String> {
     v
 }
 
-#[test]
-fn a_set_answers_as_one_build_and_merges_into_its_file() {
-    let tmp = tempfile::tempdir().unwrap();
-    let built = tmp.path().join("all.pdx");
+/// One build of every sample in `dir`, as a set of `expected_docs` answers: the oracle.
+fn one_build(dir: &Path, expected_docs: &str) -> PathBuf {
+    let built = dir.join("all.pdx");
     ok(&pocketdex(&[
         "build",
         "samples/wiki-en",
         "-o",
         s(&built),
         "--expected-docs",
-        "1000000",
+        expected_docs,
         "--idf",
         "language",
         "-q",
     ]));
+    built
+}
+
+#[test]
+fn a_set_answers_as_one_build_and_merges_into_its_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    let built = one_build(tmp.path(), "1000000");
     let want = answers(&built);
     assert!(want.contains("\"id\":\"Jupiter.txt\""));
     // Grown in three adds of JSON Lines parts: the same hits, scores and order.
@@ -128,18 +134,7 @@ fn a_set_answers_as_one_build_and_merges_into_its_file() {
 #[test]
 fn segments_built_apart_are_adopted_and_ship_as_one_build() {
     let tmp = tempfile::tempdir().unwrap();
-    let built = tmp.path().join("all.pdx");
-    ok(&pocketdex(&[
-        "build",
-        "samples/wiki-en",
-        "-o",
-        s(&built),
-        "--expected-docs",
-        "1000",
-        "--idf",
-        "language",
-        "-q",
-    ]));
+    let built = one_build(tmp.path(), "1000");
     let want = answers(&built);
     // The set holds the first part; the others are built apart from its schema, then adopted.
     let set = tmp.path().join("set");
