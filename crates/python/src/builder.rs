@@ -2,7 +2,7 @@
 //! core without the GIL), one index file out, exactly as `pocketdex build` writes it.
 
 use crate::errors::{to_py, with_context};
-use crate::inputs::Column;
+use crate::inputs::{id_of, Column, STEP};
 use pocketdex::fingerprint::{Fingerprint, Resolution};
 use pocketdex::sketch::Idf;
 use pocketdex::{Fingerprinter, Lang, Params};
@@ -12,10 +12,6 @@ use pyo3::types::PyBytes;
 use rayon::prelude::*;
 use std::path::PathBuf;
 use std::sync::Arc;
-
-/// Documents per step of `add_batch`: enough to keep every core busy, few enough that a
-/// step's texts (copied out of Python objects) stay small.
-const STEP: usize = 4096;
 
 /// The language of `code`, or a `ValueError` listing the languages there are.
 pub fn lang(code: &str) -> PyResult<Lang> {
@@ -264,13 +260,7 @@ impl IndexBuilder {
         title: Option<String>,
     ) -> PyResult<Option<u32>> {
         self.inner()?;
-        let id = match id.extract::<String>() {
-            Ok(s) => s,
-            Err(_) => id
-                .extract::<i128>()
-                .map_err(|_| PyTypeError::new_err("id must be a str or an int"))?
-                .to_string(),
-        };
+        let id = id_of(id)?;
         let f = &self.fingerprinter;
         let fp = py.detach(|| fingerprint_doc(f, &text));
         self.rows += 1;

@@ -237,7 +237,7 @@ impl Index {
         let mut column = crate::inputs::Column::new(texts, "texts")?;
         let mut out = Vec::new();
         loop {
-            let step = column.take(out.len(), 4096)?;
+            let step = column.take(out.len(), crate::inputs::STEP)?;
             if step.is_empty() {
                 break;
             }
@@ -308,14 +308,7 @@ impl Index {
     }
 
     fn __contains__(&self, id: &Bound<'_, PyAny>) -> PyResult<bool> {
-        // As the builder names documents: a str, or an int in decimal.
-        let id = match id.extract::<String>() {
-            Ok(s) => s,
-            Err(_) => id
-                .extract::<i128>()
-                .map_err(|_| PyTypeError::new_err("a document id is a str or an int"))?
-                .to_string(),
-        };
+        let id = crate::inputs::id_of(id)?;
         Ok(self.set.find(&id).map_err(to_py)?.is_some())
     }
 

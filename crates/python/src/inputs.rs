@@ -11,6 +11,23 @@ use pyo3::prelude::*;
 use pyo3::types::{PyCapsule, PyCapsuleMethods, PyIterator, PyString, PyTuple};
 use std::borrow::Cow;
 
+/// Rows per step when a column is read a chunk at a time: enough to keep every core busy, few
+/// enough that a step's texts (copied out of Python objects) stay small.
+pub const STEP: usize = 4096;
+
+/// A document id as the builder names documents: a `str`, or an `int` in decimal.
+pub fn id_of(obj: &Bound<'_, PyAny>) -> PyResult<String> {
+    match obj.extract::<String>() {
+        Ok(s) => Ok(s),
+        Err(_) => Ok(obj
+            .extract::<i128>()
+            .map_err(|_| {
+                PyTypeError::new_err(format!("an id is a str or an int, not {}", type_name(obj)))
+            })?
+            .to_string()),
+    }
+}
+
 /// One column, read a chunk at a time.
 pub struct Column<'py> {
     what: &'static str,
@@ -139,13 +156,11 @@ fn py_value(item: &Bound<'_, PyAny>, what: &str) -> PyResult<Option<String>> {
     if item.is_none() {
         return Ok(None);
     }
+    if what == "ids" {
+        return id_of(item).map(Some);
+    }
     if let Ok(s) = item.extract::<String>() {
         return Ok(Some(s));
-    }
-    if what == "ids" {
-        if let Ok(i) = item.extract::<i128>() {
-            return Ok(Some(i.to_string()));
-        }
     }
     Err(PyTypeError::new_err(format!(
         "{what} must hold str{} values, not {}",

@@ -3,7 +3,7 @@
 
 use crate::builder::{lang, params};
 use crate::errors::to_py;
-use crate::inputs::Column;
+use crate::inputs::{Column, STEP};
 use pocketdex::fingerprint::Resolution;
 use pocketdex::sketch::Idf;
 use pocketdex_methods::groups::{self, group_pairs};
@@ -129,7 +129,7 @@ impl Fingerprinter {
         let mut column = Column::new(texts, "texts")?;
         let mut out = Vec::new();
         loop {
-            let step = column.take(out.len(), 4096)?;
+            let step = column.take(out.len(), STEP)?;
             if step.is_empty() {
                 return Ok(out);
             }
@@ -347,8 +347,8 @@ pub fn dups(
     let mut ids: Vec<String> = Vec::new();
     let mut features: Vec<Features> = Vec::new();
     loop {
-        let id_step = id_column.take(ids.len(), 4096)?;
-        let text_step = text_column.take(features.len(), 4096)?;
+        let id_step = id_column.take(ids.len(), STEP)?;
+        let text_step = text_column.take(features.len(), STEP)?;
         if id_step.len() != text_step.len() {
             return Err(PyValueError::new_err(format!(
                 "ids and texts must be of one length; they differ after row {}",
