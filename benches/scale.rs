@@ -23,6 +23,8 @@
 //! 20,000, 400 queries, output under `target/scale-test`).
 //! Timings are of a shared 2-core machine: compare numbers of one run, not across runs.
 
+mod common;
+
 use pocketdex::{Index, QueryOptions};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -169,24 +171,12 @@ fn evict_from_page_cache(path: &Path) {
 /// About `queries` edited copies of documents of `source` (which has `docs` documents), spread
 /// evenly over [`RATES`], written to `to` (`pocketdex synth --copies-only`).
 fn edited_copies(source: &Path, docs: u64, queries: u64, seed: u64, to: &Path) {
-    let share = (queries as f64 / (docs as f64 * RATES.len() as f64)).min(1.0);
-    let rates: Vec<String> = RATES.iter().map(|r| r.to_string()).collect();
-    run(&mut pocketdex(&[
-        "synth",
-        s(source),
-        "--share",
-        &share.to_string(),
-        "--rates",
-        &rates.join(","),
-        "--copies-only",
-        "--seed",
-        &seed.to_string(),
-        "-o",
-        s(to),
-    ]));
+    let args = common::synth_copies(source, None, docs, queries, &RATES, seed, to);
+    run(&mut pocketdex(
+        &args.iter().map(String::as_str).collect::<Vec<_>>(),
+    ));
 }
 
-/// The edit rates in a cached query file's name, so that a change of [`RATES`] makes new ones.
 fn rates_tag() -> String {
     RATES.map(|r| r.to_string()).join("_")
 }

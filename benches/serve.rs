@@ -37,6 +37,8 @@
 //! run with nothing to install, builds from crates already in the lock file (axum's), and costs
 //! a few µs of CPU per request, which matters when it shares two cores with the server.
 
+mod common;
+
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use pocketdex::{IndexSet, QueryOptions};
@@ -217,23 +219,8 @@ fn data(o: &Options) -> (PathBuf, Vec<String>) {
     let pool = POOL.min(o.docs);
     let copies = o.out.join(format!("edited-{pool}-{edited}.jsonl"));
     cached(&copies, |to| {
-        let share = (edited as f64 / (pool as f64 * RATES.len() as f64)).min(1.0);
-        let rates: Vec<String> = RATES.iter().map(|r| r.to_string()).collect();
-        pocketdex(&[
-            "synth",
-            s(&generated),
-            "--limit",
-            &pool.to_string(),
-            "--share",
-            &share.to_string(),
-            "--rates",
-            &rates.join(","),
-            "--copies-only",
-            "--seed",
-            "13",
-            "-o",
-            s(to),
-        ])
+        let args = common::synth_copies(&generated, Some(pool), pool, edited, &RATES, 13, to);
+        pocketdex(&args.iter().map(String::as_str).collect::<Vec<_>>())
     });
     let text = |line: &str| -> String {
         let v: Value = serde_json::from_str(line).expect("a JSON line");

@@ -1,5 +1,6 @@
-//! Corpus loading shared by the criterion benches: paths relative to the crate root, the
-//! sample articles in `samples/wiki-en`, and JSON Lines files of `{"id"?, "text", "title"?}`.
+//! Corpus loading shared by the benches: paths relative to the crate root, the sample articles
+//! in `samples/wiki-en`, JSON Lines files of `{"id"?, "text", "title"?}`, and the arguments of
+//! `pocketdex synth` that make a bench's edited copies.
 
 #![allow(dead_code)] // each bench uses part of it
 
@@ -83,4 +84,36 @@ pub fn load_jsonl(path: &Path) -> std::io::Result<Vec<Doc>> {
             Doc { id, title, text }
         })
         .collect())
+}
+
+/// The arguments of `pocketdex synth` that write edited copies of the documents of `source`
+/// (of its first `limit`, when given) to `to`: about `copies` of them, evenly over `rates`
+/// (one copy per rate of a document drawn), seeded.
+pub fn synth_copies(
+    source: &Path,
+    limit: Option<u64>,
+    docs: u64,
+    copies: u64,
+    rates: &[f64],
+    seed: u64,
+    to: &Path,
+) -> Vec<String> {
+    let share = (copies as f64 / (docs as f64 * rates.len() as f64)).min(1.0);
+    let rates: Vec<String> = rates.iter().map(|r| r.to_string()).collect();
+    let mut args = vec!["synth".to_string(), source.display().to_string()];
+    if let Some(n) = limit {
+        args.extend(["--limit".to_string(), n.to_string()]);
+    }
+    args.extend([
+        "--share".to_string(),
+        share.to_string(),
+        "--rates".to_string(),
+        rates.join(","),
+        "--copies-only".to_string(),
+        "--seed".to_string(),
+        seed.to_string(),
+        "-o".to_string(),
+        to.display().to_string(),
+    ]);
+    args
 }
