@@ -18,7 +18,7 @@ use pocketdex_methods::groups::{group_pairs, UnionFind};
 use pocketdex_methods::minhash::Minhash;
 use pocketdex_methods::simhash::Simhash;
 use pocketdex_methods::spex::Spex;
-use pocketdex_methods::spotsigs::Spotsigs;
+use pocketdex_methods::spotsigs::{SpotJaccard, Spotsigs};
 use pocketdex_methods::trials::Trials;
 use pocketdex_methods::trials::{probability, TrialParams};
 use pocketdex_methods::{
@@ -333,22 +333,85 @@ fn spot_strings(text: &str) -> Vec<String> {
     out
 }
 
-#[test]
-fn spotsigs_jaccard_equals_brute_force_and_sets_aside_error_pages() {
-    let docs = corpus();
-    let (_, _, out) = detect(&Spotsigs, Options::default(), &docs);
-    let sigs: Vec<Vec<String>> = docs.iter().map(|(_, t)| spot_strings(t)).collect();
-    let live: Vec<bool> = sigs.iter().map(|s| s.len() >= 4).collect();
-    let sets: Vec<HashSet<String>> = sigs.into_iter().map(set_of).collect();
+/// A multiset of strings: each string and its occurrences.
+fn counted(items: Vec<String>) -> HashMap<String, u32> {
+    let mut m = HashMap::new();
+    for x in items {
+        *m.entry(x).or_insert(0) += 1;
+    }
+    m
+}
+
+/// Σ min / Σ max of the counts.
+fn weighted_jaccard(a: &HashMap<String, u32>, b: &HashMap<String, u32>) -> Option<f64> {
+    let mut min = 0;
+    let mut max = 0;
+    for (k, &x) in a {
+        let y = b.get(k).copied().unwrap_or(0);
+        min += x.min(y);
+        max += x.max(y);
+    }
+    max += b
+        .iter()
+        .filter(|(k, _)| !a.contains_key(*k))
+        .map(|(_, &y)| y)
+        .sum::<u32>();
+    (max > 0).then(|| min as f64 / max as f64)
+}
+
+/// The SpotSigs oracle from strings: each document's signature multiset, the idf filter over
+/// the documents with at least 4 signatures (copies counted), and the weighted Jaccard (or the
+/// Jaccard of the sets) of what is left, for documents still holding 4. Returns the oracle
+/// pairs and the documents it sets aside.
+fn spotsigs_oracle(
+    docs: &[(String, String)],
+    idf: (f64, f64),
+    weighted: bool,
+    t: f64,
+) -> (Truth, HashSet<u32>) {
+    let mut sigs: Vec<HashMap<String, u32>> =
+        docs.iter().map(|(_, t)| counted(spot_strings(t))).collect();
+    let total = |m: &HashMap<String, u32>| m.values().sum::<u32>();
+    let first: Vec<bool> = sigs.iter().map(|m| total(m) >= 4).collect();
+    let n = first.iter().filter(|&&x| x).count() as f64;
+    let mut df: HashMap<String, f64> = HashMap::new();
+    for (m, _) in sigs.iter().zip(&first).filter(|(_, &l)| l) {
+        for k in m.keys() {
+            *df.entry(k.clone()).or_insert(0.0) += 1.0;
+        }
+    }
+    for m in &mut sigs {
+        m.retain(|k, _| {
+            let x = ((n + 1.0) / df.get(k).copied().unwrap_or(1.0)).ln() / (n + 1.0).ln();
+            x >= idf.0 && x <= idf.1
+        });
+        if !weighted {
+            m.values_mut().for_each(|c| *c = 1);
+        }
+    }
+    let live: Vec<bool> = (0..docs.len())
+        .map(|i| first[i] && total(&sigs[i]) >= 4)
+        .collect();
     let truth = all_pairs(
         docs.len(),
         |a, b| {
             (live[a] && live[b])
-                .then(|| jaccard(&sets[a], &sets[b]))
+                .then(|| weighted_jaccard(&sigs[a], &sigs[b]))
                 .flatten()
         },
-        0.6,
+        t,
     );
+    let aside = (0..docs.len() as u32)
+        .filter(|&i| !live[i as usize])
+        .collect();
+    (truth, aside)
+}
+
+#[test]
+fn spotsigs_weighted_jaccard_equals_brute_force_and_sets_aside_error_pages() {
+    let docs = corpus();
+    let (_, _, out) = detect(&Spotsigs, Options::default(), &docs);
+    let (truth, want) = spotsigs_oracle(&docs, (0.0, 1.0), true, 0.6);
     assert!(truth.len() >= 20);
     assert_eq!(check("spotsigs", docs.len(), &out, &truth), 1.0);
     eprintln!(
@@ -358,9 +421,6 @@ fn spotsigs_jaccard_equals_brute_force_and_sets_aside_error_pages() {
         out.set_aside.len()
     );
     let aside: HashSet<u32> = out.set_aside.iter().map(|s| s.doc).collect();
-    let want: HashSet<u32> = (0..docs.len() as u32)
-        .filter(|&i| !live[i as usize])
-        .collect();
     assert_eq!(aside, want);
     let error = docs.iter().position(|(id, _)| id == "error.html").unwrap() as u32;
     let reason = &out
@@ -370,6 +430,62 @@ fn spotsigs_jaccard_equals_brute_force_and_sets_aside_error_pages() {
         .unwrap()
         .reason;
     assert!(reason.contains("too few antecedents"), "{reason}");
+    // Weighted and set scores differ on this corpus: repeats count.
+    let set = detect(
+        &Spotsigs,
+        Options {
+            spot_jaccard: SpotJaccard::Set,
+            ..Options::default()
+        },
+        &docs,
+    )
+    .2;
+    let (set_truth, _) = spotsigs_oracle(&docs, (0.0, 1.0), false, 0.6);
+    assert_eq!(
+        check("spotsigs --spot-jaccard set", docs.len(), &set, &set_truth),
+        1.0
+    );
+    let differ = truth
+        .iter()
+        .filter(|(k, s)| set_truth.get(k).is_none_or(|x| (*x - **s).abs() > 1e-9))
+        .count();
+    assert!(
+        differ > 0,
+        "no pair scores differently weighted and as sets"
+    );
+}
+
+/// The idf filter drops signatures at both ends and sets aside the documents left with too few,
+/// with their identical copies; the pairs of what is left equal the brute force.
+#[test]
+fn spotsigs_idf_filter_equals_brute_force() {
+    let docs = corpus();
+    // The second range drops every signature of fewer than 4 of the ~380 documents, so only
+    // texts with several copies keep enough: a handful of pairs.
+    for (idf, t, least) in [((0.3, 0.95), 0.6, 10), ((0.1, 0.8), 0.3, 1)] {
+        let options = Options {
+            min_idf: idf.0,
+            max_idf: idf.1,
+            threshold: Some(t),
+            ..Options::default()
+        };
+        let (d, features, out) = detect(&Spotsigs, options, &docs);
+        let (truth, want) = spotsigs_oracle(&docs, idf, true, t);
+        let aside: HashSet<u32> = out.set_aside.iter().map(|s| s.doc).collect();
+        assert_eq!(aside, want, "idf {idf:?}");
+        assert!(out
+            .set_aside
+            .iter()
+            .any(|s| s.reason.contains("after the idf filter")));
+        assert!(truth.len() >= least, "idf {idf:?}: {} pairs", truth.len());
+        assert_eq!(check("spotsigs, idf filter", docs.len(), &out, &truth), 1.0);
+        // The library's brute force agrees with the string oracle too.
+        let brute = d.brute_force(&features).unwrap();
+        assert_eq!(brute.len(), truth.len());
+        for p in brute {
+            assert!((truth[&(p.a, p.b)] - p.score).abs() < 1e-9);
+        }
+    }
 }
 
 fn tf(text: &str) -> HashMap<String, f64> {

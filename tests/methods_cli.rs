@@ -115,7 +115,8 @@ fn dups_every_method_json_agrees_with_exact_scores() {
         (&Minhash, false),
         (&Trials, false),
         (&Spex, true),
-        (&Spotsigs, false),
+        // SpotSigs: weighted Jaccard 0.600 (as sets, 0.583).
+        (&Spotsigs, true),
         (&Simhash, true),
     ];
     for (method, jupiter) in expect {

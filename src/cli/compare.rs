@@ -10,7 +10,7 @@ use pocketdex_methods::fuzzy::Fuzzy;
 use pocketdex_methods::minhash::Minhash;
 use pocketdex_methods::simhash::Simhash;
 use pocketdex_methods::spex::Spex;
-use pocketdex_methods::spotsigs::Spotsigs;
+use pocketdex_methods::spotsigs::{SpotJaccard, Spotsigs};
 use pocketdex_methods::trials::Trials;
 use pocketdex_methods::{Method, Options};
 use serde_json::json;
@@ -232,10 +232,18 @@ fn print_text(
         &verdict(&Spex),
     )?;
     let g = &c.spotsigs;
-    writeln!(out, "spotsigs (antecedent + {} words)", o.chain)?;
+    // Two documents are no collection: the idf filter of `dups` does not apply here.
+    writeln!(
+        out,
+        "spotsigs (antecedent + {} words; no idf filter between two documents)",
+        o.chain
+    )?;
     row(
         out,
-        "Jaccard",
+        match o.spot_jaccard {
+            SpotJaccard::Weighted => "weighted Jaccard",
+            SpotJaccard::Set => "Jaccard",
+        },
         &format!("{:.4}", g.jaccard.score),
         &set(&g.jaccard),
         &verdict(&Spotsigs),

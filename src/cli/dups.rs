@@ -6,6 +6,7 @@ use pocketdex::corpus::{self, Item, Skipped};
 use pocketdex::Lang;
 use pocketdex_methods::exact::Exact;
 use pocketdex_methods::groups::{clusters, group_pairs, Group};
+use pocketdex_methods::spotsigs::SpotJaccard;
 use pocketdex_methods::{Detector, Evidence, Features, Level, Method, Options, Outcome, Pair};
 use serde_json::json;
 use std::collections::HashSet;
@@ -25,7 +26,7 @@ use std::time::Instant;
 ///   minhash   Jaccard of 3-word shingles of content words ≥ 0.8 (candidates: 128 MinHash values)
 ///   trials    Jaccard of 2-word n-grams ≥ 0.9 (candidates: 2 of 6 trials of 14 hashes agree)
 ///   spex      S3 of 8-word chunks ≥ 0.58 (chunks repeated in the collection; exact)
-///   spotsigs  Jaccard of stopword-anchored spot signatures ≥ 0.6 (exact)
+///   spotsigs  weighted Jaccard of stopword-anchored spot signatures ≥ 0.6 (exact)
 ///   simhash   cosine of term frequencies ≥ 0.8, among 64-bit simhashes within 3 bits
 ///
 /// The estimating methods (fuzzy, minhash, trials, simhash) verify every candidate with the
@@ -142,9 +143,26 @@ pub struct ParamArgs {
         help_heading = "spotsigs"
     )]
     antecedents: Vec<String>,
-    /// spotsigs: documents with fewer spot signatures are set aside.
+    /// spotsigs: documents with fewer spot signatures (repeats counted), before or after the
+    /// idf filter, are set aside.
     #[arg(long, default_value_t = Options::default().min_signatures, value_name = "M", help_heading = "spotsigs")]
     min_signatures: usize,
+    /// spotsigs: the score: the paper's weighted (multiset) Jaccard, or the Jaccard of the
+    /// signature sets.
+    #[arg(long, default_value = "weighted", value_name = "KIND", help_heading = "spotsigs",
+          value_parser = crate::cli::util::choice(&SpotJaccard::ALL, SpotJaccard::name, SpotJaccard::description))]
+    spot_jaccard: SpotJaccard,
+    /// spotsigs: drop signatures whose idf, ln((N+1)/df) / ln(N+1) over the N documents, is
+    /// below this: those of more than (N+1)^(1−X) documents, boilerplate (the authors: 0.2;
+    /// default 0 keeps them, since in a collection of many copies of one text every signature
+    /// is that common).
+    #[arg(long, default_value_t = Options::default().min_idf, value_name = "X", help_heading = "spotsigs")]
+    min_idf: f64,
+    /// spotsigs: drop signatures whose idf is above this: those of fewer than (N+1)^(1−X)
+    /// documents, too rare to match (the authors: 0.85; default 1 keeps them, since that drops
+    /// the signatures a pair of copies shares with no other document).
+    #[arg(long, default_value_t = Options::default().max_idf, value_name = "X", help_heading = "spotsigs")]
+    max_idf: f64,
     /// simhash: largest Hamming distance (bits of 64) searched.
     #[arg(long, default_value_t = Options::default().max_hamming, value_name = "K", help_heading = "simhash")]
     max_hamming: u32,
@@ -168,6 +186,9 @@ impl ParamArgs {
             chain: self.chain,
             antecedents: (!self.antecedents.is_empty()).then(|| self.antecedents.clone()),
             min_signatures: self.min_signatures,
+            spot_jaccard: self.spot_jaccard,
+            min_idf: self.min_idf,
+            max_idf: self.max_idf,
             max_hamming: self.max_hamming,
         }
     }

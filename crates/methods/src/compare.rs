@@ -6,6 +6,7 @@
 use super::canon::{Canonicalizer, Level};
 use super::cosine::TermVector;
 use super::shingles::{self, dice_of, jaccard_of, overlap, word_hashes};
+use super::spotsigs::SpotJaccard;
 use super::{minhash, simhash, spotsigs, trials, Method, Options};
 use pocketdex::error::Result;
 use pocketdex::fingerprint::{Code, Resolution};
@@ -86,7 +87,9 @@ pub struct TrialsScore {
 /// SpotSigs.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct SpotsigsScore {
-    /// Jaccard of the signature sets.
+    /// Jaccard of the two documents' signatures, weighted or of the sets as the options say
+    /// (no idf filter: two documents are no collection); weighted, `shared` is Σ min of the
+    /// counts and `sizes` count repeats.
     pub jaccard: SetScore,
     /// Signatures found per document (with repeats).
     pub found: [u32; 2],
@@ -174,6 +177,26 @@ fn set_score(a: &[u64], b: &[u64], dice: bool) -> SetScore {
     }
 }
 
+/// SpotSigs' score of two documents alone: no collection, so no idf filter. Weighted: the
+/// overlap is Σ min of the counts and the sizes count repeats.
+fn spot_score(a: &spotsigs::Multiset, b: &spotsigs::Multiset, m: SpotJaccard) -> SetScore {
+    let (shared, sizes) = match m {
+        SpotJaccard::Weighted => (
+            spotsigs::overlap(a, b) as usize,
+            [spotsigs::total(a) as usize, spotsigs::total(b) as usize],
+        ),
+        SpotJaccard::Set => {
+            let keys = |x: &spotsigs::Multiset| x.iter().map(|&(s, _)| s).collect::<Vec<_>>();
+            (overlap(&keys(a), &keys(b)), [a.len(), b.len()])
+        }
+    };
+    SetScore {
+        score: spotsigs::score(a, b, m),
+        shared,
+        sizes,
+    }
+}
+
 /// Compares two documents by every measure, with the parameters of `options` (its threshold and
 /// `verify` are not used).
 ///
@@ -255,8 +278,11 @@ pub fn compare(a: Input<'_>, b: Input<'_>, options: &Options) -> Result<Comparis
         .iter()
         .map(|w| text::fold(w))
         .collect();
-    let (ss_a, found_a) = spotsigs::signatures(&words[0], &ante, analyzer, o.chain);
-    let (ss_b, found_b) = spotsigs::signatures(&words[1], &ante, analyzer, o.chain);
+    let ss = [
+        spotsigs::signatures(&words[0], &ante, analyzer, o.chain),
+        spotsigs::signatures(&words[1], &ante, analyzer, o.chain),
+    ];
+    let found = [spotsigs::total(&ss[0]), spotsigs::total(&ss[1])];
     let min_sig = o.min_signatures.max(1);
 
     let tf = [
@@ -325,9 +351,9 @@ pub fn compare(a: Input<'_>, b: Input<'_>, options: &Options) -> Result<Comparis
         },
         spex: set_score(&ch[0], &ch[1], true),
         spotsigs: SpotsigsScore {
-            jaccard: set_score(&ss_a, &ss_b, false),
-            found: [found_a, found_b],
-            set_aside: [(found_a as usize) < min_sig, (found_b as usize) < min_sig],
+            jaccard: spot_score(&ss[0], &ss[1], o.spot_jaccard),
+            found,
+            set_aside: [(found[0] as usize) < min_sig, (found[1] as usize) < min_sig],
         },
         simhash: SimhashScore {
             hamming,

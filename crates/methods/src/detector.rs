@@ -87,6 +87,7 @@ impl fmt::Debug for Features {
 pub struct Docs<'a> {
     features: &'a [Features],
     reps: &'a [u32],
+    stands_for: &'a [u32],
     copies: usize,
 }
 
@@ -110,6 +111,13 @@ impl<'a> Docs<'a> {
     /// Later documents with the same identity as one of [`Docs::reps`] (in [`Method::find`]).
     pub fn copies(&self) -> usize {
         self.copies
+    }
+
+    /// Per document of [`Docs::reps`], how many documents of the collection it stands for:
+    /// itself and its later copies (1 each in [`Method::scorer`]). A method that learns
+    /// collection statistics (SpotSigs' document frequencies) counts every copy with this.
+    pub fn stands_for(&self) -> &'a [u32] {
+        self.stands_for
     }
 
     /// Document `doc`'s features, of the type its method keeps; `None` when it is set aside.
@@ -155,6 +163,10 @@ pub struct Found {
     pub candidates: u64,
     /// Method-specific diagnostics, one line each.
     pub notes: Vec<String>,
+    /// Documents the method could not match after seeing the whole collection (SpotSigs: too
+    /// few signatures left by its idf filter), numbered by position in [`Docs::reps`]; their
+    /// identical copies are set aside with them.
+    pub set_aside: Vec<SetAside>,
 }
 
 /// A document a method could not describe, and why.
@@ -293,9 +305,18 @@ impl Detector {
             })
             .collect();
         let classes = exact::classes(&keys);
+        let mut stands_for = vec![1u32; classes.reps.len()];
+        for &(first, _) in &classes.copies {
+            let r = classes
+                .reps
+                .binary_search(&first)
+                .expect("a copy's first is a rep");
+            stands_for[r] += 1;
+        }
         let docs = Docs {
             features,
             reps: &classes.reps,
+            stands_for: &stands_for,
             copies: classes.copies.len(),
         };
         let found = self.method.find(&docs, &self.options, self.threshold)?;
@@ -308,7 +329,26 @@ impl Detector {
                 p
             })
             .collect();
-        pairs.extend(classes.copies.iter().map(|&(a, b)| Pair::identical(a, b)));
+        // Set aside after the fact: the reps the method named, and their copies with them.
+        let late: std::collections::HashMap<u32, String> = found
+            .set_aside
+            .into_iter()
+            .map(|s| (classes.reps[s.doc as usize], s.reason))
+            .collect();
+        for &(first, later) in &classes.copies {
+            match late.get(&first) {
+                Some(reason) => set_aside.push(SetAside {
+                    doc: later,
+                    reason: reason.clone(),
+                }),
+                None => pairs.push(Pair::identical(first, later)),
+            }
+        }
+        set_aside.extend(
+            late.into_iter()
+                .map(|(doc, reason)| SetAside { doc, reason }),
+        );
+        set_aside.sort_by_key(|s| s.doc);
         pairs.sort_by_key(|p| (p.a, p.b));
         Ok(Outcome {
             pairs,
@@ -333,9 +373,11 @@ impl Detector {
         let live: Vec<u32> = (0..features.len() as u32)
             .filter(|&i| features[i as usize].set_aside().is_none())
             .collect();
+        let ones = vec![1; live.len()];
         let docs = Docs {
             features,
             reps: &live,
+            stands_for: &ones,
             copies: 0,
         };
         let score = self.method.scorer(&docs, &self.options)?;

@@ -241,7 +241,7 @@ impl Method for Fuzzy {
         Ok(Found {
             pairs,
             candidates,
-            notes: Vec::new(),
+            ..Found::default()
         })
     }
 

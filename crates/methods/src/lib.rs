@@ -16,7 +16,7 @@
 //! | `minhash` | p = 128 MinHash sketch values shared (pair counting) | Jaccard of 3-word shingles of content words | 0.8 |
 //! | `trials` | ≥ 2 of 6 trials of 14 hashes agree | Jaccard of 2-word n-grams of content words | 0.9 |
 //! | `spex` | chunks (8 words) repeated in the collection, inverted index | S3 of the chunk sets | 0.58 |
-//! | `spotsigs` | spot signatures, length partitions + inverted-index pruning | Jaccard of the signature sets | 0.6 |
+//! | `spotsigs` | spot signatures, length partitions + inverted-index pruning | weighted Jaccard of the signature multisets (idf filter optional) | 0.6 |
 //! | `simhash` | 64-bit fingerprints within Hamming distance 3 (block tables) | cosine of term frequencies | 0.8 |
 //!
 //! **Verification.** The estimating methods (minhash, trials, simhash, fuzzy) find candidates
@@ -45,6 +45,10 @@
 //! - minhash, trials, simhash, fuzzy: content words ([`Analyzer::terms`]: words with a letter,
 //!   stopwords removed), as the evaluation oracle (`scripts/oracle/truth.py`) counts them;
 //! - spex: all words; SpotSigs: all words, stopwords as antecedents and skipped in chains.
+//!
+//! **Collection statistics.** SpotSigs' optional idf filter counts document frequencies over
+//! the whole collection, identical copies included ([`Docs::stands_for`]), and may set aside
+//! documents it leaves with too few signatures ([`Found::set_aside`]).
 //!
 //! **Set aside.** A document a method cannot describe (no content words, no words, too few spot
 //! signatures, an empty canonical text) is reported in [`Outcome::set_aside`] and matched with

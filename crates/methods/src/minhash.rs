@@ -84,7 +84,7 @@ impl Method for Minhash {
         Ok(Found {
             pairs,
             candidates,
-            notes: Vec::new(),
+            ..Found::default()
         })
     }
 

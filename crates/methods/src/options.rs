@@ -1,6 +1,7 @@
 //! [`Options`]: every option of every method, with the defaults and ranges they are checked
 //! against.
 
+use super::spotsigs::SpotJaccard;
 use super::trials::TrialParams;
 use super::Level;
 use pocketdex::error::{Error, Result};
@@ -17,7 +18,8 @@ use pocketdex::text::Lang;
 /// - `ngram` = 2 words, `hashes` = 14, `trials` = 6, `agree` = 2 (trials)
 /// - `chunk` = 8 words (spex)
 /// - `chain` = 2 words, `antecedents` = `None` ([`spotsigs::default_antecedents`]),
-///   `min_signatures` = 4 (SpotSigs)
+///   `min_signatures` = 4, `spot_jaccard` = weighted, `min_idf` = 0, `max_idf` = 1: no idf
+///   filter; the authors used 0.2 and 0.85 (SpotSigs)
 /// - `max_hamming` = 3 bits (simhash)
 ///
 /// [`spotsigs::default_antecedents`]: crate::spotsigs::default_antecedents
@@ -49,8 +51,15 @@ pub struct Options {
     pub chain: usize,
     /// SpotSigs: the antecedents (case-folded); `None` = the language's defaults.
     pub antecedents: Option<Vec<String>>,
-    /// SpotSigs: documents with fewer signatures are set aside.
+    /// SpotSigs: documents with fewer signatures (repeats counted), before or after the idf
+    /// filter, are set aside.
     pub min_signatures: usize,
+    /// SpotSigs: the weighted (multiset) Jaccard of the paper, or the Jaccard of the sets.
+    pub spot_jaccard: SpotJaccard,
+    /// SpotSigs: signatures whose normalised idf is below this are dropped (boilerplate).
+    pub min_idf: f64,
+    /// SpotSigs: signatures whose normalised idf is above this are dropped (too rare to match).
+    pub max_idf: f64,
     /// simhash: largest Hamming distance searched.
     pub max_hamming: u32,
 }
@@ -73,6 +82,9 @@ impl Default for Options {
             chain: 2,
             antecedents: None,
             min_signatures: 4,
+            spot_jaccard: SpotJaccard::Weighted,
+            min_idf: 0.0,
+            max_idf: 1.0,
             max_hamming: 3,
         }
     }
@@ -106,6 +118,12 @@ impl Options {
             return bad(format!(
                 "max-hamming must be at most 32 (beyond that the block tables compare nearly all pairs), not {}",
                 self.max_hamming
+            ));
+        }
+        if !(0.0 <= self.min_idf && self.min_idf <= self.max_idf && self.max_idf <= 1.0) {
+            return bad(format!(
+                "the idf range must satisfy 0 ≤ min-idf ≤ max-idf ≤ 1, not [{}, {}] (0 and 1 keep every signature)",
+                self.min_idf, self.max_idf
             ));
         }
         if self.antecedents.as_ref().is_some_and(|a| a.is_empty()) {

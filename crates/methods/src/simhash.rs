@@ -89,7 +89,7 @@ impl Method for Simhash {
         Ok(Found {
             pairs,
             candidates,
-            notes: Vec::new(),
+            ..Found::default()
         })
     }
 

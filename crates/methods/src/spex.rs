@@ -84,6 +84,7 @@ impl Method for Spex {
                 "spex passes (window words: windows hashed → seen more than once): {}",
                 summary.join(", ")
             )],
+            set_aside: Vec::new(),
         })
     }
 

@@ -1,35 +1,93 @@
-//! SpotSigs (Theobald, Siddharth & Paepcke, SIGIR 2008): signatures anchored at stopwords.
+//! SpotSigs (Theobald, Siddharth & Paepcke, SIGIR 2008): signatures anchored at stopwords,
+//! matched by the weighted Jaccard of their multisets after idf filtering, as published.
 //!
-//! Each occurrence of an antecedent (a frequent stopword such as "the", "is", "was") starts a
-//! spot signature: the antecedent followed by the next `chain` words that are not stopwords
-//! (stopwords in between are skipped, spot distance 1). Natural-language text is dense in
-//! antecedents while navigation bars, ads and error pages are not, so the signatures favour a
-//! page's running text. A document with fewer than `min_signatures` signatures (default 4, as in
-//! the authors' configuration) has no natural-language text to speak of: it is set aside and
-//! reported instead of being matched.
+//! **Signatures.** Each occurrence of an antecedent (a frequent stopword such as "the", "is",
+//! "was") starts a spot signature: the antecedent followed by the next `chain` words that are not
+//! stopwords (stopwords in between are skipped, spot distance 1). Natural-language text is dense
+//! in antecedents while navigation bars, ads and error pages are not, so the signatures favour a
+//! page's running text. A document keeps the multiset of its signatures: a signature that occurs
+//! three times counts three times. A document with fewer than `min_signatures` signatures
+//! (default 4, as in the authors' configuration) has no natural-language text to speak of: it is
+//! set aside and reported instead of being matched.
 //!
-//! Matching is by the Jaccard coefficient of the signature sets, found exactly with length
-//! partitioning and inverted-index pruning by the Jaccard bound ([`join`](super::join)): a
-//! document is only compared with documents whose size is within the bound, and only through
-//! the lists of its rarest signatures that can still reach the threshold. The authors also
-//! offer a weighted (multiset) Jaccard; sets are used here, like the other set methods.
+//! **idf filter.** Over the collection (every document not set aside, identical copies
+//! included), a signature in `df` of `N` documents has the normalised idf
+//! `ln((N + 1) / df) / ln(N + 1)` (1 for a signature of one document, near 0 for one in all of
+//! them). Signatures outside [`Options::min_idf`, `Options::max_idf`] are dropped from every
+//! document before matching: the very common ones carry boilerplate, the very rare ones cannot
+//! match. A document left with fewer than `min_signatures` signatures is set aside then. The
+//! authors' released implementation keeps [0.2, 0.85]; the default here is [0, 1], every
+//! signature, because their bounds assume a large collection where most documents have copies:
+//! 0.85 drops every signature of fewer than (N + 1)^0.15 documents, which on 300 distinct
+//! Wikipedia leads leaves 297 of them with fewer than 4 signatures, and 0.2 drops every
+//! signature of more than (N + 1)^0.8 documents, which in a collection of ten copies of one
+//! text is all of them (README, "Classical near-duplicate methods").
+//!
+//! **Score.** The weighted (multiset) Jaccard `Σ min(a_s, b_s) / Σ max(a_s, b_s)` over the kept
+//! signatures' counts ([`SpotJaccard::Weighted`], the default), or the Jaccard of the sets of
+//! kept signatures ([`SpotJaccard::Set`]). Both are found exactly by the set join of
+//! [`join`](super::join): a multiset is the set of its (signature, k-th occurrence) pairs, whose
+//! set Jaccard is the weighted Jaccard. The join is the paper's matching: a document is compared
+//! only with documents whose signature count `|B|` is within the bound `|A| / |B| ≥ τ` (length
+//! partitioning, one partition per count) and only through the lists of its rarest signatures
+//! that can still reach the threshold (inverted-index pruning under the same bound); every
+//! candidate is verified.
 
 use super::compare::Comparison;
 use super::join::{index_sets, self_join, Measure};
-use super::shingles::{jaccard, shingle_hash, word_hash};
-use super::{Described, Describer, Docs, Found, Method, Options, Pair, Scorer};
+use super::shingles::{shingle_hash, word_hash};
+use super::{Described, Describer, Docs, Found, Method, Options, Scorer, SetAside};
 use pocketdex::error::Result;
+use pocketdex::hash;
 use pocketdex::text::{self, Analyzer, Lang};
+use rayon::prelude::*;
 use std::collections::HashSet;
 
-/// SpotSigs: stopword-anchored signatures (Theobald et al.), scored by the Jaccard of the
-/// signature sets (exact); documents with too few signatures are set aside.
+/// SpotSigs: stopword-anchored signatures (Theobald et al.), idf-filtered, scored by the
+/// weighted Jaccard of the signature multisets (or of the sets, [`SpotJaccard::Set`]), exactly;
+/// documents with too few signatures are set aside.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Spotsigs;
 
-/// What the method keeps of a document: its signature set (sorted).
+/// Which Jaccard SpotSigs scores with.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SpotJaccard {
+    /// `Σ min / Σ max` of the signature counts: the paper's measure.
+    #[default]
+    Weighted,
+    /// `|A ∩ B| / |A ∪ B|` of the signature sets (each signature once).
+    Set,
+}
+
+impl SpotJaccard {
+    /// Both, in the order `--help` lists them.
+    pub const ALL: [SpotJaccard; 2] = [SpotJaccard::Weighted, SpotJaccard::Set];
+
+    /// The command-line name.
+    pub fn name(self) -> &'static str {
+        match self {
+            SpotJaccard::Weighted => "weighted",
+            SpotJaccard::Set => "set",
+        }
+    }
+
+    /// One line on what it measures.
+    pub fn description(self) -> &'static str {
+        match self {
+            SpotJaccard::Weighted => {
+                "Σ min / Σ max of the signature counts (the paper's multiset Jaccard)"
+            }
+            SpotJaccard::Set => "Jaccard of the signature sets, each signature once",
+        }
+    }
+}
+
+/// A document's signature multiset: (signature hash, occurrences), ascending by hash.
+pub type Multiset = Vec<(u64, u32)>;
+
+/// What the method keeps of a document: its signature multiset.
 #[derive(Debug)]
-struct Signatures(Vec<u64>);
+struct Signatures(Multiset);
 
 impl Method for Spotsigs {
     fn name(&self) -> &'static str {
@@ -37,7 +95,7 @@ impl Method for Spotsigs {
     }
 
     fn description(&self) -> &'static str {
-        "SpotSigs: stopword-anchored signatures (Theobald et al.)"
+        "SpotSigs: stopword-anchored signatures, weighted Jaccard (Theobald et al.)"
     }
 
     fn default_threshold(&self) -> f64 {
@@ -49,8 +107,17 @@ impl Method for Spotsigs {
     }
 
     fn measure(&self, o: &Options) -> String {
+        let kind = match o.spot_jaccard {
+            SpotJaccard::Weighted => "weighted Jaccard",
+            SpotJaccard::Set => "Jaccard",
+        };
+        let filter = if o.min_idf > 0.0 || o.max_idf < 1.0 {
+            format!(", idf in [{}, {}]", o.min_idf, o.max_idf)
+        } else {
+            String::new()
+        };
         format!(
-            "Jaccard of spot signatures (antecedent + {} words)",
+            "{kind} of spot signatures (antecedent + {} words{filter})",
             o.chain
         )
     }
@@ -67,45 +134,245 @@ impl Method for Spotsigs {
         let (chain, min_signatures) = (o.chain, o.min_signatures);
         Ok(Box::new(move |text| {
             let words: Vec<String> = text::words(text).collect();
-            let (set, found) = signatures(&words, &antecedents, &analyzer, chain);
-            if (found as usize) < min_signatures || set.is_empty() {
+            let spots = signatures(&words, &antecedents, &analyzer, chain);
+            let found = total(&spots);
+            if (found as usize) < min_signatures || spots.is_empty() {
                 return Err(format!(
                     "too few antecedents: {found} spot signature{}, at least {} needed (too little running text)",
                     if found == 1 { "" } else { "s" },
                     min_signatures.max(1)
                 ));
             }
-            let identity = Described::identity_of(set.iter().copied());
-            Ok(Described::new(Signatures(set), identity))
+            let identity = Described::identity_of(spots.iter().flat_map(|&(s, c)| [s, c as u64]));
+            Ok(Described::new(Signatures(spots), identity))
         }))
     }
 
-    fn find(&self, docs: &Docs<'_>, _: &Options, t: f64) -> Result<Found> {
-        let sets: Vec<&[u64]> = docs
+    fn find(&self, docs: &Docs<'_>, o: &Options, t: f64) -> Result<Found> {
+        let reps: Vec<&[(u64, u32)]> = docs
             .reps_as::<Signatures>()?
             .into_iter()
             .map(|s| s.0.as_slice())
             .collect();
-        let (pairs, candidates) = find(&sets, t);
+        let kept = Filter::new(o).apply(&reps, docs.stands_for());
+        let mut set_aside = Vec::new();
+        let mut live = Vec::new();
+        let mut sets = Vec::new();
+        let mut sizes = Vec::new();
+        for (i, k) in kept.into_iter().enumerate() {
+            match k {
+                Kept::Aside(reason) => set_aside.push(SetAside {
+                    doc: i as u32,
+                    reason,
+                }),
+                Kept::Spots(spots) => {
+                    sizes.push(size(&spots, o.spot_jaccard));
+                    sets.push(elements(&spots, o.spot_jaccard));
+                    live.push(i as u32);
+                }
+            }
+        }
+        let refs: Vec<&[u64]> = sets.iter().map(Vec::as_slice).collect();
+        let (joined, candidates) = self_join(&index_sets(&refs, &sizes), Measure::Jaccard, t);
+        drop(sets);
+        let pairs = joined
+            .into_iter()
+            .map(|j| {
+                let mut p = j.into_pair(Measure::Jaccard, &sizes);
+                p.a = live[p.a as usize];
+                p.b = live[p.b as usize];
+                p
+            })
+            .collect();
+        let filtered = o.min_idf > 0.0 || o.max_idf < 1.0;
+        let notes = filtered
+            .then(|| {
+                format!(
+                "idf filter [{}, {}]: {} of {} distinct documents left with fewer than {} signatures",
+                o.min_idf,
+                o.max_idf,
+                set_aside.len(),
+                reps.len(),
+                o.min_signatures.max(1)
+            )
+            })
+            .into_iter()
+            .collect();
         Ok(Found {
             pairs,
             candidates,
-            notes: Vec::new(),
+            notes,
+            set_aside,
         })
     }
 
-    fn scorer<'a>(&self, docs: &Docs<'a>, _: &'a Options) -> Result<Scorer<'a>> {
+    fn scorer<'a>(&self, docs: &Docs<'a>, o: &'a Options) -> Result<Scorer<'a>> {
         let all = docs.all::<Signatures>()?;
+        let live: Vec<&[(u64, u32)]> = all.iter().flatten().map(|s| s.0.as_slice()).collect();
+        let mut kept = Filter::new(o)
+            .apply(&live, &vec![1; live.len()])
+            .into_iter();
+        // Per document: its kept multiset, None when set aside before or after the filter.
+        let per_doc: Vec<Option<Multiset>> = all
+            .iter()
+            .map(|s| match (s, s.and_then(|_| kept.next())) {
+                (Some(_), Some(Kept::Spots(m))) => Some(m),
+                _ => None,
+            })
+            .collect();
+        let measure = o.spot_jaccard;
         Ok(Box::new(move |a, b| {
-            Some(jaccard(&all[a as usize]?.0, &all[b as usize]?.0))
+            let (x, y) = (per_doc[a as usize].as_ref()?, per_doc[b as usize].as_ref()?);
+            Some(score(x, y, measure))
         }))
     }
 
-    /// The Jaccard, passing only when neither document would be set aside.
+    /// The Jaccard of the two documents alone (no collection, so no idf filter), passing only
+    /// when neither document would be set aside.
     fn verdict(&self, c: &Comparison) -> (f64, bool) {
         let score = c.spotsigs.jaccard.score;
         let aside = c.spotsigs.set_aside.iter().any(|&x| x);
         (score, !aside && score + 1e-9 >= self.default_threshold())
+    }
+}
+
+/// Signatures of a multiset, repeats counted.
+pub fn total(m: &[(u64, u32)]) -> u32 {
+    m.iter().map(|&(_, c)| c).sum()
+}
+
+/// The size the join sees: signatures with repeats (weighted) or distinct signatures (set).
+fn size(m: &[(u64, u32)], measure: SpotJaccard) -> u32 {
+    match measure {
+        SpotJaccard::Weighted => total(m),
+        SpotJaccard::Set => m.len() as u32,
+    }
+}
+
+/// The join's elements of a multiset, ascending: each signature once (set), or its k-th
+/// occurrence as element `derived(s, k)` beside `s` itself for the first (weighted), so that
+/// the set Jaccard of the elements is the weighted Jaccard of the multisets.
+fn elements(m: &[(u64, u32)], measure: SpotJaccard) -> Vec<u64> {
+    let mut out: Vec<u64> = match measure {
+        SpotJaccard::Set => m.iter().map(|&(s, _)| s).collect(),
+        SpotJaccard::Weighted => m
+            .iter()
+            .flat_map(|&(s, c)| (0..c).map(move |k| if k == 0 { s } else { hash::derived(s, k) }))
+            .collect(),
+    };
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+/// Σ min of the counts of two multisets (ascending by signature): their weighted overlap.
+pub fn overlap(a: &[(u64, u32)], b: &[(u64, u32)]) -> u32 {
+    let (mut i, mut j, mut o) = (0, 0, 0);
+    while i < a.len() && j < b.len() {
+        match a[i].0.cmp(&b[j].0) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                o += a[i].1.min(b[j].1);
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    o
+}
+
+/// The score of two multisets: `Σ min / Σ max` of the counts (weighted), or the Jaccard of the
+/// sets of signatures (set). Computed from the counts directly, so it is the brute-force oracle
+/// the join is checked against.
+pub fn score(a: &[(u64, u32)], b: &[(u64, u32)], measure: SpotJaccard) -> f64 {
+    let ones = |m: &[(u64, u32)]| m.iter().map(|&(s, _)| (s, 1)).collect::<Vec<_>>();
+    let (a, b) = match measure {
+        SpotJaccard::Weighted => (a.to_vec(), b.to_vec()),
+        SpotJaccard::Set => (ones(a), ones(b)),
+    };
+    let o = overlap(&a, &b) as usize;
+    super::shingles::jaccard_of(o, total(&a) as usize, total(&b) as usize)
+}
+
+/// The idf filter of a collection: which signatures every document keeps.
+struct Filter {
+    min_idf: f64,
+    max_idf: f64,
+    min_signatures: usize,
+}
+
+/// One document after the filter.
+enum Kept {
+    Spots(Multiset),
+    Aside(String),
+}
+
+impl Filter {
+    fn new(o: &Options) -> Filter {
+        Filter {
+            min_idf: o.min_idf,
+            max_idf: o.max_idf,
+            min_signatures: o.min_signatures,
+        }
+    }
+
+    /// The normalised idf of a signature in `df` of `n` documents.
+    fn idf(df: u64, n: u64) -> f64 {
+        ((n + 1) as f64 / df as f64).ln() / ((n + 1) as f64).ln()
+    }
+
+    /// Filters `docs`, where document `d` stands for `weight[d]` documents of the collection
+    /// (itself and its identical copies): document frequencies count every one of them.
+    fn apply(&self, docs: &[&[(u64, u32)]], weight: &[u32]) -> Vec<Kept> {
+        if self.min_idf <= 0.0 && self.max_idf >= 1.0 {
+            // Every idf lies in (0, 1]: nothing is dropped, and nobody falls below the minimum
+            // the describer already applied.
+            return docs.iter().map(|m| Kept::Spots(m.to_vec())).collect();
+        }
+        let n: u64 = weight.iter().map(|&w| w as u64).sum();
+        let mut all: Vec<(u64, u32)> = docs
+            .par_iter()
+            .enumerate()
+            .flat_map_iter(|(d, m)| m.iter().map(move |&(s, _)| (s, d as u32)))
+            .collect();
+        all.par_sort_unstable();
+        // The signatures that pass, ascending.
+        let mut pass = Vec::new();
+        let mut i = 0;
+        while i < all.len() {
+            let mut j = i;
+            let mut df = 0u64;
+            while j < all.len() && all[j].0 == all[i].0 {
+                df += weight[all[j].1 as usize] as u64;
+                j += 1;
+            }
+            let idf = Self::idf(df, n);
+            if idf >= self.min_idf && idf <= self.max_idf {
+                pass.push(all[i].0);
+            }
+            i = j;
+        }
+        drop(all);
+        docs.par_iter()
+            .map(|m| {
+                let kept: Multiset = m
+                    .iter()
+                    .copied()
+                    .filter(|(s, _)| pass.binary_search(s).is_ok())
+                    .collect();
+                let found = total(&kept);
+                if (found as usize) < self.min_signatures || kept.is_empty() {
+                    Kept::Aside(format!(
+                        "too few spot signatures after the idf filter: {found} kept of {}, at least {} needed (the rest are too common or too rare in this collection)",
+                        total(m),
+                        self.min_signatures.max(1)
+                    ))
+                } else {
+                    Kept::Spots(kept)
+                }
+            })
+            .collect()
     }
 }
 
@@ -126,33 +393,34 @@ pub fn default_antecedents(lang: Lang) -> Vec<String> {
     words.iter().map(|w| w.to_string()).collect()
 }
 
-/// The spot signatures of a word sequence (case-folded words, e.g. from [`text::words`]): the
-/// sorted, deduplicated signature hashes, and how many signatures were found (with repeats).
+/// The spot signatures of a word sequence (case-folded words, e.g. from [`text::words`]), as a
+/// multiset: (signature hash, occurrences), ascending by hash.
 ///
 /// [`text::words`]: pocketdex::text::words
 ///
 /// # Example
 /// ```
-/// use pocketdex_methods::spotsigs::{default_antecedents, signatures};
+/// use pocketdex_methods::spotsigs::{default_antecedents, signatures, total};
 /// use pocketdex::{Analyzer, Lang};
-/// let words: Vec<String> = pocketdex::text::words("The cat is on the mat in the sun").collect();
+/// let words: Vec<String> = pocketdex::text::words("The cat is on the mat. The cat is on the mat in the sun").collect();
 /// let ante = default_antecedents(Lang::En).into_iter().collect();
-/// let (set, found) = signatures(&words, &ante, &Analyzer::for_lang(Lang::En), 2);
-/// // the:cat:mat, is:mat:sun, the:mat:sun; the last "the" has only one word after it
-/// assert_eq!((set.len(), found), (3, 3));
+/// let spots = signatures(&words, &ante, &Analyzer::for_lang(Lang::En), 2);
+/// // the:cat:mat twice, is:mat:cat, the:mat:cat, is:mat:sun, the:mat:sun; the last "the" has
+/// // one word after it
+/// assert_eq!((spots.len(), total(&spots)), (5, 6));
 /// ```
 pub fn signatures(
     words: &[String],
     antecedents: &HashSet<String>,
     analyzer: &Analyzer,
     chain: usize,
-) -> (Vec<u64>, u32) {
+) -> Multiset {
     let chain = chain.max(1);
     // Positions of the words that are not stopwords, to find each chain quickly.
     let content: Vec<usize> = (0..words.len())
         .filter(|&i| !analyzer.is_stopword(&words[i]))
         .collect();
-    let mut set = Vec::new();
+    let mut all = Vec::new();
     let mut buf = Vec::with_capacity(chain + 1);
     for (i, w) in words.iter().enumerate() {
         if !antecedents.contains(w) {
@@ -169,23 +437,69 @@ pub fn signatures(
                 .iter()
                 .map(|&p| word_hash(&words[p])),
         );
-        set.push(shingle_hash(&buf));
+        all.push(shingle_hash(&buf));
     }
-    let found = set.len() as u32;
-    set.sort_unstable();
-    set.dedup();
-    (set, found)
+    all.sort_unstable();
+    let mut out: Multiset = Vec::new();
+    for s in all {
+        match out.last_mut() {
+            Some((last, c)) if *last == s => *c += 1,
+            _ => out.push((s, 1)),
+        }
+    }
+    out
 }
 
-/// All pairs with Jaccard ≥ `t` of the signature sets; score = Jaccard (exact). Returns the
-/// pairs and the candidates verified.
-pub(crate) fn find(sets: &[&[u64]], t: f64) -> (Vec<Pair>, u64) {
-    let sizes: Vec<u32> = sets.iter().map(|s| s.len() as u32).collect();
-    let docs = index_sets(sets, &sizes);
-    let (joined, candidates) = self_join(&docs, Measure::Jaccard, t);
-    let pairs = joined
-        .into_iter()
-        .map(|j| j.into_pair(Measure::Jaccard, &sizes))
-        .collect();
-    (pairs, candidates)
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn multiset(v: &[u8]) -> Multiset {
+        let mut m: Multiset = Vec::new();
+        let mut v = v.to_vec();
+        v.sort_unstable();
+        for s in v {
+            match m.last_mut() {
+                Some((l, c)) if *l == s as u64 => *c += 1,
+                _ => m.push((s as u64, 1)),
+            }
+        }
+        m
+    }
+
+    #[test]
+    fn weighted_jaccard_known_answers() {
+        // {a, a, b} and {a, b, b, c}: min 1 + 1, max 2 + 2 + 1.
+        let (a, b) = (multiset(&[1, 1, 2]), multiset(&[1, 2, 2, 3]));
+        assert_eq!(score(&a, &b, SpotJaccard::Weighted), 2.0 / 5.0);
+        assert_eq!(score(&a, &b, SpotJaccard::Set), 2.0 / 3.0);
+        assert_eq!(score(&a, &a, SpotJaccard::Weighted), 1.0);
+    }
+
+    #[test]
+    fn idf_is_normalised() {
+        assert_eq!(Filter::idf(1, 9), 1.0);
+        assert!((Filter::idf(10, 9)).abs() < 1e-12);
+        // The authors' upper bound drops signatures of fewer than (N + 1)^0.15 documents.
+        assert!(Filter::idf(3, 9_999) > 0.85 && Filter::idf(4, 9_999) < 0.85);
+    }
+
+    proptest! {
+        /// The join's elements turn the weighted Jaccard into a set Jaccard: equal for every
+        /// pair of multisets.
+        #[test]
+        fn elements_carry_the_weighted_jaccard(
+            a in prop::collection::vec(0u8..12, 1..30),
+            b in prop::collection::vec(0u8..12, 1..30),
+            set in any::<bool>(),
+        ) {
+            let m = if set { SpotJaccard::Set } else { SpotJaccard::Weighted };
+            let (a, b) = (multiset(&a), multiset(&b));
+            let (ea, eb) = (elements(&a, m), elements(&b, m));
+            prop_assert_eq!(ea.len() as u32, size(&a, m));
+            let via = super::super::shingles::jaccard(&ea, &eb);
+            prop_assert!((via - score(&a, &b, m)).abs() < 1e-12);
+        }
+    }
 }

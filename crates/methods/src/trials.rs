@@ -85,7 +85,7 @@ impl Method for Trials {
         Ok(Found {
             pairs,
             candidates,
-            notes: Vec::new(),
+            ..Found::default()
         })
     }
 
