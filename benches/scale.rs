@@ -25,6 +25,7 @@
 
 mod common;
 
+use common::run::{head, run};
 use pocketdex::{Index, QueryOptions};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -83,80 +84,6 @@ fn options() -> Options {
     o
 }
 
-/// What running a command cost: wall time, CPU time and peak resident memory.
-struct Run {
-    secs: f64,
-    cpu_secs: f64,
-    max_rss_mb: f64,
-    stdout: Vec<u8>,
-}
-
-/// Runs a command to its end and measures it. The command runs under a small helper process
-/// (this executable with `--rusage`), because Linux keeps a process's peak resident memory across
-/// fork and exec: a child forked straight from this process, which holds indexes and queries,
-/// would report our peak instead of its own.
-fn run(cmd: &mut Command) -> Run {
-    let start = Instant::now();
-    let mut helper = Command::new(std::env::current_exe().expect("own path"));
-    helper
-        .arg("--rusage")
-        .arg(cmd.get_program())
-        .args(cmd.get_args());
-    let out = helper.output().unwrap_or_else(|e| panic!("{cmd:?}: {e}"));
-    let secs = start.elapsed().as_secs_f64();
-    let err = String::from_utf8_lossy(&out.stderr);
-    let (err, usage) = err
-        .trim_end()
-        .rsplit_once('\n')
-        .unwrap_or(("", err.trim_end()));
-    let usage: Vec<f64> = usage
-        .strip_prefix("rusage ")
-        .unwrap_or_else(|| panic!("{cmd:?}: no rusage from the helper: {err}"))
-        .split(' ')
-        .map(|x| x.parse().expect("rusage numbers"))
-        .collect();
-    assert!(
-        out.status.code().is_some_and(|c| c <= 1),
-        "{cmd:?} failed: {err}"
-    );
-    Run {
-        secs,
-        cpu_secs: usage[0],
-        max_rss_mb: usage[1] / 1024.0,
-        stdout: out.stdout,
-    }
-}
-
-/// The helper of [`run`]: runs `program args…` with this process's stdin, stdout and stderr,
-/// reaps it with wait4, and appends `rusage CPU_SECONDS MAX_RSS_KB` to stderr; exits with the
-/// command's status.
-// The child is reaped by wait4, which std's `wait` cannot replace: it gives no rusage.
-#[allow(clippy::zombie_processes)]
-fn rusage_helper(program: &str, args: &[String]) -> ! {
-    let child = Command::new(program)
-        .args(args)
-        .spawn()
-        .unwrap_or_else(|e| panic!("{program}: {e}"));
-    let mut status = 0;
-    // SAFETY: an all-zero `rusage` is a valid value of the plain C struct that wait4 fills in.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: the pid is our own un-reaped child; `status` and `usage` are valid for writes.
-    let pid = unsafe { libc::wait4(child.id() as libc::pid_t, &mut status, 0, &mut usage) };
-    assert_eq!(pid, child.id() as libc::pid_t, "wait4 failed");
-    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
-    eprintln!(
-        "\nrusage {} {}",
-        tv(usage.ru_utime) + tv(usage.ru_stime),
-        usage.ru_maxrss
-    );
-    let code = if libc::WIFEXITED(status) {
-        libc::WEXITSTATUS(status)
-    } else {
-        2
-    };
-    std::process::exit(code)
-}
-
 /// Drops a file's clean pages from the page cache (posix_fadvise DONTNEED), as if it had just
 /// been copied from other media.
 fn evict_from_page_cache(path: &Path) {
@@ -189,22 +116,6 @@ fn pocketdex(args: &[&str]) -> Command {
 
 fn s(p: &Path) -> &str {
     p.to_str().expect("UTF-8 path")
-}
-
-/// The first `n` lines of `from` into `to` (skipped when `to` exists).
-fn head(from: &Path, to: &Path, n: u64) {
-    if to.exists() {
-        return;
-    }
-    use std::io::{BufRead, Write};
-    let r = std::io::BufReader::new(std::fs::File::open(from).expect("open"));
-    let tmp = to.with_extension("tmp");
-    let mut w = std::io::BufWriter::new(std::fs::File::create(&tmp).expect("create"));
-    for line in r.lines().take(n as usize) {
-        writeln!(w, "{}", line.expect("read")).expect("write");
-    }
-    w.flush().expect("flush");
-    std::fs::rename(tmp, to).expect("rename");
 }
 
 /// One query: its text, the id of the document it is a copy of, and its edit rate.
@@ -410,10 +321,7 @@ fn row(v: &Value) -> String {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().collect();
-    if let Some(at) = args.iter().position(|a| a == "--rusage") {
-        rusage_helper(&args[at + 1], &args[at + 2..]);
-    }
+    common::run::serve_rusage();
     let o = options();
     std::fs::create_dir_all(&o.out).expect("output directory");
     let max = *o.docs.last().expect("sizes");

@@ -14,7 +14,7 @@ use pocketdex_methods::canon::{Canonicalizer, Level};
 use pocketdex_methods::compare::{compare, Input};
 use pocketdex_methods::exact::Exact;
 use pocketdex_methods::fuzzy::Fuzzy;
-use pocketdex_methods::groups::{group_pairs, UnionFind};
+use pocketdex_methods::groups::{clusters, group_pairs, UnionFind};
 use pocketdex_methods::minhash::Minhash;
 use pocketdex_methods::simhash::Simhash;
 use pocketdex_methods::spex::Spex;
@@ -788,5 +788,59 @@ proptest! {
             t,
         );
         prop_assert_eq!(check("spex", texts.len(), &out, &truth), 1.0);
+    }
+}
+
+/// A group of many near-identical documents lists a spanning tree of its pairs above the
+/// limit: the same groups, every document's best score kept, m − 1 pairs instead of ~m²/2;
+/// below the limit every pair.
+#[test]
+fn large_groups_list_a_spanning_tree_of_their_pairs() {
+    let base = samples();
+    let mut rng = Rng::new(11);
+    // 40 copies of one article with one or two words replaced (all distinct, nearly all
+    // pairs above the threshold), among the other articles.
+    let mut docs: Vec<String> = base.iter().map(|(_, t)| t.clone()).collect();
+    let donor = base[7].1.clone();
+    for i in 0..40 {
+        docs.push(edit_words(&base[3].1, &donor, 1 + i % 2, &mut rng));
+    }
+    for &method in ALL {
+        let run = |above: usize| {
+            let options = Options {
+                spanning_above: above,
+                ..Options::default()
+            };
+            find_pairs(method, &docs, &options).unwrap()
+        };
+        let (all, span) = (run(usize::MAX), run(10));
+        let name = method.name();
+        let groups_all = group_pairs(docs.len(), &all.pairs);
+        let groups_span = group_pairs(docs.len(), &span.pairs);
+        let members = |g: &[pocketdex_methods::groups::Group]| {
+            g.iter().map(|g| g.members.clone()).collect::<Vec<_>>()
+        };
+        assert_eq!(members(&groups_all), members(&groups_span), "{name}");
+        // Each large group keeps m − 1 pairs, every smaller group all of its pairs.
+        for (a, s) in groups_all.iter().zip(&groups_span) {
+            if a.members.len() > 10 {
+                assert_eq!(s.pairs.len(), a.members.len() - 1, "{name}");
+            } else {
+                assert_eq!(s.pairs, a.pairs, "{name}");
+            }
+        }
+        let big = groups_all.iter().filter(|g| g.members.len() > 10).count() as u64;
+        assert_eq!(span.stats.spanned_groups, big, "{name}");
+        assert_eq!(span.stats.pairs_found, all.pairs.len() as u64, "{name}");
+        // The deduplicated rows, best scores included, are the same.
+        assert_eq!(
+            clusters(docs.len(), &groups_all),
+            clusters(docs.len(), &groups_span),
+            "{name}"
+        );
+        if name != "exact" {
+            assert!(big >= 1, "{name}: the 41 near-copies form a large group");
+            assert!(all.pairs.len() > 2 * span.pairs.len(), "{name}");
+        }
     }
 }

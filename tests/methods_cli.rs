@@ -396,3 +396,72 @@ fn dedup_run_keeps_the_best_ranked_of_each_group() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("expected 6 fields"), "{}", stderr(&o));
 }
+
+/// `--spanning-above`: a group larger than the limit lists a spanning tree of its pairs, says
+/// so in JSON, text and the summary, and the groups do not change.
+#[test]
+fn dups_lists_a_spanning_tree_for_large_groups() {
+    let tmp = tempfile::tempdir().unwrap();
+    let input = tmp.path().join("in");
+    std::fs::create_dir(&input).unwrap();
+    let base = std::fs::read_to_string(root().join("samples/wiki-en/Jupiter.txt")).unwrap();
+    // Six copies, each with a different word dropped: every pair is near-identical.
+    let words: Vec<&str> = base.split_whitespace().collect();
+    for i in 0..6 {
+        let mut w = words.clone();
+        w.remove(10 + 7 * i);
+        std::fs::write(input.join(format!("j{i}.txt")), w.join(" ")).unwrap();
+    }
+    let dir = input.to_str().unwrap();
+    let run = |above: &str| {
+        let o = pocketdex(&[
+            "dups",
+            dir,
+            "--method",
+            "spex",
+            "--json",
+            "--spanning-above",
+            above,
+        ]);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        (lines(&o), stderr(&o))
+    };
+    let (all, _) = run("6");
+    let (span, _) = run("5");
+    let group = |v: &[Value]| v.iter().find(|x| x["type"] == "group").unwrap().clone();
+    let (ga, gs) = (group(&all), group(&span));
+    assert_eq!(ga["members"], gs["members"]);
+    assert_eq!(ga["size"], 6);
+    assert_eq!(ga["pairs_listed"], "all");
+    assert_eq!(ga["pairs"].as_array().unwrap().len(), 15);
+    assert_eq!(gs["pairs_listed"], "spanning");
+    assert_eq!(gs["pairs"].as_array().unwrap().len(), 5);
+    let summary = span.last().unwrap();
+    assert_eq!(summary["pairs"], 5);
+    assert_eq!(summary["pairs_found"], 15);
+    assert_eq!(summary["spanned_groups"], 1);
+    // The best pair of the group is listed either way.
+    let best = |g: &Value| {
+        g["pairs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["score"].as_f64().unwrap())
+            .fold(0.0, f64::max)
+    };
+    assert_eq!(best(&ga), best(&gs));
+    // Text output says so, and so does the summary on stderr.
+    let o = pocketdex(&["dups", dir, "--method", "spex", "--spanning-above", "5"]);
+    assert!(
+        stdout(&o).contains("a spanning tree of its pairs"),
+        "{}",
+        stdout(&o)
+    );
+    assert!(
+        stderr(&o).contains("15 pairs found in all"),
+        "{}",
+        stderr(&o)
+    );
+    let o = pocketdex(&["dups", dir, "--spanning-above", "0"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+}

@@ -4,6 +4,8 @@
 
 #![allow(dead_code)] // each bench uses part of it
 
+pub mod run;
+
 use std::path::{Path, PathBuf};
 
 /// One document of a benchmark corpus.

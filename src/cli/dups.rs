@@ -51,6 +51,11 @@ use std::time::Instant;
 /// Boolean, score Float64 (nullable); Snappy-compressed. The file is written atomically; the
 /// groups are then not listed on stdout (--json still prints its lines).
 ///
+/// A group of more than --spanning-above documents (default 100) lists a spanning tree of its
+/// pairs, the best-scoring ones that join it, instead of every pair found ("pairs_listed":
+/// "spanning" in JSON): m near-identical documents would otherwise cost up to m(m − 1)/2
+/// lines. The groups, and every document's best score, are the same either way.
+///
 /// Exit status: 0 when some group was found, 1 when none, 2 on error.
 ///
 /// With --json, JSON Lines: one {"type": "group", "group", "size", "members": [ids], "pairs":
@@ -97,6 +102,12 @@ pub struct MethodArgs {
     /// distance, fuzzy sketch) instead of the exact measure.
     #[arg(long)]
     no_verify: bool,
+    /// A group of more than N documents lists a spanning tree of its pairs, the best-scoring
+    /// ones that join it (N − 1 of them), not every pair found: a group of m near-identical
+    /// documents would otherwise list up to m(m − 1)/2. The groups are the same either way.
+    #[arg(long, value_name = "N", default_value_t = Options::default().spanning_above,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    spanning_above: usize,
     #[command(flatten)]
     params: ParamArgs,
 }
@@ -190,6 +201,7 @@ impl ParamArgs {
             min_idf: self.min_idf,
             max_idf: self.max_idf,
             max_hamming: self.max_hamming,
+            spanning_above: Options::default().spanning_above,
         }
     }
 }
@@ -199,6 +211,7 @@ impl MethodArgs {
         Options {
             threshold: self.threshold,
             verify: !self.no_verify,
+            spanning_above: self.spanning_above,
             ..self.params.options()
         }
     }
@@ -322,6 +335,11 @@ impl Found {
         o
     }
 
+    /// True when the group lists a spanning tree of its pairs, not every pair found.
+    pub fn spanned(&self, g: &Group) -> bool {
+        g.members.len() > self.detector.options().spanning_above
+    }
+
     /// A group as its JSON line.
     pub fn group_json(&self, number: usize, g: &Group) -> serde_json::Value {
         json!({
@@ -329,6 +347,7 @@ impl Found {
             "group": number,
             "size": g.members.len(),
             "members": g.members.iter().map(|&d| &self.ids[d as usize]).collect::<Vec<_>>(),
+            "pairs_listed": if self.spanned(g) { "spanning" } else { "all" },
             "pairs": g.pairs.iter().map(|p| self.pair_json(p)).collect::<Vec<_>>(),
         })
     }
@@ -346,6 +365,8 @@ impl Found {
             "groups": self.groups.len(),
             "in_groups": self.in_groups(),
             "pairs": self.outcome.pairs.len(),
+            "pairs_found": self.outcome.stats.pairs_found,
+            "spanned_groups": self.outcome.stats.spanned_groups,
             "set_aside": self.outcome.set_aside.len(),
             "skipped": self.skipped.len(),
             "distinct": self.outcome.stats.distinct,
@@ -412,6 +433,18 @@ impl Found {
             self.outcome.set_aside.len(),
             self.skipped.len()
         );
+        if s.spanned_groups > 0 {
+            eprintln!(
+                "{} group{} of more than {} documents list{} a spanning tree of {} pairs (the best that join {}; {} pairs found in all; --spanning-above raises the limit)",
+                s.spanned_groups,
+                if s.spanned_groups == 1 { "" } else { "s" },
+                d.options().spanning_above,
+                if s.spanned_groups == 1 { "s" } else { "" },
+                if s.spanned_groups == 1 { "its" } else { "their" },
+                if s.spanned_groups == 1 { "it" } else { "them" },
+                s.pairs_found
+            );
+        }
         for note in &self.outcome.notes {
             eprintln!("{note}");
         }
@@ -465,7 +498,17 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         writeln!(out, "{}", found.summary_json())?;
     } else if output.is_none() {
         for (i, g) in found.groups.iter().enumerate() {
-            writeln!(out, "group {}: {} documents", i + 1, g.members.len())?;
+            let spanning = if found.spanned(g) {
+                " (a spanning tree of its pairs: the best that join it)"
+            } else {
+                ""
+            };
+            writeln!(
+                out,
+                "group {}: {} documents{spanning}",
+                i + 1,
+                g.members.len()
+            )?;
             for &m in &g.members {
                 writeln!(out, "  {}", util::printable(&found.ids[m as usize]))?;
             }

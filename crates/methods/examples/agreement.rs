@@ -25,7 +25,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let mut inputs = Vec::new();
     let mut only = Vec::new();
-    let mut options = Options::default();
+    // Every pair found is listed, so that each brute-force pair can be looked up.
+    let mut options = Options {
+        spanning_above: usize::MAX,
+        ..Options::default()
+    };
     let mut it = args.iter();
     while let Some(a) = it.next() {
         let mut value = || it.next().ok_or(format!("{a} needs a value"));

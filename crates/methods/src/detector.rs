@@ -189,12 +189,18 @@ pub struct Stats {
     pub copies: u64,
     /// Candidate pairs the method produced before the threshold (and verification).
     pub candidates: u64,
+    /// Pairs at or above the threshold, before groups larger than
+    /// [`Options::spanning_above`] were reduced to spanning trees.
+    pub pairs_found: u64,
+    /// Groups listed with a spanning tree of their pairs instead of every pair.
+    pub spanned_groups: u64,
 }
 
 /// What [`Detector::find`] found.
 #[derive(Clone, Debug, Default)]
 pub struct Outcome {
-    /// The pairs at or above the threshold, sorted by (a, b).
+    /// The pairs at or above the threshold, sorted by (a, b); a group of more than
+    /// [`Options::spanning_above`] documents keeps a maximum spanning tree of its pairs.
     pub pairs: Vec<Pair>,
     /// Documents set aside.
     pub set_aside: Vec<SetAside>,
@@ -350,6 +356,9 @@ impl Detector {
         );
         set_aside.sort_by_key(|s| s.doc);
         pairs.sort_by_key(|p| (p.a, p.b));
+        let found_pairs = pairs.len() as u64;
+        let (pairs, spanned) =
+            super::groups::spanning(features.len(), pairs, self.options.spanning_above);
         Ok(Outcome {
             pairs,
             set_aside,
@@ -358,6 +367,8 @@ impl Detector {
                 distinct: classes.reps.len() as u64,
                 copies: classes.copies.len() as u64,
                 candidates: found.candidates,
+                pairs_found: found_pairs,
+                spanned_groups: spanned,
             },
             notes: found.notes,
         })

@@ -113,6 +113,55 @@ pub fn group_pairs(n: usize, pairs: &[Pair]) -> Vec<Group> {
     groups
 }
 
+/// `pairs` (over documents `0..n`) with every group of more than `above` documents reduced to
+/// a maximum spanning tree: the highest-scoring pairs that join it (ties to the smaller
+/// `(a, b)`), one fewer than its members. The groups stay the same, and so does every
+/// document's best score (a document's best pair is always in the tree), while a group of m
+/// near-identical documents lists m − 1 pairs instead of up to m(m − 1)/2. Smaller groups keep
+/// every pair. Returns the pairs, sorted by `(a, b)`, and the number of groups reduced.
+///
+/// # Example
+/// ```
+/// use pocketdex_methods::{groups::spanning, Pair};
+/// let p = |a, b, s| Pair::new(a, b, s);
+/// // A triangle (a group of 3) and a pair: above 2, the triangle keeps its best two.
+/// let pairs = vec![p(0, 1, 0.9), p(0, 2, 0.8), p(1, 2, 0.95), p(3, 4, 0.7)];
+/// let (kept, reduced) = spanning(5, pairs.clone(), 2);
+/// assert_eq!(kept, [p(0, 1, 0.9), p(1, 2, 0.95), p(3, 4, 0.7)]);
+/// assert_eq!(reduced, 1);
+/// assert_eq!(spanning(5, pairs.clone(), 3).0, pairs);
+/// ```
+pub fn spanning(n: usize, mut pairs: Vec<Pair>, above: usize) -> (Vec<Pair>, u64) {
+    let mut groups = UnionFind::new(n);
+    for p in &pairs {
+        groups.union(p.a, p.b);
+    }
+    let large = |uf: &mut UnionFind, d: u32| {
+        let r = uf.find(d);
+        uf.size[r as usize] as usize > above
+    };
+    if !pairs.iter().any(|p| large(&mut groups, p.a)) {
+        return (pairs, 0);
+    }
+    pairs.sort_by(|x, y| {
+        y.score
+            .total_cmp(&x.score)
+            .then(x.a.cmp(&y.a))
+            .then(x.b.cmp(&y.b))
+    });
+    let mut tree = UnionFind::new(n);
+    let mut reduced = std::collections::HashSet::new();
+    pairs.retain(|p| {
+        if !large(&mut groups, p.a) {
+            return true;
+        }
+        reduced.insert(groups.find(p.a));
+        tree.union(p.a, p.b)
+    });
+    pairs.sort_by_key(|p| (p.a, p.b));
+    (pairs, reduced.len() as u64)
+}
+
 /// One document's row in a deduplicated collection: its cluster (its group, or itself alone),
 /// the cluster's representative, and whether it is a duplicate of that representative. Keeping
 /// the rows with `!is_duplicate` keeps one document per cluster.

@@ -21,6 +21,7 @@ use pocketdex::text::Lang;
 ///   `min_signatures` = 4, `spot_jaccard` = weighted, `min_idf` = 0, `max_idf` = 1: no idf
 ///   filter; the authors used 0.2 and 0.85 (SpotSigs)
 /// - `max_hamming` = 3 bits (simhash)
+/// - `spanning_above` = 100: larger groups list a spanning set of pairs
 ///
 /// [`spotsigs::default_antecedents`]: crate::spotsigs::default_antecedents
 #[derive(Clone, Debug, PartialEq)]
@@ -62,6 +63,10 @@ pub struct Options {
     pub max_idf: f64,
     /// simhash: largest Hamming distance searched.
     pub max_hamming: u32,
+    /// Every method: a group of more than this many documents lists a maximum spanning tree
+    /// of its pairs ([`groups::spanning`](crate::groups::spanning)) instead of every pair
+    /// found; 1 for every group, `usize::MAX` for none.
+    pub spanning_above: usize,
 }
 
 impl Default for Options {
@@ -86,6 +91,7 @@ impl Default for Options {
             min_idf: 0.0,
             max_idf: 1.0,
             max_hamming: 3,
+            spanning_above: 100,
         }
     }
 }

@@ -174,7 +174,9 @@ pub fn methods() -> Vec<(&'static str, f64, &'static str)> {
 /// One group of near-duplicate documents: `id` (from 1, largest first, as `dups --json`
 /// numbers them), `members` (ids, in input
 /// order), `rows` (their positions in the input), `representative` (the first member: the one
-/// to keep) and `pairs` ((id, id, score) for the pairs found inside it, best first).
+/// to keep) and `pairs` ((id, id, score) for the pairs found inside it, best first; in a
+/// cluster of more than 100 members, a spanning tree of them: the best that join it, as
+/// `pocketdex dups` lists them).
 #[pyclass(module = "pocketdex", frozen, get_all, skip_from_py_object)]
 #[derive(Clone)]
 pub struct Cluster {
