@@ -56,12 +56,7 @@ fn options() -> Options {
     while let Some(a) = args.next() {
         let mut value = || args.next().unwrap_or_else(|| panic!("{a} needs a value"));
         match a.as_str() {
-            "--docs" => {
-                o.docs = value()
-                    .split(',')
-                    .map(|n| n.trim().parse().expect("--docs: numbers"))
-                    .collect()
-            }
+            "--docs" => o.docs = common::run::sizes(&value()),
             "--vocab" => o.vocab = Some(PathBuf::from(value())),
             "--copies" => o.copies = value().parse().expect("--copies: a number"),
             "--methods" => o.methods = value().split(',').map(str::to_string).collect(),
@@ -201,27 +196,8 @@ fn main() {
     let o = options();
     std::fs::create_dir_all(&o.out).expect("output directory");
     let max = *o.docs.last().expect("sizes");
-    let tag = match &o.vocab {
-        Some(v) => v
-            .file_name()
-            .and_then(|n| n.to_string_lossy().split('.').next().map(str::to_string))
-            .unwrap_or_else(|| "vocab".into()),
-        None => "builtin".into(),
-    };
-    // The same file names as the scale bench, so that either reuses the other's collection.
-    let gen = o.out.join(format!("gen-{tag}-{max}.jsonl"));
-    if !gen.exists() {
-        let tmp = o.out.join(format!("gen-{tag}-{max}.jsonl.tmp"));
-        let mut args = vec!["synth".to_string(), "--generate".into(), max.to_string()];
-        if let Some(v) = &o.vocab {
-            args.extend(["--vocab".to_string(), s(v).to_string()]);
-        }
-        args.extend(["-o".to_string(), s(&tmp).to_string()]);
-        run(&mut pocketdex(
-            &args.iter().map(String::as_str).collect::<Vec<_>>(),
-        ));
-        std::fs::rename(&tmp, &gen).expect("rename");
-    }
+    // The scale bench's collection, reused when it is there.
+    let (tag, gen) = common::run::generated(BIN, &o.out, o.vocab.as_deref(), max);
     let pool = POOL.min(o.docs[0]);
     let rates = RATES.map(|r| r.to_string()).join("_");
     let copies_path = o

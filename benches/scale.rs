@@ -59,12 +59,7 @@ fn options() -> Options {
     while let Some(a) = args.next() {
         let mut value = || args.next().unwrap_or_else(|| panic!("{a} needs a value"));
         match a.as_str() {
-            "--docs" => {
-                o.docs = value()
-                    .split(',')
-                    .map(|n| n.trim().parse().expect("--docs: numbers"))
-                    .collect()
-            }
+            "--docs" => o.docs = common::run::sizes(&value()),
             "--vocab" => o.vocab = Some(PathBuf::from(value())),
             "--queries" => o.queries = value().parse().expect("--queries: a number"),
             "--real" => o.real = true,
@@ -325,32 +320,7 @@ fn main() {
     let o = options();
     std::fs::create_dir_all(&o.out).expect("output directory");
     let max = *o.docs.last().expect("sizes");
-    let tag = match &o.vocab {
-        Some(v) => v
-            .file_name()
-            .map(|n| {
-                n.to_string_lossy()
-                    .split('.')
-                    .next()
-                    .unwrap_or("vocab")
-                    .to_string()
-            })
-            .unwrap_or_else(|| "vocab".into()),
-        None => "builtin".into(),
-    };
-    let gen = o.out.join(format!("gen-{tag}-{max}.jsonl"));
-    if !gen.exists() {
-        let tmp = o.out.join(format!("gen-{tag}-{max}.jsonl.tmp"));
-        let mut args = vec!["synth".to_string(), "--generate".into(), max.to_string()];
-        if let Some(v) = &o.vocab {
-            args.extend(["--vocab".to_string(), s(v).to_string()]);
-        }
-        args.extend(["-o".to_string(), s(&tmp).to_string()]);
-        let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        let g = run(&mut pocketdex(&args));
-        eprintln!("scale: generated {max} documents in {:.1} s", g.secs);
-        std::fs::rename(&tmp, &gen).expect("rename");
-    }
+    let (tag, gen) = common::run::generated(BIN, &o.out, o.vocab.as_deref(), max);
     // Queries: edited copies of documents among the first 20,000 (or fewer), ~`queries` in all.
     let pool = QUERY_POOL.min(o.docs[0]);
     let pool_file = o.out.join(format!("gen-{tag}-{pool}.jsonl"));

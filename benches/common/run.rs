@@ -1,7 +1,8 @@
 //! Running a bench's commands and measuring them: wall time, CPU time and the peak resident
-//! memory of the command alone (through a helper process), and the first lines of a file.
+//! memory of the command alone (through a helper process); the first lines of a file; and the
+//! generated collections that the scale benches share.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
@@ -102,4 +103,39 @@ pub fn head(from: &Path, to: &Path, n: u64) {
     }
     w.flush().expect("flush");
     std::fs::rename(tmp, to).expect("rename");
+}
+
+/// The sizes of a `--docs N,N,…` option.
+pub fn sizes(value: &str) -> Vec<u64> {
+    value
+        .split(',')
+        .map(|n| n.trim().parse().expect("--docs: numbers"))
+        .collect()
+}
+
+/// The generated collection of `n` documents in `out` (`pocketdex synth --generate`, over
+/// `vocab` or the built-in pseudo-words), made when missing: its tag (the vocabulary's name,
+/// or `builtin`) and its path, `OUT/gen-TAG-N.jsonl`, a name every scale bench reuses.
+pub fn generated(bin: &str, out: &Path, vocab: Option<&Path>, n: u64) -> (String, PathBuf) {
+    let tag = match vocab {
+        Some(v) => v
+            .file_name()
+            .and_then(|n| n.to_string_lossy().split('.').next().map(str::to_string))
+            .unwrap_or_else(|| "vocab".into()),
+        None => "builtin".into(),
+    };
+    let gen = out.join(format!("gen-{tag}-{n}.jsonl"));
+    if !gen.exists() {
+        let tmp = out.join(format!("gen-{tag}-{n}.jsonl.tmp"));
+        let mut cmd = Command::new(bin);
+        cmd.args(["synth", "--generate", &n.to_string()]);
+        if let Some(v) = vocab {
+            cmd.arg("--vocab").arg(v);
+        }
+        cmd.arg("-o").arg(&tmp);
+        let g = run(&mut cmd);
+        eprintln!("generated {n} documents in {:.1} s", g.secs);
+        std::fs::rename(&tmp, &gen).expect("rename");
+    }
+    (tag, gen)
 }
