@@ -32,14 +32,27 @@ fn temporaries(dir: &Path) -> Vec<String> {
 }
 
 /// A build of the samples into `out` that stalls `stall_ms` once its temporary file is
-/// written (before the rename), stderr captured.
+/// written (before the rename), stderr captured. The child starts with SIGINT and SIGTERM at
+/// their defaults: pocketdex keeps a signal its parent ignored (as under `nohup`, or in a
+/// shell's background job), so a test run from such a job would otherwise see its signals
+/// ignored.
 fn stalled_build(out: &Path, stall_ms: u64) -> Child {
-    bin()
-        .args(["build", "samples/wiki-en", "-o", s(out), "-q"])
+    let mut c = bin();
+    c.args(["build", "samples/wiki-en", "-o", s(out), "-q"])
         .env("POCKETDEX_STALL_WRITE_MS", stall_ms.to_string())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap()
+        .stderr(Stdio::piped());
+    // SAFETY: signal(2) is async-signal-safe, the only call made between fork and exec.
+    unsafe {
+        c.pre_exec(|| {
+            for sig in [libc::SIGINT, libc::SIGTERM] {
+                if libc::signal(sig, libc::SIG_DFL) == libc::SIG_ERR {
+                    return Err(std::io::Error::last_os_error());
+                }
+            }
+            Ok(())
+        });
+    }
+    c.spawn().unwrap()
 }
 
 /// Waits until a temporary file appears in `dir`.
