@@ -28,6 +28,7 @@ use pocketdex::text::{self, Analyzer, Lang};
 use pocketdex::{Index, IndexBuilder, IndexSet, Params, QueryOptions, QueryResult, SetWriter};
 use pocketdex_methods::compare::{compare, Input};
 use pocketdex_methods::groups::group_pairs;
+use pocketdex_methods::spotsigs::{SpotJaccard, Spotsigs};
 use pocketdex_methods::{Detector, Evidence, Options};
 use std::sync::OnceLock;
 
@@ -549,18 +550,36 @@ fn pipeline(t: &str) {
     assert_eq!(q.term_hashes, fp.term_hashes);
 }
 
-/// One detector per method, with the default options.
+/// One detector per method with the default options, then SpotSigs with the Jaccard of sets
+/// and SpotSigs with an idf filter that, among four texts, drops the signatures of one text
+/// alone (and may set aside what is left with too few).
 fn detectors() -> &'static [Detector] {
     static D: OnceLock<Vec<Detector>> = OnceLock::new();
     D.get_or_init(|| {
-        pocketdex_methods::ALL
+        let mut d: Vec<Detector> = pocketdex_methods::ALL
             .iter()
             .map(|&m| Detector::new(m, Options::default()).expect("default options"))
-            .collect()
+            .collect();
+        for o in [
+            Options {
+                spot_jaccard: SpotJaccard::Set,
+                ..Options::default()
+            },
+            Options {
+                min_idf: 0.1,
+                max_idf: 0.9,
+                min_signatures: 1,
+                ..Options::default()
+            },
+        ] {
+            d.push(Detector::new(&Spotsigs, o).expect("valid SpotSigs options"));
+        }
+        d
     })
 }
 
-/// (c) The first byte picks a classical method (or, past the last, `compare`); the rest is up
+/// (c) The first byte picks a classical method (or one of SpotSigs' variants, or, past the last,
+/// `compare`); the rest is up
 /// to four texts separated by NUL bytes. A method prepares each text, finds the pairs, and its
 /// pairs are checked against brute force; `compare` compares the first two by every measure.
 /// (One method per input: `compare` and the fuzzy method each take a millisecond.)

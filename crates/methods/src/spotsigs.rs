@@ -41,6 +41,7 @@ use pocketdex::error::Result;
 use pocketdex::hash;
 use pocketdex::text::{self, Analyzer, Lang};
 use rayon::prelude::*;
+use std::borrow::Cow;
 use std::collections::HashSet;
 
 /// SpotSigs: stopword-anchored signatures (Theobald et al.), idf-filtered, scored by the
@@ -216,7 +217,7 @@ impl Method for Spotsigs {
         let per_doc: Vec<Option<Multiset>> = all
             .iter()
             .map(|s| match (s, s.and_then(|_| kept.next())) {
-                (Some(_), Some(Kept::Spots(m))) => Some(m),
+                (Some(_), Some(Kept::Spots(m))) => Some(m.into_owned()),
                 _ => None,
             })
             .collect();
@@ -302,9 +303,9 @@ struct Filter {
     min_signatures: usize,
 }
 
-/// One document after the filter.
-enum Kept {
-    Spots(Multiset),
+/// One document after the filter: its multiset (borrowed when the filter kept all of it).
+enum Kept<'a> {
+    Spots(Cow<'a, [(u64, u32)]>),
     Aside(String),
 }
 
@@ -324,11 +325,14 @@ impl Filter {
 
     /// Filters `docs`, where document `d` stands for `weight[d]` documents of the collection
     /// (itself and its identical copies): document frequencies count every one of them.
-    fn apply(&self, docs: &[&[(u64, u32)]], weight: &[u32]) -> Vec<Kept> {
+    fn apply<'a>(&self, docs: &[&'a [(u64, u32)]], weight: &[u32]) -> Vec<Kept<'a>> {
         if self.min_idf <= 0.0 && self.max_idf >= 1.0 {
             // Every idf lies in (0, 1]: nothing is dropped, and nobody falls below the minimum
             // the describer already applied.
-            return docs.iter().map(|m| Kept::Spots(m.to_vec())).collect();
+            return docs
+                .iter()
+                .map(|&m| Kept::Spots(Cow::Borrowed(m)))
+                .collect();
         }
         let n: u64 = weight.iter().map(|&w| w as u64).sum();
         let mut all: Vec<(u64, u32)> = docs
@@ -369,7 +373,7 @@ impl Filter {
                         self.min_signatures.max(1)
                     ))
                 } else {
-                    Kept::Spots(kept)
+                    Kept::Spots(Cow::Owned(kept))
                 }
             })
             .collect()
