@@ -4,7 +4,7 @@
 //! `records`), in parallel with rayon, `ROUNDS` times; prints `{"queries", "seconds", "rate"}`.
 //!
 //! `cargo run --release -p pocketdex --example query_rate -- INDEX QUERIES.jsonl [ROUNDS]`
-use pocketdex::corpus::{self, Item, Source};
+use pocketdex::corpus::{self, Source};
 use pocketdex::{IndexSet, QueryOptions};
 use rayon::prelude::*;
 use std::path::Path;
@@ -24,20 +24,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     // The "text" fields; markup removal (none in generated texts) is timed below, as
     // query_batch times it.
-    let mut texts = Vec::new();
-    corpus::for_each_batch(
-        &[Source::Jsonl(queries.into())],
-        4096,
-        |i| i,
-        |_| {},
-        |b| {
-            texts.extend(b.into_iter().filter_map(|i| match i {
-                Item::Doc(d) => Some(d.text),
-                Item::Skipped(_) => None,
-            }));
-            Ok(())
-        },
-    )?;
+    let texts = corpus::texts(&[Source::Jsonl(queries.into())])?;
     let opts = QueryOptions::default();
     let start = Instant::now();
     for _ in 0..rounds {

@@ -939,6 +939,26 @@ pub fn for_each_batch<T: Send>(
     Reader::default().for_each_batch(sources, batch, map, on_count, sink)
 }
 
+/// The texts of every document of `sources` in order, read with the default [`Reader`];
+/// skipped documents are left out. For tools and benchmarks that want the texts in memory.
+pub fn texts(sources: &[Source]) -> Result<Vec<String>> {
+    let mut texts = Vec::new();
+    for_each_batch(
+        sources,
+        4096,
+        |i| i,
+        |_| {},
+        |b| {
+            texts.extend(b.into_iter().filter_map(|i| match i {
+                Item::Doc(d) => Some(d.text),
+                Item::Skipped(_) => None,
+            }));
+            Ok(())
+        },
+    )?;
+    Ok(texts)
+}
+
 /// Runs the map of one batch on the rayon pool while the calling thread sinks the previous
 /// batch's results.
 struct Overlap<T> {

@@ -15,7 +15,7 @@
 //!
 //! Inputs are read as `pocketdex dups` reads them (directories, files, `.jsonl`), markup
 //! removed. Brute force is quadratic: about 20 million pairs per method at 6,400 documents.
-use pocketdex::corpus::{self, Item};
+use pocketdex::corpus;
 use pocketdex_methods::spotsigs::SpotJaccard;
 use pocketdex_methods::{Detector, Evidence, Features, Options, Pair, ALL};
 use rayon::prelude::*;
@@ -49,20 +49,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     if inputs.is_empty() {
         return Err("usage: agreement INPUT... [--method M]...".into());
     }
-    let mut texts = Vec::new();
-    corpus::for_each_batch(
-        &corpus::sources(&inputs)?,
-        4096,
-        |i| i,
-        |_| {},
-        |b| {
-            texts.extend(b.into_iter().filter_map(|i| match i {
-                Item::Doc(d) => Some(d.text),
-                _ => None,
-            }));
-            Ok(())
-        },
-    )?;
+    let texts = corpus::texts(&corpus::sources(&inputs)?)?;
     for &method in ALL {
         if !only.is_empty() && !only.iter().any(|m| m == method.name()) {
             continue;
