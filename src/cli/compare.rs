@@ -10,7 +10,7 @@ use pocketdex_methods::fuzzy::Fuzzy;
 use pocketdex_methods::minhash::Minhash;
 use pocketdex_methods::simhash::Simhash;
 use pocketdex_methods::spex::Spex;
-use pocketdex_methods::spotsigs::{SpotJaccard, Spotsigs};
+use pocketdex_methods::spotsigs::Spotsigs;
 use pocketdex_methods::trials::Trials;
 use pocketdex_methods::{Method, Options};
 use serde_json::json;
@@ -240,10 +240,7 @@ fn print_text(
     )?;
     row(
         out,
-        match o.spot_jaccard {
-            SpotJaccard::Weighted => "weighted Jaccard",
-            SpotJaccard::Set => "Jaccard",
-        },
+        o.spot_jaccard.label(),
         &format!("{:.4}", g.jaccard.score),
         &set(&g.jaccard),
         &verdict(&Spotsigs),

@@ -103,7 +103,7 @@ pub struct MethodArgs {
     #[arg(long)]
     no_verify: bool,
     /// A group of more than N documents lists a spanning tree of its pairs, the best-scoring
-    /// ones that join it (N − 1 of them), not every pair found: a group of m near-identical
+    /// ones that join it (one fewer than its members), not every pair found: a group of m near-identical
     /// documents would otherwise list up to m(m − 1)/2. The groups are the same either way.
     #[arg(long, value_name = "N", default_value_t = Options::default().spanning_above,
           value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
@@ -435,13 +435,9 @@ impl Found {
         );
         if s.spanned_groups > 0 {
             eprintln!(
-                "{} group{} of more than {} documents list{} a spanning tree of {} pairs (the best that join {}; {} pairs found in all; --spanning-above raises the limit)",
-                s.spanned_groups,
-                if s.spanned_groups == 1 { "" } else { "s" },
+                "groups of more than {} documents listed with a spanning tree of their pairs: {} ({} pairs found in all; --spanning-above raises the limit)",
                 d.options().spanning_above,
-                if s.spanned_groups == 1 { "s" } else { "" },
-                if s.spanned_groups == 1 { "its" } else { "their" },
-                if s.spanned_groups == 1 { "it" } else { "them" },
+                s.spanned_groups,
                 s.pairs_found
             );
         }

@@ -177,23 +177,13 @@ fn set_score(a: &[u64], b: &[u64], dice: bool) -> SetScore {
     }
 }
 
-/// SpotSigs' score of two documents alone: no collection, so no idf filter. Weighted: the
-/// overlap is Σ min of the counts and the sizes count repeats.
+/// SpotSigs' score of two documents alone: no collection, so no idf filter.
 fn spot_score(a: &spotsigs::Multiset, b: &spotsigs::Multiset, m: SpotJaccard) -> SetScore {
-    let (shared, sizes) = match m {
-        SpotJaccard::Weighted => (
-            spotsigs::overlap(a, b) as usize,
-            [spotsigs::total(a) as usize, spotsigs::total(b) as usize],
-        ),
-        SpotJaccard::Set => {
-            let keys = |x: &spotsigs::Multiset| x.iter().map(|&(s, _)| s).collect::<Vec<_>>();
-            (overlap(&keys(a), &keys(b)), [a.len(), b.len()])
-        }
-    };
+    let (shared, x, y) = spotsigs::parts(a, b, m);
     SetScore {
-        score: spotsigs::score(a, b, m),
-        shared,
-        sizes,
+        score: jaccard_of(shared as usize, x as usize, y as usize),
+        shared: shared as usize,
+        sizes: [x as usize, y as usize],
     }
 }
 

@@ -55,6 +55,14 @@ pub struct Group {
     pub pairs: Vec<Pair>,
 }
 
+/// The order groups list their pairs in: best score first, ties to the smaller `(a, b)`.
+fn best_first(x: &Pair, y: &Pair) -> std::cmp::Ordering {
+    y.score
+        .total_cmp(&x.score)
+        .then(x.a.cmp(&y.a))
+        .then(x.b.cmp(&y.b))
+}
+
 /// The groups (connected components with at least two documents) of `pairs` over documents
 /// `0..n`: largest first, then by first member.
 ///
@@ -97,12 +105,7 @@ pub fn group_pairs(n: usize, pairs: &[Pair]) -> Vec<Group> {
         groups[index[root] as usize].pairs.push(*p);
     }
     for g in &mut groups {
-        g.pairs.sort_by(|x, y| {
-            y.score
-                .total_cmp(&x.score)
-                .then(x.a.cmp(&y.a))
-                .then(x.b.cmp(&y.b))
-        });
+        g.pairs.sort_by(best_first);
     }
     groups.sort_by(|x, y| {
         y.members
@@ -143,12 +146,7 @@ pub fn spanning(n: usize, mut pairs: Vec<Pair>, above: usize) -> (Vec<Pair>, u64
     if !pairs.iter().any(|p| large(&mut groups, p.a)) {
         return (pairs, 0);
     }
-    pairs.sort_by(|x, y| {
-        y.score
-            .total_cmp(&x.score)
-            .then(x.a.cmp(&y.a))
-            .then(x.b.cmp(&y.b))
-    });
+    pairs.sort_by(best_first);
     let mut tree = UnionFind::new(n);
     let mut reduced = std::collections::HashSet::new();
     pairs.retain(|p| {

@@ -72,6 +72,14 @@ impl SpotJaccard {
         }
     }
 
+    /// The measure's name in summaries and in `compare`.
+    pub fn label(self) -> &'static str {
+        match self {
+            SpotJaccard::Weighted => "weighted Jaccard",
+            SpotJaccard::Set => "Jaccard",
+        }
+    }
+
     /// One line on what it measures.
     pub fn description(self) -> &'static str {
         match self {
@@ -108,11 +116,8 @@ impl Method for Spotsigs {
     }
 
     fn measure(&self, o: &Options) -> String {
-        let kind = match o.spot_jaccard {
-            SpotJaccard::Weighted => "weighted Jaccard",
-            SpotJaccard::Set => "Jaccard",
-        };
-        let filter = if o.min_idf > 0.0 || o.max_idf < 1.0 {
+        let kind = o.spot_jaccard.label();
+        let filter = if filters(o) {
             format!(", idf in [{}, {}]", o.min_idf, o.max_idf)
         } else {
             String::new()
@@ -185,20 +190,17 @@ impl Method for Spotsigs {
                 p
             })
             .collect();
-        let filtered = o.min_idf > 0.0 || o.max_idf < 1.0;
-        let notes = filtered
-            .then(|| {
-                format!(
+        let mut notes = Vec::new();
+        if filters(o) {
+            notes.push(format!(
                 "idf filter [{}, {}]: {} of {} distinct documents left with fewer than {} signatures",
                 o.min_idf,
                 o.max_idf,
                 set_aside.len(),
                 reps.len(),
                 o.min_signatures.max(1)
-            )
-            })
-            .into_iter()
-            .collect();
+            ));
+        }
         Ok(Found {
             pairs,
             candidates,
@@ -237,6 +239,11 @@ impl Method for Spotsigs {
     }
 }
 
+/// True when the options' idf range can drop a signature: every idf lies in (0, 1].
+fn filters(o: &Options) -> bool {
+    o.min_idf > 0.0 || o.max_idf < 1.0
+}
+
 /// Signatures of a multiset, repeats counted.
 pub fn total(m: &[(u64, u32)]) -> u32 {
     m.iter().map(|&(_, c)| c).sum()
@@ -254,50 +261,56 @@ fn size(m: &[(u64, u32)], measure: SpotJaccard) -> u32 {
 /// occurrence as element `derived(s, k)` beside `s` itself for the first (weighted), so that
 /// the set Jaccard of the elements is the weighted Jaccard of the multisets.
 fn elements(m: &[(u64, u32)], measure: SpotJaccard) -> Vec<u64> {
-    let mut out: Vec<u64> = match measure {
+    match measure {
+        // A multiset is ascending by signature already.
         SpotJaccard::Set => m.iter().map(|&(s, _)| s).collect(),
-        SpotJaccard::Weighted => m
-            .iter()
-            .flat_map(|&(s, c)| (0..c).map(move |k| if k == 0 { s } else { hash::derived(s, k) }))
-            .collect(),
-    };
-    out.sort_unstable();
-    out.dedup();
-    out
+        SpotJaccard::Weighted => {
+            let mut out: Vec<u64> = m
+                .iter()
+                .flat_map(|&(s, c)| {
+                    (0..c).map(move |k| if k == 0 { s } else { hash::derived(s, k) })
+                })
+                .collect();
+            out.sort_unstable();
+            out.dedup();
+            out
+        }
+    }
 }
 
-/// Σ min of the counts of two multisets (ascending by signature): their weighted overlap.
-pub fn overlap(a: &[(u64, u32)], b: &[(u64, u32)]) -> u32 {
+/// What the Jaccard of two multisets (ascending by signature) is made of: their overlap and
+/// their sizes. Weighted: Σ min of the counts, and the counts with repeats; set: the shared
+/// signatures, and the distinct ones.
+pub fn parts(a: &[(u64, u32)], b: &[(u64, u32)], measure: SpotJaccard) -> (u32, u32, u32) {
     let (mut i, mut j, mut o) = (0, 0, 0);
     while i < a.len() && j < b.len() {
         match a[i].0.cmp(&b[j].0) {
             std::cmp::Ordering::Less => i += 1,
             std::cmp::Ordering::Greater => j += 1,
             std::cmp::Ordering::Equal => {
-                o += a[i].1.min(b[j].1);
+                o += match measure {
+                    SpotJaccard::Weighted => a[i].1.min(b[j].1),
+                    SpotJaccard::Set => 1,
+                };
                 i += 1;
                 j += 1;
             }
         }
     }
-    o
+    (o, size(a, measure), size(b, measure))
 }
 
 /// The score of two multisets: `Σ min / Σ max` of the counts (weighted), or the Jaccard of the
 /// sets of signatures (set). Computed from the counts directly, so it is the brute-force oracle
 /// the join is checked against.
 pub fn score(a: &[(u64, u32)], b: &[(u64, u32)], measure: SpotJaccard) -> f64 {
-    let ones = |m: &[(u64, u32)]| m.iter().map(|&(s, _)| (s, 1)).collect::<Vec<_>>();
-    let (a, b) = match measure {
-        SpotJaccard::Weighted => (a.to_vec(), b.to_vec()),
-        SpotJaccard::Set => (ones(a), ones(b)),
-    };
-    let o = overlap(&a, &b) as usize;
-    super::shingles::jaccard_of(o, total(&a) as usize, total(&b) as usize)
+    let (o, x, y) = parts(a, b, measure);
+    super::shingles::jaccard_of(o as usize, x as usize, y as usize)
 }
 
 /// The idf filter of a collection: which signatures every document keeps.
 struct Filter {
+    on: bool,
     min_idf: f64,
     max_idf: f64,
     min_signatures: usize,
@@ -312,6 +325,7 @@ enum Kept<'a> {
 impl Filter {
     fn new(o: &Options) -> Filter {
         Filter {
+            on: filters(o),
             min_idf: o.min_idf,
             max_idf: o.max_idf,
             min_signatures: o.min_signatures,
@@ -326,9 +340,8 @@ impl Filter {
     /// Filters `docs`, where document `d` stands for `weight[d]` documents of the collection
     /// (itself and its identical copies): document frequencies count every one of them.
     fn apply<'a>(&self, docs: &[&'a [(u64, u32)]], weight: &[u32]) -> Vec<Kept<'a>> {
-        if self.min_idf <= 0.0 && self.max_idf >= 1.0 {
-            // Every idf lies in (0, 1]: nothing is dropped, and nobody falls below the minimum
-            // the describer already applied.
+        if !self.on {
+            // Nothing is dropped, and nobody falls below the minimum the describer applied.
             return docs
                 .iter()
                 .map(|&m| Kept::Spots(Cow::Borrowed(m)))
