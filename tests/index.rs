@@ -4,7 +4,7 @@
 mod common;
 
 use common::{build, edit_words, samples, Rng};
-use pocketdex::{Fingerprinter, Index, IndexBuilder, Lang, Params, QueryOptions};
+use pocketdex::{Fingerprinter, Index, IndexBuilder, Lang, Params, QueryFingerprint, QueryOptions};
 use std::collections::{BTreeSet, HashMap};
 
 #[test]
@@ -426,6 +426,20 @@ fn fingerprints_from_elsewhere_take_the_same_query_path() {
         let b = index.query(text, &opts).unwrap();
         assert_eq!(a.hits, b.hits);
         assert_eq!((a.lookups, a.candidates), (b.lookups, b.candidates));
+        // The query role: the index's own query fingerprint, and a document's made a query.
+        let q = index.fingerprinter().fingerprint_query(text);
+        let c = index.query_fingerprint(&q, &opts).unwrap();
+        let d = index
+            .query_fingerprint(
+                &QueryFingerprint::from(index.fingerprinter().fingerprint(text)),
+                &opts,
+            )
+            .unwrap();
+        for r in [&c, &d] {
+            assert_eq!(r.hits, b.hits);
+            assert_eq!((r.lookups, r.candidates), (b.lookups, b.candidates));
+        }
+        assert_eq!(q.sketch(), index.fingerprinter().fingerprint(text).sketch());
     }
     // Other parameters: refused by the index and by a builder, with a message saying what to do.
     let other = Fingerprinter::for_lang(

@@ -545,9 +545,11 @@ fn pipeline(t: &str) {
     let fp = f.fingerprint(t);
     let res = index.resolution();
     let _ = f.codes(&fp, res);
-    let _ = f.query_probes(&fp, res, 4, Some(4));
+    let probes = f.query_probes(&fp, res, 4, Some(4));
+    // A query's fingerprint is the document's analysis: the same terms, the same probes.
     let q = f.fingerprint_query(t);
-    assert_eq!(q.term_hashes, fp.term_hashes);
+    assert_eq!(q.term_hashes(), fp.term_hashes);
+    assert_eq!(f.query_probes(&q, res, 4, Some(4)), probes);
 }
 
 /// One detector per method with the default options, then SpotSigs with the Jaccard of sets

@@ -3,7 +3,6 @@
 use super::util;
 use pocketdex::corpus::{self, Item, Source};
 use pocketdex::{IndexSet, QueryOptions, SetQueryResult};
-use rayon::prelude::*;
 use serde_json::json;
 use std::io::Write;
 use std::path::PathBuf;
@@ -158,56 +157,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     };
     let reader = args.input.reader();
     for arg in &args.docs {
-        match Source::from_arg(arg) {
-            // Labelled by their ids (`-` for one document on stdin).
-            Ok(source @ (Source::Jsonl(_) | Source::Parquet(_) | Source::Stdin)) => {
-                reader.for_each_batch(
-                    &[source],
-                    256,
-                    |item| {
-                        let label = match &item {
-                            Item::Doc(d) => d.id.clone(),
-                            Item::Skipped(s) => s.id.clone(),
-                        };
-                        answer(QueryDoc { label, item })
-                    },
-                    |_| {},
-                    |batch| emit(batch, &mut out).map_err(pocketdex::Error::from),
-                )?;
-            }
-            Ok(Source::Dir(dir)) => {
-                let listing = corpus::list(&dir);
-                let unreadable = listing.unreadable.into_iter().map(|s| {
-                    let label = dir.join(&s.id).display().to_string();
-                    answer(QueryDoc {
-                        label,
-                        item: Item::Skipped(s),
-                    })
-                });
-                emit(unreadable.collect(), &mut out)?;
-                for chunk in listing.files.chunks(256) {
-                    let batch = chunk
-                        .par_iter()
-                        .map(|(path, id)| {
-                            answer(QueryDoc {
-                                label: path.display().to_string(),
-                                item: reader.read_file(path, id.clone()),
-                            })
-                        })
-                        .collect();
-                    emit(batch, &mut out)?;
-                }
-            }
-            Ok(_) => {
-                let item = reader.read_file(std::path::Path::new(arg), arg.clone());
-                emit(
-                    vec![answer(QueryDoc {
-                        label: arg.clone(),
-                        item,
-                    })],
-                    &mut out,
-                )?;
-            }
+        let source = match Source::from_arg(arg) {
+            Ok(source) => source,
             Err(e) => {
                 let q = QueryDoc {
                     label: arg.clone(),
@@ -220,8 +171,35 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                     }),
                 };
                 emit(vec![answer(q)], &mut out)?;
+                continue;
             }
-        }
+        };
+        // The same read loop as `build`'s, labelled as the user named the document: a file
+        // by its path as given, a file below a directory by its path, a line or row by its id
+        // (`-` for one document on stdin).
+        let label = |item: &Item| {
+            let id = match item {
+                Item::Doc(d) => &d.id,
+                Item::Skipped(s) => &s.id,
+            };
+            match &source {
+                Source::Dir(dir) => dir.join(id).display().to_string(),
+                Source::File(_) => arg.clone(),
+                _ => id.clone(),
+            }
+        };
+        reader.for_each_batch(
+            std::slice::from_ref(&source),
+            256,
+            |item| {
+                answer(QueryDoc {
+                    label: label(&item),
+                    item,
+                })
+            },
+            |_| {},
+            |batch| emit(batch, &mut out).map_err(pocketdex::Error::from),
+        )?;
     }
     out.flush()?;
     Ok(if errors > 0 {

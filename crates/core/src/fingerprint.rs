@@ -396,6 +396,75 @@ pub struct Fingerprint {
     pub maker: u64,
 }
 
+/// A query's fingerprint ([`Fingerprinter::fingerprint_query`]): a document's analysis and
+/// its sketch, without the code material an index stores. Index time and query time are
+/// separate types: a query cannot be indexed or asked for its codes, which would silently find
+/// nothing (it draws only what its probes need):
+///
+/// ```compile_fail
+/// # use pocketdex::{Fingerprinter, Lang, Params};
+/// # let f = Fingerprinter::for_lang(Lang::En, Params::default()).unwrap();
+/// let q = f.fingerprint_query("a query");
+/// f.codes(&q, pocketdex::fingerprint::Resolution::for_docs(1)); // codes need a Fingerprint
+/// ```
+///
+/// Both roles can be a query ([`Query`]): a document's [`Fingerprint`] is looked up as it is
+/// (`dups --method fuzzy`, the submission check), or made a `QueryFingerprint` with `from`.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct QueryFingerprint(Fingerprint);
+
+impl QueryFingerprint {
+    /// Number of index terms (occurrences).
+    pub fn terms(&self) -> u32 {
+        self.0.terms
+    }
+
+    /// The query's distinct terms with their frequencies (see [`Fingerprint::term_hashes`]).
+    pub fn term_hashes(&self) -> &[TermHash] {
+        &self.0.term_hashes
+    }
+
+    /// The sketch its candidates are scored with; empty when it was not weighed.
+    pub fn sketch(&self) -> &[u64] {
+        self.0.sketch()
+    }
+}
+
+impl From<Fingerprint> for QueryFingerprint {
+    /// A document's fingerprint as a query: its analysis and sketch, its code material dropped.
+    fn from(mut fp: Fingerprint) -> Self {
+        if let Some(w) = &mut fp.weighed {
+            w.material = Material::default();
+        }
+        QueryFingerprint(fp)
+    }
+}
+
+/// What a query can be made from: a [`QueryFingerprint`] or a document's [`Fingerprint`]
+/// (sealed: the probes read the analysis both hold).
+pub trait Query: sealed::Analysed {}
+impl Query for Fingerprint {}
+impl Query for QueryFingerprint {}
+
+pub(crate) mod sealed {
+    use super::{Fingerprint, QueryFingerprint};
+
+    /// The analysis behind either role.
+    pub trait Analysed {
+        fn analysis(&self) -> &Fingerprint;
+    }
+    impl Analysed for Fingerprint {
+        fn analysis(&self) -> &Fingerprint {
+            self
+        }
+    }
+    impl Analysed for QueryFingerprint {
+        fn analysis(&self) -> &Fingerprint {
+            &self.0
+        }
+    }
+}
+
 /// The parts of a fingerprint that depend on the idf table: the weighted MinHash samples the
 /// codes are made of, and the sketch.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -859,7 +928,7 @@ impl Fingerprinter {
     ///
     /// # Panics
     /// When the fingerprinter has no idf table.
-    pub fn fingerprint_query(&self, text: &str) -> Fingerprint {
+    pub fn fingerprint_query(&self, text: &str) -> QueryFingerprint {
         let mut fp = self.analyze(text);
         let idf = self.weights();
         fp.weighed = Some(Weighed {
@@ -867,7 +936,7 @@ impl Fingerprinter {
             material: Material::default(),
             sketch: sketch::simhash(&fp.term_hashes, idf, self.params.sketch_words as usize),
         });
-        fp
+        QueryFingerprint(fp)
     }
 
     fn analyze(&self, text: &str) -> Fingerprint {
@@ -990,7 +1059,7 @@ impl Fingerprinter {
     ///
     /// # Panics
     /// When the fingerprinter has no idf table.
-    pub fn probes(&self, fp: &Fingerprint, resolution: Resolution, budget: u8) -> Vec<Code> {
+    pub fn probes(&self, fp: &impl Query, resolution: Resolution, budget: u8) -> Vec<Code> {
         self.query_probes(fp, resolution, budget, None)
     }
 
@@ -1001,11 +1070,12 @@ impl Fingerprinter {
     /// As [`Fingerprinter::probes`] and [`Fingerprinter::similar_probes`].
     pub fn query_probes(
         &self,
-        fp: &Fingerprint,
+        fp: &impl Query,
         resolution: Resolution,
         budget: u8,
         similar: Option<u8>,
     ) -> Vec<Code> {
+        let fp = fp.analysis();
         let weighted = weigh_terms(&fp.term_hashes, self.weights(), false).samples;
         let mut out = self.probes_from(fp, &weighted, resolution, budget);
         if let Some(b) = similar {
@@ -1125,12 +1195,8 @@ impl Fingerprinter {
     /// # Panics
     /// When the fingerprinter has no idf table, or `resolution.similar_rows` is not between 1
     /// and [`MAX_SAMPLES`].
-    pub fn similar_probes(
-        &self,
-        fp: &Fingerprint,
-        resolution: Resolution,
-        budget: u8,
-    ) -> Vec<Code> {
+    pub fn similar_probes(&self, fp: &impl Query, resolution: Resolution, budget: u8) -> Vec<Code> {
+        let fp = fp.analysis();
         let weighted = weigh_terms(&fp.term_hashes, self.weights(), false).samples;
         let mut out = Vec::new();
         self.similar_probes_from(fp, &weighted, resolution, budget, &mut out);
@@ -1195,7 +1261,7 @@ impl Fingerprinter {
         text: &str,
         resolution: Resolution,
         budget: u8,
-    ) -> (Fingerprint, Vec<Code>) {
+    ) -> (QueryFingerprint, Vec<Code>) {
         let fp = self.fingerprint_query(text);
         let probes = self.probes(&fp, resolution, budget);
         (fp, probes)

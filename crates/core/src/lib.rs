@@ -12,7 +12,8 @@
 //!
 //! What a user needs is re-exported here: [`IndexBuilder`] and [`Index`] with
 //! [`QueryOptions`], [`QueryResult`] and [`Hit`]; [`Fingerprinter`] and [`Params`] to
-//! fingerprint on other threads or machines; [`IndexSet`] to query shards or an index set's
+//! fingerprint on other threads or machines, where the two roles are two types — a
+//! [`Fingerprint`] is what the index stores, a [`QueryFingerprint`] is only looked up; [`IndexSet`] to query shards or an index set's
 //! segments as one index, and [`SetWriter`] to add, delete and merge under a lock, crash-safe;
 //! [`Lang`], [`Reference`] and [`Analyzer`] for other languages; one [`Error`] type whose
 //! variants say what went wrong and what to do.
@@ -65,7 +66,7 @@ pub mod info;
 pub use builder::{BuildStats, IndexBuilder, PathCounts};
 pub use check::{Check, Verdict};
 pub use error::{Error, Result};
-pub use fingerprint::{Fingerprinter, Params};
+pub use fingerprint::{Fingerprint, Fingerprinter, Params, QueryFingerprint};
 #[doc(hidden)]
 pub use format::reseal;
 pub use index::{Index, ListLengths, Postings, SectionInfo};

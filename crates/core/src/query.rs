@@ -3,7 +3,8 @@
 //! hits as every front end reports them ([`HitRecord`]).
 
 use crate::error::{Error, Result};
-use crate::fingerprint::{Code, Fingerprint, Path};
+use crate::fingerprint::sealed::Analysed;
+use crate::fingerprint::{Code, Fingerprint, Path, Query};
 use crate::index::Index;
 use crate::set::{IndexSet, SetQueryResult};
 use crate::sketch::{estimate_similarity, simhash};
@@ -99,7 +100,7 @@ impl<D: AsRef<[u8]>> Index<D> {
     /// [`Error::ChecksumMismatch`]) when a part of the file the query reads is damaged.
     pub fn query(&self, text: &str, opts: &QueryOptions) -> Result<QueryResult> {
         let fp = self.fingerprinter().fingerprint_query(text);
-        self.rank(&fp, fp.sketch(), opts)
+        self.rank(fp.analysis(), fp.sketch(), opts)
     }
 
     /// Finds the indexed documents that are near copies of a document fingerprinted by a
@@ -112,7 +113,8 @@ impl<D: AsRef<[u8]>> Index<D> {
     /// [`Error::Invalid`] when the fingerprint was made with other parameters, classes or
     /// stopwords, whose codes would never meet this index's; an error when a part of the file
     /// the query reads is damaged, as for [`Index::query`].
-    pub fn query_fingerprint(&self, fp: &Fingerprint, opts: &QueryOptions) -> Result<QueryResult> {
+    pub fn query_fingerprint(&self, fp: &impl Query, opts: &QueryOptions) -> Result<QueryResult> {
+        let fp = fp.analysis();
         let f = self.fingerprinter();
         if !f.made(fp) {
             return Err(Error::Invalid(

@@ -10,7 +10,8 @@
 use crate::atomic::write_atomically;
 use crate::builder::{IndexBuilder, Parts, StringList};
 use crate::error::{Error, Result};
-use crate::fingerprint::{Code, Fingerprint};
+use crate::fingerprint::sealed::Analysed;
+use crate::fingerprint::{Code, Fingerprint, Query};
 use crate::hash;
 use crate::index::Index;
 use crate::query::{order_hits, Hit, QueryOptions};
@@ -440,7 +441,7 @@ impl<D: AsRef<[u8]>> IndexSet<D> {
         self.query_with(opts, |index| {
             let fp = index.fingerprinter().fingerprint_query(text);
             let sketch = fp.sketch().to_vec();
-            (fp, sketch)
+            (fp.analysis().clone(), sketch)
         })
     }
 
@@ -452,9 +453,10 @@ impl<D: AsRef<[u8]>> IndexSet<D> {
     /// stopwords than a part's; as [`Index::query`] when a part of a file is damaged.
     pub fn query_fingerprint(
         &self,
-        fp: &Fingerprint,
+        fp: &impl Query,
         opts: &QueryOptions,
     ) -> Result<SetQueryResult> {
+        let fp = fp.analysis();
         for p in &self.parts {
             if !p.index.fingerprinter().made(fp) {
                 return Err(Error::Invalid(format!(

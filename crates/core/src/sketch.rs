@@ -24,6 +24,18 @@ pub const IDF_SCALE: f32 = 16.0;
 /// A term as the sketch sees it: its 128-bit hash `xxh3_128(term, TERM_SEED)` and frequency.
 pub type TermHash = (u128, u32);
 
+/// The inverse document frequency ln(N/df) of a term in `df` of `docs` documents, 0 for a term
+/// in no document: the one idf of the project (the index's weights, quantised by [`Idf`]; the
+/// exact tf-idf cosines of `pocketdex-methods` and of the evaluation).
+#[inline]
+pub fn idf(docs: u64, df: u32) -> f64 {
+    if df == 0 {
+        0.0
+    } else {
+        (docs as f64 / df as f64).ln()
+    }
+}
+
 /// The 32-bit key of a term in the idf table: the top 32 bits of its 128-bit hash.
 #[inline]
 pub fn idf_key(h: u128) -> u32 {
@@ -117,7 +129,7 @@ impl Idf {
     /// Σ df over them, which is what a left-out term in a document weighs on average (most are
     /// unique to one document, some are not). Every idf is at least 1/16 (one quantum).
     pub fn from_df(df: &HashMap<u32, u32>, docs: u32) -> Idf {
-        let n = docs.max(1) as f64;
+        let n = docs.max(1) as u64;
         let mut common: Vec<(u32, u32)> = df
             .iter()
             .filter(|e| *e.1 >= 2)
@@ -136,7 +148,7 @@ impl Idf {
         }
         let (mut weighted, mut occurrences) = (0f64, 0f64);
         for (&d, &terms) in &left_out {
-            weighted += terms as f64 * d as f64 * (n / d as f64).ln();
+            weighted += terms as f64 * d as f64 * idf(n, d);
             occurrences += terms as f64 * d as f64;
         }
         // Every weight is at least one quantum: a term in every document (or every term of a
@@ -144,13 +156,9 @@ impl Idf {
         let default = if occurrences > 0.0 {
             weighted / occurrences
         } else {
-            n.ln()
+            idf(n, 1)
         } as f32;
-        let quant = |d: u32| {
-            ((n / d as f64).ln() as f32 * IDF_SCALE)
-                .round()
-                .clamp(1.0, 255.0) as u8
-        };
+        let quant = |d: u32| (idf(n, d) as f32 * IDF_SCALE).round().clamp(1.0, 255.0) as u8;
         let mut table: Vec<(u32, u8)> = common.into_iter().map(|(k, d)| (k, quant(d))).collect();
         table.sort_unstable();
         Idf::with_table(

@@ -36,14 +36,11 @@ fn add_up_runs<K: Ord + Copy>(sorted: impl Iterator<Item = (K, u32)>) -> Vec<(K,
 }
 
 /// The inverse document frequency ln(N/df) of a term in `df` of `docs` documents (0 for a term
-/// in no document; a term in every document weighs 0).
+/// in no document; a term in every document weighs 0): the core's one idf, which also weighs
+/// the index.
 #[inline]
 pub fn idf(docs: usize, df: u32) -> f64 {
-    if df == 0 {
-        0.0
-    } else {
-        (docs as f64 / df as f64).ln()
-    }
+    pocketdex::sketch::idf(docs as u64, df)
 }
 
 /// The L2 norm of a vector given by its weights.

@@ -2,6 +2,7 @@
 //! [`Features`], compares documents with identical features once, and maps what the method
 //! found back to document numbers; plus the types a method reads and returns.
 
+use super::shingles::jaccard;
 use super::{exact, Method, Options, Pair, IDENTITY_SEED};
 use pocketdex::error::{Error, Result};
 use pocketdex::hash;
@@ -141,6 +142,15 @@ impl<'a> Docs<'a> {
         (0..self.len() as u32).map(|d| self.get(d)).collect()
     }
 
+    /// The exact Jaccard of two documents' sets, for [`Method::scorer`] (minhash, trials):
+    /// `set` reads a document's sorted set from its features.
+    pub fn jaccard_scorer<D: Any + Sync>(&self, set: fn(&D) -> &[u64]) -> Result<Scorer<'a>> {
+        let all = self.all::<D>()?;
+        Ok(Box::new(move |a, b| {
+            Some(jaccard(set(all[a as usize]?), set(all[b as usize]?)))
+        }))
+    }
+
     /// The features of the documents to compare, in the order of [`Docs::reps`].
     pub fn reps_as<D: Any>(&self) -> Result<Vec<&'a D>> {
         self.reps
@@ -167,6 +177,18 @@ pub struct Found {
     /// few signatures left by its idf filter), numbered by position in [`Docs::reps`]; their
     /// identical copies are set aside with them.
     pub set_aside: Vec<SetAside>,
+}
+
+impl From<(Vec<Pair>, u64)> for Found {
+    /// What most methods find: the pairs and the candidates, without notes or documents set
+    /// aside.
+    fn from((pairs, candidates): (Vec<Pair>, u64)) -> Found {
+        Found {
+            pairs,
+            candidates,
+            ..Found::default()
+        }
+    }
 }
 
 /// A document a method could not describe, and why.

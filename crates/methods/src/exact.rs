@@ -4,7 +4,7 @@
 
 use super::canon::Canonicalizer;
 use super::compare::Comparison;
-use super::{Described, Describer, Docs, Found, Method, Options, Scorer};
+use super::{Described, Describer, Docs, Found, Info, Method, Options, Scorer};
 use pocketdex::error::Result;
 
 /// Retrieval equivalence: identical canonical text (content-equivalence paper). Every later
@@ -14,20 +14,14 @@ use pocketdex::error::Result;
 pub struct Exact;
 
 impl Method for Exact {
-    fn name(&self) -> &'static str {
-        "exact"
-    }
-
-    fn description(&self) -> &'static str {
-        "Retrieval equivalence: identical canonical text (content-equivalence paper)"
-    }
-
-    fn default_threshold(&self) -> f64 {
-        1.0
-    }
-
-    fn estimates(&self) -> bool {
-        false
+    fn info(&self) -> &'static Info {
+        &Info {
+            name: "exact",
+            description:
+                "Retrieval equivalence: identical canonical text (content-equivalence paper)",
+            default_threshold: 1.0,
+            estimates: false,
+        }
     }
 
     fn measure(&self, o: &Options) -> String {

@@ -7,11 +7,11 @@
 
 use super::compare::Comparison;
 use super::cosine::{dot, DocFreq, TermVector};
-use super::{Described, Describer, Docs, Evidence, Found, Method, Options, Pair, Scorer};
+use super::{Described, Describer, Docs, Evidence, Found, Info, Method, Options, Pair, Scorer};
 use pocketdex::error::Result;
 use pocketdex::fingerprint::{Fingerprint, Material, Weighed};
 use pocketdex::sketch::Idf;
-use pocketdex::{Index, IndexBuilder, Lang, Params, QueryOptions};
+use pocketdex::{Index, IndexBuilder, Lang, Params, QueryFingerprint, QueryOptions};
 use rayon::prelude::*;
 
 /// How far below the threshold the sketch estimate may be for a pair to be verified. The
@@ -144,7 +144,7 @@ pub(crate) fn find(
                 material: Material::default(),
                 sketch: index.sketch(a as u32)?.unwrap_or_default(),
             });
-            let r = index.query_fingerprint(&fp, &opts)?;
+            let r = index.query_fingerprint(&QueryFingerprint::from(fp), &opts)?;
             let a = a as u32;
             Ok(r.hits
                 .into_iter()
@@ -186,20 +186,13 @@ pub(crate) fn find(
 pub struct Fuzzy;
 
 impl Method for Fuzzy {
-    fn name(&self) -> &'static str {
-        "fuzzy"
-    }
-
-    fn description(&self) -> &'static str {
-        "pocketdex's fuzzy-fingerprint index, queried with every document"
-    }
-
-    fn default_threshold(&self) -> f64 {
-        0.8
-    }
-
-    fn estimates(&self) -> bool {
-        true
+    fn info(&self) -> &'static Info {
+        &Info {
+            name: "fuzzy",
+            description: "pocketdex's fuzzy-fingerprint index, queried with every document",
+            default_threshold: 0.8,
+            estimates: true,
+        }
     }
 
     fn measure(&self, o: &Options) -> String {
@@ -237,12 +230,7 @@ impl Method for Fuzzy {
             .into_iter()
             .map(|kept| Doc { kept })
             .collect();
-        let (pairs, candidates) = find(&kept, o.lang, &weights, t, o.verify)?;
-        Ok(Found {
-            pairs,
-            candidates,
-            ..Found::default()
-        })
+        Ok(find(&kept, o.lang, &weights, t, o.verify)?.into())
     }
 
     fn scorer<'a>(&self, docs: &Docs<'a>, _: &'a Options) -> Result<Scorer<'a>> {

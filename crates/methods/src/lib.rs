@@ -147,21 +147,45 @@ pub fn by_name(name: &str) -> Option<&'static dyn Method> {
     ALL.iter().copied().find(|m| m.name() == name)
 }
 
+/// The constants of a [`Method`], one struct per method ([`Method::info`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Info {
+    /// The command-line name, lowercase; also the method's name in JSON output.
+    pub name: &'static str,
+    /// One line on what the method is, for help texts.
+    pub description: &'static str,
+    /// The default threshold on the method's score (1 for exact, where it is not used).
+    pub default_threshold: f64,
+    /// True for the methods whose candidates come from an estimate (and are verified).
+    pub estimates: bool,
+}
+
 /// A near-duplicate detection method: its name and defaults, how it describes one document, and
 /// how it finds the pairs of a collection. A [`Detector`] runs one; the methods' own docs
 /// (module docs) say how each finds its candidates and what its score is.
 pub trait Method: fmt::Debug + Send + Sync {
+    /// What the method is, in constants: name, description, default threshold.
+    fn info(&self) -> &'static Info;
+
     /// The command-line name, lowercase; also the method's name in JSON output.
-    fn name(&self) -> &'static str;
+    fn name(&self) -> &'static str {
+        self.info().name
+    }
 
     /// One line on what the method is, for help texts.
-    fn description(&self) -> &'static str;
+    fn description(&self) -> &'static str {
+        self.info().description
+    }
 
     /// The default threshold on the method's score (1 for exact, where it is not used).
-    fn default_threshold(&self) -> f64;
+    fn default_threshold(&self) -> f64 {
+        self.info().default_threshold
+    }
 
     /// True for the methods whose candidates come from an estimate (and are verified).
-    fn estimates(&self) -> bool;
+    fn estimates(&self) -> bool {
+        self.info().estimates
+    }
 
     /// What the score measures, with the parameters of `options`.
     fn measure(&self, options: &Options) -> String;

@@ -13,8 +13,8 @@
 
 use super::compare::Comparison;
 use super::pairs::count_shared;
-use super::shingles::{self, jaccard, overlap, word_hashes};
-use super::{Described, Describer, Docs, Evidence, Found, Method, Options, Pair, Scorer};
+use super::shingles::{self, jaccard, overlap};
+use super::{Described, Describer, Docs, Evidence, Found, Info, Method, Options, Pair, Scorer};
 use pocketdex::error::Result;
 use pocketdex::hash;
 use pocketdex::text::Analyzer;
@@ -32,20 +32,13 @@ struct Sketched {
 }
 
 impl Method for Minhash {
-    fn name(&self) -> &'static str {
-        "minhash"
-    }
-
-    fn description(&self) -> &'static str {
-        "Shingling and MinHash sketches (Broder)"
-    }
-
-    fn default_threshold(&self) -> f64 {
-        0.8
-    }
-
-    fn estimates(&self) -> bool {
-        true
+    fn info(&self) -> &'static Info {
+        &Info {
+            name: "minhash",
+            description: "Shingling and MinHash sketches (Broder)",
+            default_threshold: 0.8,
+            estimates: true,
+        }
     }
 
     fn measure(&self, o: &Options) -> String {
@@ -61,11 +54,7 @@ impl Method for Minhash {
         let analyzer = Analyzer::for_lang(o.lang);
         let (q, p) = (o.shingle, o.permutations);
         Ok(Box::new(move |text| {
-            let set = shingles::shingles(&word_hashes(&analyzer.terms(text)), q);
-            if set.is_empty() {
-                return Err("no content words".into());
-            }
-            let identity = Described::identity_of(set.iter().copied());
+            let (set, identity) = shingles::content_shingles(&analyzer, text, q)?;
             let sketch = sketch(&set, p);
             Ok(Described::new(Sketched { set, sketch }, identity))
         }))
@@ -80,19 +69,11 @@ impl Method for Minhash {
                 sketch: &d.sketch,
             })
             .collect();
-        let (pairs, candidates) = find(&docs, o.permutations, t, o.verify);
-        Ok(Found {
-            pairs,
-            candidates,
-            ..Found::default()
-        })
+        Ok(find(&docs, o.permutations, t, o.verify).into())
     }
 
     fn scorer<'a>(&self, docs: &Docs<'a>, _: &'a Options) -> Result<Scorer<'a>> {
-        let all = docs.all::<Sketched>()?;
-        Ok(Box::new(move |a, b| {
-            Some(jaccard(&all[a as usize]?.set, &all[b as usize]?.set))
-        }))
+        docs.jaccard_scorer::<Sketched>(|d| &d.set)
     }
 
     fn verdict(&self, c: &Comparison) -> (f64, bool) {

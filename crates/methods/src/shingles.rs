@@ -12,8 +12,9 @@
 //! pair, which is negligible beside every other error in this module (and the tests compare with
 //! sets of strings).
 
-use super::{SHINGLE_SEED, WORD_SEED};
+use super::{Described, SHINGLE_SEED, WORD_SEED};
 use pocketdex::hash;
+use pocketdex::Analyzer;
 
 /// The pinned hash of one (case-folded) word: xxh3-64 with [`WORD_SEED`].
 #[inline]
@@ -24,6 +25,21 @@ pub fn word_hash(word: &str) -> u64 {
 /// The hashes of a sequence of words, in order.
 pub fn word_hashes<S: AsRef<str>>(words: &[S]) -> Vec<u64> {
     words.iter().map(|w| word_hash(w.as_ref())).collect()
+}
+
+/// A document's set of `q`-word shingles of its content words, with the identity of that set,
+/// or why it has none: what minhash and trials describe a document by.
+pub fn content_shingles(
+    analyzer: &Analyzer,
+    text: &str,
+    q: usize,
+) -> std::result::Result<(Vec<u64>, u128), String> {
+    let set = shingles(&word_hashes(&analyzer.terms(text)), q);
+    if set.is_empty() {
+        return Err("no content words".into());
+    }
+    let identity = Described::identity_of(set.iter().copied());
+    Ok((set, identity))
 }
 
 /// One step of the shingle fold: the hash of a window extended by one word.

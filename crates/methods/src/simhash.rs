@@ -19,7 +19,7 @@
 use super::compare::Comparison;
 use super::cosine::TermVector;
 use super::SIMHASH_SEED;
-use super::{Described, Describer, Docs, Evidence, Found, Method, Options, Pair, Scorer};
+use super::{Described, Describer, Docs, Evidence, Found, Info, Method, Options, Pair, Scorer};
 use pocketdex::error::Result;
 use pocketdex::hash;
 use pocketdex::text::Analyzer;
@@ -38,20 +38,13 @@ struct Simhashed {
 }
 
 impl Method for Simhash {
-    fn name(&self) -> &'static str {
-        "simhash"
-    }
-
-    fn description(&self) -> &'static str {
-        "64-bit simhash searched by Hamming distance (Charikar; Manku et al.)"
-    }
-
-    fn default_threshold(&self) -> f64 {
-        0.8
-    }
-
-    fn estimates(&self) -> bool {
-        true
+    fn info(&self) -> &'static Info {
+        &Info {
+            name: "simhash",
+            description: "64-bit simhash searched by Hamming distance (Charikar; Manku et al.)",
+            default_threshold: 0.8,
+            estimates: true,
+        }
     }
 
     fn measure(&self, o: &Options) -> String {
@@ -85,12 +78,7 @@ impl Method for Simhash {
                 tf: &d.tf,
             })
             .collect();
-        let (pairs, candidates) = find(&docs, o.max_hamming, t, o.verify);
-        Ok(Found {
-            pairs,
-            candidates,
-            ..Found::default()
-        })
+        Ok(find(&docs, o.max_hamming, t, o.verify).into())
     }
 
     /// Pairs within the radius only; their cosine, or its estimate when not verifying.

@@ -18,7 +18,7 @@
 use super::compare::Comparison;
 use super::join::{index_sets, self_join, Measure};
 use super::shingles::{shingle_hash, shingles, step, word_hash};
-use super::{Described, Describer, Docs, Found, Method, Options, Pair, Scorer, SHINGLE_SEED};
+use super::{Described, Describer, Docs, Found, Info, Method, Options, Pair, Scorer, SHINGLE_SEED};
 use pocketdex::error::Result;
 use pocketdex::text;
 use rayon::prelude::*;
@@ -34,20 +34,13 @@ pub struct Spex;
 struct Words(Vec<u64>);
 
 impl Method for Spex {
-    fn name(&self) -> &'static str {
-        "spex"
-    }
-
-    fn description(&self) -> &'static str {
-        "spex chunk selection and the S3 score (content-equivalence paper)"
-    }
-
-    fn default_threshold(&self) -> f64 {
-        0.58
-    }
-
-    fn estimates(&self) -> bool {
-        false
+    fn info(&self) -> &'static Info {
+        &Info {
+            name: "spex",
+            description: "spex chunk selection and the S3 score (content-equivalence paper)",
+            default_threshold: 0.58,
+            estimates: false,
+        }
     }
 
     fn measure(&self, o: &Options) -> String {

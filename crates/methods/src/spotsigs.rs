@@ -36,7 +36,7 @@
 use super::compare::Comparison;
 use super::join::{index_sets, self_join, Measure};
 use super::shingles::{shingle_hash, word_hash};
-use super::{Described, Describer, Docs, Found, Method, Options, Scorer, SetAside};
+use super::{Described, Describer, Docs, Found, Info, Method, Options, Scorer, SetAside};
 use pocketdex::error::Result;
 use pocketdex::hash;
 use pocketdex::text::{self, Analyzer, Lang};
@@ -99,20 +99,14 @@ pub type Multiset = Vec<(u64, u32)>;
 struct Signatures(Multiset);
 
 impl Method for Spotsigs {
-    fn name(&self) -> &'static str {
-        "spotsigs"
-    }
-
-    fn description(&self) -> &'static str {
-        "SpotSigs: stopword-anchored signatures, weighted Jaccard (Theobald et al.)"
-    }
-
-    fn default_threshold(&self) -> f64 {
-        0.6
-    }
-
-    fn estimates(&self) -> bool {
-        false
+    fn info(&self) -> &'static Info {
+        &Info {
+            name: "spotsigs",
+            description:
+                "SpotSigs: stopword-anchored signatures, weighted Jaccard (Theobald et al.)",
+            default_threshold: 0.6,
+            estimates: false,
+        }
     }
 
     fn measure(&self, o: &Options) -> String {

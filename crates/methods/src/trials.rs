@@ -12,8 +12,8 @@
 
 use super::compare::Comparison;
 use super::pairs::count_shared;
-use super::shingles::{jaccard, jaccard_of, overlap, shingle_hash, shingles, word_hashes};
-use super::{Described, Describer, Docs, Evidence, Found, Method, Options, Pair, Scorer};
+use super::shingles::{content_shingles, jaccard_of, overlap, shingle_hash};
+use super::{Described, Describer, Docs, Evidence, Found, Info, Method, Options, Pair, Scorer};
 use pocketdex::error::Result;
 use pocketdex::hash;
 use pocketdex::text::Analyzer;
@@ -31,20 +31,13 @@ struct Signed {
 }
 
 impl Method for Trials {
-    fn name(&self) -> &'static str {
-        "trials"
-    }
-
-    fn description(&self) -> &'static str {
-        "The multi-trial signature (search-engine duplicate-elimination note)"
-    }
-
-    fn default_threshold(&self) -> f64 {
-        0.9
-    }
-
-    fn estimates(&self) -> bool {
-        true
+    fn info(&self) -> &'static Info {
+        &Info {
+            name: "trials",
+            description: "The multi-trial signature (search-engine duplicate-elimination note)",
+            default_threshold: 0.9,
+            estimates: true,
+        }
     }
 
     fn measure(&self, o: &Options) -> String {
@@ -62,11 +55,7 @@ impl Method for Trials {
         let analyzer = Analyzer::for_lang(o.lang);
         let params = o.trial_params();
         Ok(Box::new(move |text| {
-            let set = shingles(&word_hashes(&analyzer.terms(text)), params.ngram);
-            if set.is_empty() {
-                return Err("no content words".into());
-            }
-            let identity = Described::identity_of(set.iter().copied());
+            let (set, identity) = content_shingles(&analyzer, text, params.ngram)?;
             let signature = signature(&set, &params);
             Ok(Described::new(Signed { set, signature }, identity))
         }))
@@ -81,19 +70,11 @@ impl Method for Trials {
                 signature: &d.signature,
             })
             .collect();
-        let (pairs, candidates) = find(&docs, &o.trial_params(), t, o.verify);
-        Ok(Found {
-            pairs,
-            candidates,
-            ..Found::default()
-        })
+        Ok(find(&docs, &o.trial_params(), t, o.verify).into())
     }
 
     fn scorer<'a>(&self, docs: &Docs<'a>, _: &'a Options) -> Result<Scorer<'a>> {
-        let all = docs.all::<Signed>()?;
-        Ok(Box::new(move |a, b| {
-            Some(jaccard(&all[a as usize]?.set, &all[b as usize]?.set))
-        }))
+        docs.jaccard_scorer::<Signed>(|d| &d.set)
     }
 
     /// The Jaccard, passing only when the signature itself accepts the pair too.
