@@ -7,10 +7,28 @@
 mod checks;
 
 use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Once;
+
+/// Panics seen by the panic hook, caught ones included: libFuzzer's hook aborts on every panic,
+/// even one the library catches and turns into an error, so a regression input must raise none.
+static PANICS: AtomicUsize = AtomicUsize::new(0);
+
+fn count_panics() {
+    static HOOK: Once = Once::new();
+    HOOK.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            PANICS.fetch_add(1, Ordering::SeqCst);
+            previous(info);
+        }));
+    });
+}
 
 /// Runs every file of `tests/fuzz-regressions/TARGET` and `fuzz/corpus/TARGET` through
 /// `check`; returns how many it ran.
 fn run(target: &str, check: fn(&[u8])) -> usize {
+    count_panics();
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut n = 0;
     for dir in [
@@ -24,7 +42,15 @@ fn run(target: &str, check: fn(&[u8])) -> usize {
         files.sort();
         for f in files.iter().filter(|f| f.is_file()) {
             eprintln!("{}", f.display());
+            let before = PANICS.load(Ordering::SeqCst);
             check(&std::fs::read(f).unwrap());
+            let after = PANICS.load(Ordering::SeqCst);
+            assert_eq!(
+                before,
+                after,
+                "{} raised a panic (caught or not)",
+                f.display()
+            );
             n += 1;
         }
     }

@@ -76,25 +76,6 @@ fn lookup_many<D: AsRef<[u8]>>(index: &Index<D>, keys: &[u64]) -> Option<Vec<(us
     Some(found)
 }
 
-/// ph trusts its MPHF bytes: a crafted section with a valid checksum can make it index out of
-/// bounds. The library catches that panic (`mphf::get`, as ph's reader does) and reports a corrupt MPHF; libFuzzer's
-/// panic hook would abort first, so panics raised inside ph or its bit vectors (bitm) are let
-/// unwind to that catch. Every other panic still aborts: a crash.
-fn ph_panics_unwind() {
-    static ONCE: OnceLock<()> = OnceLock::new();
-    ONCE.get_or_init(|| {
-        let abort = std::panic::take_hook();
-        std::panic::set_hook(Box::new(move |info| {
-            let in_ph = info
-                .location()
-                .is_some_and(|l| l.file().contains("/bitm-") || l.file().contains("/ph-"));
-            if !in_ph {
-                abort(info);
-            }
-        }));
-    });
-}
-
 /// Sample texts: (name, title, text).
 const SAMPLES: &[(&str, &str, &str)] = &[
     (
@@ -257,7 +238,6 @@ impl Base {
 
 /// (a) Any bytes as an index file.
 pub fn open(data: &[u8]) {
-    ph_panics_unwind();
     check_index(data);
 }
 
@@ -395,7 +375,6 @@ fn check_hits<D: AsRef<[u8]>>(
 /// do there: set the byte (0–2), flip a bit (3), add to it (4), write a notable 32- (5) or
 /// 64-bit (6) number, or remove up to 255 bytes (7; 255 truncates the file).
 pub fn mutate(data: &[u8]) {
-    ph_panics_unwind();
     let Some((&pick, edits)) = data.split_first() else {
         return;
     };

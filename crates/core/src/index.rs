@@ -512,7 +512,7 @@ impl<D: AsRef<[u8]>> Index<D> {
     /// the MPHF or by the slot's 16-bit check, so an unknown code slips through with probability
     /// 2⁻¹⁶).
     pub fn lookup(&self, key: u64) -> Result<Option<Postings<'_>>> {
-        let Some(slot) = self.slot(key)? else {
+        let Some(slot) = self.slot(key) else {
             return Ok(None);
         };
         if !self.checks_out(key, slot)? {
@@ -526,9 +526,9 @@ impl<D: AsRef<[u8]>> Index<D> {
 
     /// The MPHF's slot for `key`, if within the table (any key gets one; see `checks_out`).
     #[inline]
-    fn slot(&self, key: u64) -> Result<Option<u32>> {
-        let slot = mphf::get(&self.mphf, key)?;
-        Ok(slot.and_then(|s| (s < self.meta.slot_count as u64).then_some(s as u32)))
+    fn slot(&self, key: u64) -> Option<u32> {
+        let slot = mphf::get(&self.mphf, key);
+        slot.and_then(|s| (s < self.meta.slot_count as u64).then_some(s as u32))
     }
 
     /// True when slot `slot`'s 16-bit check is that of `key`: the key was indexed there.
@@ -568,7 +568,7 @@ impl<D: AsRef<[u8]>> Index<D> {
         let postings = self.section(SectionId::Postings);
         let mut slots: Vec<(usize, u32)> = Vec::with_capacity(keys.len());
         for (i, &key) in keys.iter().enumerate() {
-            if let Some(slot) = self.slot(key)? {
+            if let Some(slot) = self.slot(key) {
                 prefetch(checks, slot as usize * 2);
                 slots.push((i, slot));
             }

@@ -31,16 +31,23 @@ pub fn to_bytes(f: &Function) -> Vec<u8> {
     out
 }
 
-/// Reads an MPHF whose section checksum has already been checked. `ph`'s reader trusts its input,
-/// so a crafted section could still make it panic: that panic becomes an error here.
+/// Reads an MPHF whose section checksum has already been checked. `ph`'s reader and lookup trust
+/// their input, so the layout is checked first (see [`layout`]); a panic in ph's reader that
+/// this check did not foresee still becomes an error here.
 pub fn from_bytes(mut bytes: &[u8]) -> Result<Function> {
     let total = bytes.len();
-    // ph allocates what the level sizes ask for before reading; an impossible size would abort
-    // the process (allocation failure cannot be caught), so the layout is checked first.
-    if expected_len(bytes) != Some(total) {
-        return Err(Error::format(
-            "MPHF section: level sizes do not match its length",
-        ));
+    match layout(bytes) {
+        Layout::Length(len) if len == total => {}
+        Layout::Length(_) | Layout::Unreadable => {
+            return Err(Error::format(
+                "MPHF section: level sizes do not match its length",
+            ))
+        }
+        Layout::BadLevel(l) => {
+            return Err(Error::format(format!(
+                "MPHF section: level {l} is not a positive whole number of 64-bit words"
+            )))
+        }
     }
     let read = std::panic::catch_unwind(move || {
         let f = Function::read_with_hasher(&mut bytes, MphfHasher);
@@ -56,18 +63,32 @@ pub fn from_bytes(mut bytes: &[u8]) -> Result<Function> {
     }
 }
 
-/// The slot `f` gives `key` (`None` for some keys it was not built on). ph's lookup trusts the
-/// section as its reader does: a crafted section with a valid checksum and layout can make it
-/// index out of bounds, and that panic becomes an error here too.
+/// The slot `f` gives `key` (`None` for some keys it was not built on). With every level a
+/// positive number of groups ([`from_bytes`] refuses others), every group and bit ph's lookup
+/// computes lies inside its arrays, whatever their contents, so this cannot panic.
 #[inline]
-pub fn get(f: &Function, key: u64) -> Result<Option<u64>> {
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f.get(&key)))
-        .map_err(|_| Error::format("MPHF section is inconsistent (a crafted file?)"))
+pub fn get(f: &Function, key: u64) -> Option<u64> {
+    f.get(&key)
 }
 
-/// The length the section must have, from its level sizes (`index-format.md`, section MPHF):
-/// group bits byte, VByte level count and sizes, 16 bits per group, seed bits byte, 4 bits per group.
-fn expected_len(bytes: &[u8]) -> Option<usize> {
+/// What the level sizes of an MPHF section say.
+#[derive(Debug, PartialEq)]
+enum Layout {
+    /// The length the section must have.
+    Length(usize),
+    /// A level size that ph's builder never writes: 0 groups (ph's lookup would then read the
+    /// seed and bit of a group beyond the arrays, the seed without a bounds check) or not a
+    /// multiple of 4 groups (ph makes every level whole 64-bit words).
+    BadLevel(u64),
+    /// The sizes cannot be read, or ask for more than any index holds.
+    Unreadable,
+}
+
+/// The section's layout from its level sizes (`index-format.md`, section MPHF): group bits byte,
+/// VByte level count and sizes, 16 bits per group, seed bits byte, 4 bits per group. ph
+/// allocates what the sizes ask for before reading, and an allocation failure aborts the
+/// process, so the sizes are checked before ph sees them.
+fn layout(bytes: &[u8]) -> Layout {
     let mut at = 1; // group bits
     let mut vbyte = || -> Option<u64> {
         let mut v = 0u64;
@@ -81,19 +102,27 @@ fn expected_len(bytes: &[u8]) -> Option<usize> {
         }
         None // a size needing a 9th byte is far beyond any real index
     };
-    let levels = vbyte()?;
-    if levels > 64 {
-        return None;
-    }
+    let Some(levels) = vbyte().filter(|&l| l <= 64) else {
+        return Layout::Unreadable;
+    };
     let mut groups = 0u64;
-    for _ in 0..levels {
-        groups = groups.checked_add(vbyte()?)?;
-    }
-    if groups > 1 << 40 {
-        return None;
+    for l in 0..levels {
+        let Some(size) = vbyte() else {
+            return Layout::Unreadable;
+        };
+        if size == 0 || size % 4 != 0 {
+            return Layout::BadLevel(l);
+        }
+        groups = match groups.checked_add(size) {
+            Some(g) if g <= 1 << 40 => g,
+            _ => return Layout::Unreadable,
+        };
     }
     let words = |bits: u64| bits.div_ceil(64) * 8;
-    usize::try_from(at as u64 + words(16 * groups) + 1 + words(4 * groups)).ok()
+    match usize::try_from(at as u64 + words(16 * groups) + 1 + words(4 * groups)) {
+        Ok(len) => Layout::Length(len),
+        Err(_) => Layout::Unreadable,
+    }
 }
 
 #[cfg(test)]
@@ -121,5 +150,29 @@ mod tests {
         let mut huge = vec![bytes[0], 1, 0x80, 0x80, 0x80, 0x80, 0x80, 0x20];
         huge.extend_from_slice(&[0; 16]);
         assert!(from_bytes(&huge).is_err());
+    }
+
+    /// A level of 0 groups with a length that matches would make ph's lookup read a group beyond
+    /// its arrays (found by the `mutate` fuzz target); levels that are not whole 64-bit words
+    /// are never written either. Both are refused with the level named.
+    #[test]
+    fn refuses_levels_ph_never_writes() {
+        let keys: Vec<u64> = (0..100u64).map(|i| h64(&i.to_le_bytes(), 2)).collect();
+        let bytes = to_bytes(&build(&keys));
+        assert_eq!(layout(&bytes), Layout::Length(bytes.len()));
+        let levels = bytes[1] as usize;
+        assert!(levels >= 1 && bytes[2..2 + levels].iter().all(|&b| b < 0x80));
+        // One more level of 0 groups: same length, so only the level check refuses it.
+        let mut zero = vec![bytes[0], bytes[1] + 1];
+        zero.extend_from_slice(&bytes[2..2 + levels]);
+        zero.push(0);
+        zero.extend_from_slice(&bytes[2 + levels..]);
+        assert_eq!(layout(&zero), Layout::BadLevel(levels as u64));
+        let err = from_bytes(&zero).err().expect("refused").to_string();
+        assert!(err.contains(&format!("level {levels} ")), "{err}");
+        // A level of 6 groups instead of 4 or 8 (whatever the length).
+        let mut odd = bytes.clone();
+        odd[2] = 6;
+        assert_eq!(layout(&odd), Layout::BadLevel(0));
     }
 }
