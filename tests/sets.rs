@@ -342,3 +342,76 @@ fn a_second_writer_is_refused_and_single_adds_leave_few_segments() {
     let w = SetWriter::open(&set_dir, false).unwrap();
     assert_eq!(w.set().live_docs(), 200);
 }
+
+/// The submission check's rule, in the library as `check --add` and `/v1/check` use it: a run
+/// adds its new documents in one step, none when any document of the run is an error, and a
+/// near copy (of the set or of a document earlier in the run) is never added.
+#[test]
+fn a_check_run_adds_its_new_documents_or_none() {
+    use pocketdex::check::{Committed, Status};
+    use pocketdex::Check;
+    let docs = samples();
+    let p = params(1_000_000);
+    let dir = tempfile::tempdir().unwrap();
+    let mut w = SetWriter::create(&dir.path().join("set"), builder(&p)).unwrap();
+    add_batch(&mut w, &docs[..50]);
+    let run = |w: &mut SetWriter, batch: &[(&str, &str)], unreadable: usize| {
+        let mut check = Check::new(w.set(), Some(w.builder()), 10, 0.8, false).unwrap();
+        let f = check.fingerprinter().clone();
+        let statuses: Vec<Status> = batch
+            .iter()
+            .map(|(id, text)| check.check(id, None, f.fingerprint(text)).unwrap().status)
+            .collect();
+        for _ in 0..unreadable {
+            check.note_error();
+        }
+        assert_eq!(
+            check.errors(),
+            statuses.iter().filter(|s| **s == Status::Error).count() + unreadable
+        );
+        (statuses, check.finish().commit(w).unwrap())
+    };
+    // A held id is an error: nothing of the run is added, the new document neither.
+    let (s, c) = run(
+        &mut w,
+        &[("new", &docs[60].1), (&docs[3].0, &docs[61].1)],
+        0,
+    );
+    assert_eq!(s, [Status::New, Status::Error]);
+    assert!(matches!(c, Committed::Refused { errors: 1 }), "{c:?}");
+    assert_eq!(w.set().live_docs(), 50);
+    // A document that could not be read refuses the run too.
+    let (s, c) = run(&mut w, &[("new", &docs[60].1)], 1);
+    assert_eq!(s, [Status::New]);
+    assert!(matches!(c, Committed::Refused { errors: 1 }), "{c:?}");
+    assert_eq!(w.set().live_docs(), 50);
+    // New documents go in as one segment; a copy of one in the set, or of one earlier in the
+    // run, is a near copy and stays out.
+    let segments = w.set().parts().len();
+    let (s, c) = run(
+        &mut w,
+        &[
+            ("a", &docs[60].1),
+            ("b", &docs[61].1),
+            ("copy", &docs[5].1),
+            ("again", &docs[60].1),
+        ],
+        0,
+    );
+    assert_eq!(
+        s,
+        [Status::New, Status::New, Status::NearCopy, Status::NearCopy]
+    );
+    assert!(
+        matches!(c, Committed::Added(ref ch) if ch.added == 2),
+        "{c:?}"
+    );
+    assert_eq!(w.set().live_docs(), 52);
+    assert!(w.set().find("a").unwrap().is_some() && w.set().find("again").unwrap().is_none());
+    assert!(w.set().parts().len() <= segments + 1);
+    // Nothing new: the set is unchanged.
+    let (s, c) = run(&mut w, &[("copy", &docs[5].1)], 0);
+    assert_eq!(s, [Status::NearCopy]);
+    assert!(matches!(c, Committed::Nothing), "{c:?}");
+    assert_eq!(w.set().live_docs(), 52);
+}

@@ -3,7 +3,7 @@
 use super::ingest;
 use super::util;
 use anyhow::Context;
-use pocketdex::check::Status;
+use pocketdex::check::{Committed, Status};
 use pocketdex::fingerprint::Resolution;
 use pocketdex::{Change, Check, IndexSet, Lang, Params, SetWriter, Verdict};
 use serde_json::json;
@@ -347,7 +347,7 @@ pub fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
     let f = check.fingerprinter().clone();
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
-    let (mut near_copies, mut errors) = (0usize, 0usize);
+    let mut near_copies = 0usize;
     let mut out_err: Option<std::io::Error> = None;
     let sources = pocketdex::corpus::sources(&args.docs)?;
     let summary = ingest::fingerprinted(
@@ -358,11 +358,7 @@ pub fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
         "checking",
         |d, fp| {
             let v = check.check(&d.id, d.title.as_deref(), fp)?;
-            match v.status {
-                Status::Error => errors += 1,
-                Status::NearCopy => near_copies += 1,
-                Status::New => {}
-            }
+            near_copies += (v.status == Status::NearCopy) as usize;
             if out_err.is_none() {
                 if let Err(e) = print_check(&mut out, &args, &v) {
                     out_err = Some(e);
@@ -376,7 +372,9 @@ pub fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
     }
     for s in &summary.skipped {
         eprintln!("pocketdex: {}: {}", util::printable(&s.id), s.reason);
-        errors += s.kind.is_error() as usize;
+        if s.kind.is_error() {
+            check.note_error();
+        }
         if args.json {
             writeln!(
                 out,
@@ -386,22 +384,20 @@ pub fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
         }
     }
     out.flush()?;
-    let builder = check.into_builder();
-    if let (Some(mut w), Some(b)) = (writer, builder) {
-        if errors > 0 {
-            anyhow::bail!(
+    let errors = check.errors();
+    let additions = check.finish();
+    if let Some(mut w) = writer {
+        match additions.commit(&mut w)? {
+            Committed::Refused { .. } => anyhow::bail!(
                 "nothing was added to {}: fix the errors above and check again (--replace lets a new document take a held id)",
                 args.index.display()
-            );
-        }
-        let n = b.len();
-        let change = w.add(b, args.replace)?;
-        if n > 0 {
-            eprintln!(
+            ),
+            Committed::Added(change) => eprintln!(
                 "added {}; {}",
                 plural(change.added, "document"),
                 state(&args.index, &change)
-            );
+            ),
+            Committed::Nothing => {}
         }
     }
     Ok(if errors > 0 {

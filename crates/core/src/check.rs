@@ -6,7 +6,7 @@ use crate::builder::IndexBuilder;
 use crate::error::Result;
 use crate::fingerprint::{Fingerprint, Fingerprinter};
 use crate::query::{serialize_score, QueryOptions};
-use crate::set::IndexSet;
+use crate::set::{Change, IndexSet, SetWriter};
 use crate::sketch::estimate_similarity;
 use memmap2::Mmap;
 use std::collections::HashSet;
@@ -71,6 +71,9 @@ pub struct Check<'a> {
     /// Documents of this run to be added: id and sketch.
     pending: Vec<(String, Vec<u64>)>,
     ids: HashSet<String>,
+    /// Documents of this run that are errors: verdicts of [`Status::Error`] and
+    /// [`Check::note_error`]s.
+    errors: usize,
 }
 
 impl<'a> Check<'a> {
@@ -108,6 +111,7 @@ impl<'a> Check<'a> {
             replace,
             pending: Vec::new(),
             ids: HashSet::new(),
+            errors: 0,
         })
     }
 
@@ -169,6 +173,7 @@ impl<'a> Check<'a> {
             }
         }
         let status = if message.is_some() {
+            self.errors += 1;
             Status::Error
         } else if near.is_empty() {
             Status::New
@@ -184,8 +189,64 @@ impl<'a> Check<'a> {
         })
     }
 
-    /// The builder holding the documents to add, for [`crate::SetWriter::add`].
-    pub fn into_builder(self) -> Option<IndexBuilder> {
-        self.builder
+    /// Counts a document of this run that could not be checked at all (unreadable, not text):
+    /// as with a verdict of [`Status::Error`], nothing is added.
+    pub fn note_error(&mut self) {
+        self.errors += 1;
+    }
+
+    /// Documents of this run that are errors so far.
+    pub fn errors(&self) -> usize {
+        self.errors
+    }
+
+    /// Ends the run (and its borrow of the set): what is left to add.
+    pub fn finish(self) -> Additions {
+        Additions {
+            builder: self.builder,
+            errors: self.errors,
+            replace: self.replace,
+        }
+    }
+}
+
+/// The new documents of a finished [`Check`] run, and whether they may be added.
+pub struct Additions {
+    builder: Option<IndexBuilder>,
+    errors: usize,
+    replace: bool,
+}
+
+/// What [`Additions::commit`] did.
+#[derive(Debug)]
+pub enum Committed {
+    /// The new documents are one new segment of the set.
+    Added(Change),
+    /// No document was new, or the run did not add: the set is unchanged.
+    Nothing,
+    /// Some documents were errors, so nothing was added: a corrected run adds them all, and a
+    /// script never has to find out which half of a batch went in.
+    Refused {
+        /// How many.
+        errors: usize,
+    },
+}
+
+impl Additions {
+    /// Adds the run's new documents to `writer`'s set in one step (with the `replace` the run
+    /// was made with), or nothing when any document of the run was an error.
+    ///
+    /// # Errors
+    /// As [`SetWriter::add`].
+    pub fn commit(self, writer: &mut SetWriter) -> Result<Committed> {
+        if self.errors > 0 {
+            return Ok(Committed::Refused {
+                errors: self.errors,
+            });
+        }
+        match self.builder {
+            Some(b) if !b.is_empty() => Ok(Committed::Added(writer.add(b, self.replace)?)),
+            _ => Ok(Committed::Nothing),
+        }
     }
 }

@@ -8,7 +8,7 @@ use axum::body::Bytes;
 use axum::extract::{FromRequest, Query, Request, State};
 use axum::http::{header, StatusCode};
 use axum::Json;
-use pocketdex::check::Check;
+use pocketdex::check::{Check, Committed};
 use pocketdex::{HitRecord, QueryOptions, Verdict};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -472,7 +472,7 @@ pub async fn check(
                 // processes (waited for, as `check --add --wait`).
                 let _one = app2.writing.lock().expect("not poisoned");
                 let mut writer = pocketdex::SetWriter::open(&app2.served.path, true)?;
-                let (results, builder) = {
+                let (results, additions) = {
                     let mut check = Check::new(
                         writer.set(),
                         Some(writer.builder()),
@@ -481,29 +481,26 @@ pub async fn check(
                         req.replace,
                     )?;
                     let results = run_check(&mut check, &req.documents)?;
-                    (results, check.into_builder())
+                    (results, check.finish())
                 };
-                let failed = results.iter().any(|v| v.message.is_some());
-                if failed {
-                    let results = results
-                        .into_iter()
-                        .map(|v| Verdict { added: false, ..v })
-                        .collect();
-                    let generation = writer.set().generation();
-                    return Ok((
-                        StatusCode::CONFLICT,
-                        CheckAnswer {
-                            results,
-                            added: 0,
-                            generation,
-                        },
-                    ));
-                }
-                let builder = builder.expect("adding");
-                let change = if builder.is_empty() {
-                    None
-                } else {
-                    Some(writer.add(builder, req.replace)?)
+                let change = match additions.commit(&mut writer)? {
+                    Committed::Refused { .. } => {
+                        let results = results
+                            .into_iter()
+                            .map(|v| Verdict { added: false, ..v })
+                            .collect();
+                        let generation = writer.set().generation();
+                        return Ok((
+                            StatusCode::CONFLICT,
+                            CheckAnswer {
+                                results,
+                                added: 0,
+                                generation,
+                            },
+                        ));
+                    }
+                    Committed::Added(change) => Some(change),
+                    Committed::Nothing => None,
                 };
                 drop(writer);
                 app2.served.reload_if_changed();
