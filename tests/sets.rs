@@ -202,6 +202,23 @@ fn shards_adopted_by_a_set_answer_as_one_index_and_bad_ones_change_nothing() {
     }
     let err = w.adopt(&[files[0].clone(), files[0].clone()]).unwrap_err();
     assert!(err.to_string().contains("given twice"), "{err}");
+    // Writing the second segment fails (its name is taken by a directory): the first one,
+    // already written, is removed with the error, and the set is unchanged.
+    let listing = |d: &std::path::Path| {
+        let mut l: Vec<String> = std::fs::read_dir(d)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        l.sort();
+        l
+    };
+    let before = listing(&set_dir);
+    let blocker = set_dir.join("seg-00000002.pdx");
+    std::fs::create_dir_all(blocker.join("x")).unwrap();
+    assert!(w.adopt(&files).is_err());
+    std::fs::remove_dir_all(&blocker).unwrap();
+    assert_eq!(listing(&set_dir), before);
+    assert_eq!(w.set().live_docs(), 0);
     let change = w.adopt(&files).unwrap();
     assert_eq!(
         (change.added, change.live_docs),

@@ -762,11 +762,21 @@ impl SetWriter {
             verified.push(index);
         }
         let mut m = self.manifest.clone();
+        let held = m.segments.len();
         for index in &verified {
             // The mapped bytes verified above (segment files are replaced by rename, never
             // changed in place).
-            let entry = self.write_segment(&mut m, |out| Ok(out.write_all(index.bytes())?))?;
-            m.segments.push(entry);
+            match self.write_segment(&mut m, |out| Ok(out.write_all(index.bytes())?)) {
+                Ok(entry) => m.segments.push(entry),
+                Err(e) => {
+                    // No manifest names the segments written so far: a failed adopt leaves the
+                    // directory as it found it, not for the next writer to clean up.
+                    for s in &m.segments[held..] {
+                        let _ = std::fs::remove_file(self.dir.join(&s.file));
+                    }
+                    return Err(e);
+                }
+            }
         }
         if !files.is_empty() {
             self.commit(m)?;
