@@ -56,6 +56,10 @@ use std::time::Instant;
 /// "spanning" in JSON): m near-identical documents would otherwise cost up to m(m − 1)/2
 /// lines. The groups, and every document's best score, are the same either way.
 ///
+/// Memory: every document's features are held (see the README's "At scale"). minhash and
+/// trials spill the values they count pairs with to temporary files in TMPDIR (12 bytes per
+/// value: 3 GB for minhash at 2 million documents) once there are more than 4 million.
+///
 /// Exit status: 0 when some group was found, 1 when none, 2 on error.
 ///
 /// With --json, JSON Lines: one {"type": "group", "group", "size", "members": [ids], "pairs":

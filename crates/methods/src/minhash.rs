@@ -69,7 +69,7 @@ impl Method for Minhash {
                 sketch: &d.sketch,
             })
             .collect();
-        Ok(find(&docs, o.permutations, t, o.verify).into())
+        Ok(find(&docs, o.permutations, t, o.verify)?.into())
     }
 
     fn scorer<'a>(&self, docs: &Docs<'a>, _: &'a Options) -> Result<Scorer<'a>> {
@@ -134,24 +134,19 @@ pub(crate) struct Doc<'a> {
 /// reaches `t` less three standard errors, and each is kept when its exact Jaccard reaches `t`
 /// (score = exact Jaccard); without, pairs whose estimate reaches `t` (score = estimate). Returns
 /// the pairs (indices into `docs`) and the number of candidates.
-pub(crate) fn find(docs: &[Doc<'_>], p: usize, t: f64, verify: bool) -> (Vec<Pair>, u64) {
+pub(crate) fn find(docs: &[Doc<'_>], p: usize, t: f64, verify: bool) -> Result<(Vec<Pair>, u64)> {
     let slack = if verify {
         3.0 * standard_error(t, p)
     } else {
         0.0
     };
     let min_count = (((t - slack) * p as f64) - 1e-9).ceil().max(1.0) as u32;
-    let values: Vec<Vec<u64>> = docs
-        .iter()
-        .map(|d| {
-            d.sketch
-                .iter()
-                .enumerate()
-                .map(|(j, &v)| hash::derived(v, j as u32))
-                .collect()
-        })
-        .collect();
-    let (shared, _) = count_shared(&values, min_count);
+    // A sketch value tagged with its permutation, computed per pass rather than held.
+    let values = |d: u32, out: &mut Vec<u64>| {
+        let sketch = docs[d as usize].sketch.iter().enumerate();
+        out.extend(sketch.map(|(j, &v)| hash::derived(v, j as u32)));
+    };
+    let (shared, _) = count_shared(docs.len(), values, min_count)?;
     let candidates = shared.len() as u64;
     let pairs = shared
         .into_iter()
@@ -177,7 +172,7 @@ pub(crate) fn find(docs: &[Doc<'_>], p: usize, t: f64, verify: bool) -> (Vec<Pai
             })
         })
         .collect();
-    (pairs, candidates)
+    Ok((pairs, candidates))
 }
 
 /// Exact Jaccard of two shingle sets (re-exported for symmetry with the other methods).

@@ -5,9 +5,16 @@
 //! The pairs are counted per first document, in parallel: document `a` walks the lists of its
 //! values and counts the later documents `b` it meets, in a dense counter array. That gives the
 //! same counts as generating and sorting all pairs, without holding them all in memory. The work
-//! is the number of generated pairs: Σ over values of (list length)²/2.
+//! is the number of generated pairs: Σ over values of (list length)²/2. The lists are found by
+//! sorting (value, document) entries; beyond 4 million entries they are spilled to temporary
+//! files by range of values and sorted one range at a time, and values are computed by the
+//! caller on demand, never held for the whole collection.
 
+use pocketdex::error::{Error, Result};
 use rayon::prelude::*;
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::sync::Mutex;
 
 /// A pair of documents and the number of values they share.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -20,57 +27,119 @@ pub struct Shared {
     pub count: u32,
 }
 
-/// Every pair of documents that shares at least `min_count` values. `values[d]` holds document
-/// d's values, each at most once (tag values with their position, e.g. the permutation number,
-/// when equal values at different positions must not match). Returns the pairs sorted by (a, b),
-/// and the number of (document, document) pairs generated.
-pub fn count_shared(values: &[Vec<u64>], min_count: u32) -> (Vec<Shared>, u64) {
-    let n = values.len();
-    let mut entries: Vec<(u64, u32)> = values
-        .iter()
-        .enumerate()
-        .flat_map(|(d, v)| v.iter().map(move |&x| (x, d as u32)))
-        .collect();
-    entries.par_sort_unstable();
-    // Lists of two or more documents, as (start, end) into `docs`; and each document's lists.
-    let mut docs: Vec<u32> = Vec::new();
-    let mut lists: Vec<(u32, u32)> = Vec::new();
-    let mut i = 0;
-    while i < entries.len() {
-        let mut j = i + 1;
-        while j < entries.len() && entries[j].0 == entries[i].0 {
-            j += 1;
-        }
-        if j - i >= 2 {
-            let start = docs.len();
-            for e in &entries[i..j] {
-                // A value repeated inside one document counts once.
-                if docs.len() == start || docs[docs.len() - 1] != e.1 {
-                    docs.push(e.1);
+/// Entries (value, document) sorted at once, at most: 16 bytes each, 64 MiB. More are spilled
+/// in one pass to temporary files, one per range of values, and each range is read back, sorted
+/// and listed in turn, so a collection's pairs are counted in memory that does not grow with its
+/// number of values (minhash at 2 million documents has 256 million), at the cost of writing and
+/// reading each once (12 bytes per value).
+const PASS_ENTRIES: usize = 1 << 22;
+
+/// Bytes of one spilled entry: the value and the document, little-endian.
+const ENTRY_BYTES: usize = 12;
+
+/// Documents whose values are spilled together (one rayon task).
+const SPILL_CHUNK: usize = 4096;
+
+/// Every pair of `n` documents that shares at least `min_count` values. `values(d, out)` pushes
+/// document d's values onto `out` (tag values with their position, e.g. the permutation number,
+/// when equal values at different positions must not match; a value repeated in one document
+/// counts once). Returns the pairs sorted by (a, b), and the number of (document, document)
+/// pairs generated.
+///
+/// # Errors
+/// When the values are too many for memory and cannot be spilled to the temporary directory
+/// (`TMPDIR`): it is not writable, or too small (12 bytes per value).
+pub fn count_shared<F>(n: usize, values: F, min_count: u32) -> Result<(Vec<Shared>, u64)>
+where
+    F: Fn(u32, &mut Vec<u64>) + Sync,
+{
+    count_shared_in(n, &values, min_count, PASS_ENTRIES)
+}
+
+fn count_shared_in<F>(
+    n: usize,
+    values: &F,
+    min_count: u32,
+    pass_entries: usize,
+) -> Result<(Vec<Shared>, u64)>
+where
+    F: Fn(u32, &mut Vec<u64>) + Sync,
+{
+    let total: usize = (0..n as u32)
+        .into_par_iter()
+        .map_init(Vec::new, |buf, d| {
+            buf.clear();
+            values(d, buf);
+            buf.len()
+        })
+        .sum();
+    let mut lists = Lists::default();
+    if total <= pass_entries {
+        let mut entries: Vec<(u64, u32)> = (0..n as u32)
+            .into_par_iter()
+            .map_init(Vec::new, |buf, d| {
+                buf.clear();
+                values(d, buf);
+                buf.iter().map(|&x| (x, d)).collect::<Vec<_>>()
+            })
+            .flatten_iter()
+            .collect();
+        lists.add(&mut entries);
+    } else {
+        // 2^bits ranges of values, by their top bits: hash values spread evenly over them.
+        let bits = total
+            .div_ceil(pass_entries)
+            .next_power_of_two()
+            .trailing_zeros();
+        let spill = Spill::new(bits)?;
+        (0..n)
+            .into_par_iter()
+            .step_by(SPILL_CHUNK)
+            .try_for_each(|first| {
+                let mut buf = Vec::new();
+                let mut out = vec![Vec::new(); 1 << bits];
+                for d in first..(first + SPILL_CHUNK).min(n) {
+                    buf.clear();
+                    values(d as u32, &mut buf);
+                    for &x in &buf {
+                        let range = &mut out[(x >> (64 - bits)) as usize];
+                        range.extend_from_slice(&x.to_le_bytes());
+                        range.extend_from_slice(&(d as u32).to_le_bytes());
+                    }
                 }
-            }
-            if docs.len() - start >= 2 {
-                lists.push((start as u32, docs.len() as u32));
-            } else {
-                docs.truncate(start);
-            }
+                spill.write(&out)
+            })?;
+        for range in 0..1usize << bits {
+            let mut entries = spill.read(range)?;
+            lists.add(&mut entries);
         }
-        i = j;
     }
-    drop(entries);
-    let mut of_doc: Vec<Vec<u32>> = vec![Vec::new(); n];
+    let Lists { docs, lists } = lists;
+    // Each document's lists, flat: those of document d are `of_doc[at[d]..at[d + 1]]`.
+    let mut at = vec![0u32; n + 1];
+    for &d in &docs {
+        at[d as usize + 1] += 1;
+    }
+    for d in 0..n {
+        at[d + 1] += at[d];
+    }
+    let mut of_doc = vec![0u32; docs.len()];
+    let mut next = at.clone();
     for (l, &(s, e)) in lists.iter().enumerate() {
         for &d in &docs[s as usize..e as usize] {
-            of_doc[d as usize].push(l as u32);
+            of_doc[next[d as usize] as usize] = l as u32;
+            next[d as usize] += 1;
         }
     }
+    drop(next);
     let results: Vec<(Vec<Shared>, u64)> = (0..n as u32)
         .into_par_iter()
         .map_init(
             || (vec![0u32; n], Vec::<u32>::new()),
             |(count, touched), a| {
                 let mut generated = 0u64;
-                for &l in &of_doc[a as usize] {
+                let mine = &of_doc[at[a as usize] as usize..at[a as usize + 1] as usize];
+                for &l in mine {
                     let (s, e) = lists[l as usize];
                     let list = &docs[s as usize..e as usize];
                     let after = list.partition_point(|&d| d <= a);
@@ -96,12 +165,125 @@ pub fn count_shared(values: &[Vec<u64>], min_count: u32) -> (Vec<Shared>, u64) {
         )
         .collect();
     let generated = results.iter().map(|r| r.1).sum();
-    (results.into_iter().flat_map(|r| r.0).collect(), generated)
+    Ok((results.into_iter().flat_map(|r| r.0).collect(), generated))
+}
+
+/// Lists of two or more documents that share a value, as (start, end) into `docs`.
+#[derive(Default)]
+struct Lists {
+    docs: Vec<u32>,
+    lists: Vec<(u32, u32)>,
+}
+
+impl Lists {
+    /// Sorts `entries` (a whole range of values) and adds the lists of their values.
+    fn add(&mut self, entries: &mut [(u64, u32)]) {
+        entries.par_sort_unstable();
+        let index = |i: usize| u32::try_from(i).expect("fewer than 2^32 shared values");
+        let docs = &mut self.docs;
+        let mut i = 0;
+        while i < entries.len() {
+            let mut j = i + 1;
+            while j < entries.len() && entries[j].0 == entries[i].0 {
+                j += 1;
+            }
+            if j - i >= 2 {
+                let start = docs.len();
+                for e in &entries[i..j] {
+                    // A value repeated inside one document counts once.
+                    if docs.len() == start || docs[docs.len() - 1] != e.1 {
+                        docs.push(e.1);
+                    }
+                }
+                if docs.len() - start >= 2 {
+                    self.lists.push((index(start), index(docs.len())));
+                } else {
+                    docs.truncate(start);
+                }
+            }
+            i = j;
+        }
+    }
+}
+
+/// Entries spilled to one temporary file per range of values (removed when dropped).
+struct Spill {
+    dir: tempfile::TempDir,
+    files: Vec<Mutex<BufWriter<File>>>,
+}
+
+impl Spill {
+    fn new(bits: u32) -> Result<Spill> {
+        let dir = tempfile::Builder::new()
+            .prefix("pocketdex-pairs-")
+            .tempdir()
+            .map_err(|e| Error::io(std::env::temp_dir(), e))?;
+        let files = (0..1usize << bits)
+            .map(|r| {
+                let path = dir.path().join(format!("{r}"));
+                let f = File::create(&path).map_err(|e| Error::io(&path, e))?;
+                Ok(Mutex::new(BufWriter::with_capacity(1 << 16, f)))
+            })
+            .collect::<Result<_>>()?;
+        Ok(Spill { dir, files })
+    }
+
+    /// Appends each range's encoded entries to its file.
+    fn write(&self, ranges: &[Vec<u8>]) -> Result<()> {
+        for (r, bytes) in ranges.iter().enumerate().filter(|(_, b)| !b.is_empty()) {
+            let mut f = self.files[r].lock().expect("no writer panicked");
+            f.write_all(bytes)
+                .map_err(|e| Error::io(self.dir.path().join(format!("{r}")), e))?;
+        }
+        Ok(())
+    }
+
+    /// Range `r`'s entries, read back whole.
+    fn read(&self, r: usize) -> Result<Vec<(u64, u32)>> {
+        let path = self.dir.path().join(format!("{r}"));
+        let mut f = self.files[r].lock().expect("no writer panicked");
+        f.flush().map_err(|e| Error::io(&path, e))?;
+        let bytes = std::fs::read(&path).map_err(|e| Error::io(&path, e))?;
+        // The file is not needed again: its disk space goes back before the next range.
+        let _ = std::fs::remove_file(&path);
+        Ok(bytes
+            .chunks_exact(ENTRY_BYTES)
+            .map(|e| {
+                let x = u64::from_le_bytes(e[..8].try_into().expect("8 bytes"));
+                (x, u32::from_le_bytes(e[8..].try_into().expect("4 bytes")))
+            })
+            .collect())
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The counts of every pair, by comparing every two documents.
+    fn brute_force(values: &[Vec<u64>], min_count: u32) -> Vec<Shared> {
+        let mut want = Vec::new();
+        for a in 0..values.len() {
+            for b in a + 1..values.len() {
+                let mut va = values[a].clone();
+                va.sort_unstable();
+                va.dedup();
+                let c = va.iter().filter(|x| values[b].contains(x)).count() as u32;
+                if c >= min_count.max(1) {
+                    want.push(Shared {
+                        a: a as u32,
+                        b: b as u32,
+                        count: c,
+                    });
+                }
+            }
+        }
+        want
+    }
+
+    fn from(values: &[Vec<u64>]) -> impl Fn(u32, &mut Vec<u64>) + Sync + '_ {
+        |d, out| out.extend_from_slice(&values[d as usize])
+    }
 
     #[test]
     fn counts_match_brute_force() {
@@ -112,22 +294,43 @@ mod tests {
             vec![1, 2, 3, 4],
             vec![4, 8],
         ];
-        let (got, _) = count_shared(&values, 1);
-        let mut want = Vec::new();
-        for a in 0..values.len() {
-            for b in a + 1..values.len() {
-                let c = values[a].iter().filter(|x| values[b].contains(x)).count() as u32;
-                if c > 0 {
-                    want.push(Shared {
-                        a: a as u32,
-                        b: b as u32,
-                        count: c,
-                    });
-                }
+        let (got, _) = count_shared(values.len(), from(&values), 1).unwrap();
+        assert_eq!(got, brute_force(&values, 1));
+        let (got, _) = count_shared(values.len(), from(&values), 3).unwrap();
+        assert_eq!(got.len(), 3);
+        assert_eq!(got, brute_force(&values, 3));
+    }
+
+    /// Spilled to disk in ranges of values (as a large collection is), the pairs, their counts
+    /// and the pairs generated are those of one sort in memory and of brute force.
+    #[test]
+    fn passes_count_as_one() {
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        // Values from a small pool spread over the whole 64-bit range, so lists are long and
+        // every pass has some; a few values repeated inside a document.
+        let pool: Vec<u64> = (0..60).map(|_| next()).collect();
+        let values: Vec<Vec<u64>> = (0..80)
+            .map(|_| {
+                (0..1 + next() % 12)
+                    .map(|_| pool[(next() % pool.len() as u64) as usize])
+                    .collect()
+            })
+            .collect();
+        for min_count in [1, 2, 3] {
+            let want = brute_force(&values, min_count);
+            let one = count_shared_in(values.len(), &from(&values), min_count, usize::MAX).unwrap();
+            assert_eq!(one.0, want);
+            for pass_entries in [1, 7, 100] {
+                let many =
+                    count_shared_in(values.len(), &from(&values), min_count, pass_entries).unwrap();
+                assert_eq!(many, one, "{pass_entries} entries per pass");
             }
         }
-        assert_eq!(got, want);
-        let (got, _) = count_shared(&values, 3);
-        assert_eq!(got.len(), 3);
     }
 }

@@ -70,7 +70,7 @@ impl Method for Trials {
                 signature: &d.signature,
             })
             .collect();
-        Ok(find(&docs, &o.trial_params(), t, o.verify).into())
+        Ok(find(&docs, &o.trial_params(), t, o.verify)?.into())
     }
 
     fn scorer<'a>(&self, docs: &Docs<'a>, _: &'a Options) -> Result<Scorer<'a>> {
@@ -176,18 +176,13 @@ pub(crate) fn find(
     params: &TrialParams,
     t: f64,
     verify: bool,
-) -> (Vec<Pair>, u64) {
-    let values: Vec<Vec<u64>> = docs
-        .iter()
-        .map(|d| {
-            d.signature
-                .iter()
-                .enumerate()
-                .map(|(r, &v)| hash::derived(v, r as u32))
-                .collect()
-        })
-        .collect();
-    let (shared, _) = count_shared(&values, params.agree.max(1) as u32);
+) -> Result<(Vec<Pair>, u64)> {
+    // A trial's value tagged with its number, computed per pass rather than held.
+    let values = |d: u32, out: &mut Vec<u64>| {
+        let signature = docs[d as usize].signature.iter().enumerate();
+        out.extend(signature.map(|(r, &v)| hash::derived(v, r as u32)));
+    };
+    let (shared, _) = count_shared(docs.len(), values, params.agree.max(1) as u32)?;
     let candidates = shared.len() as u64;
     let pairs = shared
         .into_iter()
@@ -211,7 +206,7 @@ pub(crate) fn find(
             })
         })
         .collect();
-    (pairs, candidates)
+    Ok((pairs, candidates))
 }
 
 #[cfg(test)]
