@@ -147,28 +147,77 @@ pub struct DocFreq {
     docs: usize,
 }
 
+/// Documents whose terms are sorted together when counting document frequencies: what
+/// [`DocFreq`] holds besides its table.
+const DF_CHUNK: usize = 1 << 16;
+
 impl DocFreq {
     /// Counts in how many of the vectors each term occurs; `docs` is N, the collection size
     /// (documents without any content word count in N, as in the oracle).
     pub fn new<'a>(vectors: impl IntoIterator<Item = &'a TermVector>, docs: usize) -> Self {
-        let mut count = 0;
-        let mut all: Vec<u64> = vectors
-            .into_iter()
-            .inspect(|_| count += 1)
-            .flat_map(|v| v.terms.iter().map(|&(h, _)| h))
-            .collect();
-        all.par_sort_unstable();
-        let mut df: Vec<(u64, u32)> = Vec::new();
-        for h in all {
-            match df.last_mut() {
-                Some((last, c)) if *last == h => *c += 1,
-                _ => df.push((h, 1)),
+        let mut df = DocFreq {
+            df: Vec::new(),
+            docs: 0,
+        };
+        let mut chunk: Vec<u64> = Vec::new();
+        let mut in_chunk = 0;
+        for v in vectors {
+            chunk.extend(v.terms.iter().map(|&(h, _)| h));
+            in_chunk += 1;
+            if in_chunk == DF_CHUNK {
+                df.add(std::mem::take(&mut chunk), in_chunk);
+                in_chunk = 0;
             }
         }
-        DocFreq {
-            df,
-            docs: docs.max(count),
+        df.add(chunk, in_chunk);
+        df.docs = docs.max(df.docs);
+        df
+    }
+
+    /// [`DocFreq::new`] for `docs` documents whose distinct terms `terms_of(d)` gives (any order;
+    /// none for a document without content words), a chunk of documents at a time in parallel:
+    /// no more than one chunk's terms are held at once.
+    pub fn from_docs(docs: usize, terms_of: impl Fn(usize) -> Vec<u64> + Sync) -> Self {
+        let mut df = DocFreq {
+            df: Vec::new(),
+            docs: 0,
+        };
+        for first in (0..docs).step_by(DF_CHUNK) {
+            let end = (first + DF_CHUNK).min(docs);
+            let chunk: Vec<u64> = (first..end)
+                .into_par_iter()
+                .flat_map_iter(&terms_of)
+                .collect();
+            df.add(chunk, end - first);
         }
+        df
+    }
+
+    /// Adds the terms of `docs` more documents (each term once per document).
+    fn add(&mut self, mut terms: Vec<u64>, docs: usize) {
+        terms.par_sort_unstable();
+        let counted = add_up_runs(terms.into_iter().map(|h| (h, 1)));
+        let old = std::mem::take(&mut self.df);
+        let mut merged = Vec::with_capacity(old.len() + counted.len());
+        let (mut a, mut b) = (old.into_iter().peekable(), counted.into_iter().peekable());
+        loop {
+            let next = match (a.peek(), b.peek()) {
+                (Some(x), Some(y)) if x.0 == y.0 => {
+                    let n = x.1 + y.1;
+                    let h = x.0;
+                    a.next();
+                    b.next();
+                    (h, n)
+                }
+                (Some(x), Some(y)) if x.0 < y.0 => a.next().expect("peeked"),
+                (Some(_), Some(_)) | (None, Some(_)) => b.next().expect("peeked"),
+                (Some(_), None) => a.next().expect("peeked"),
+                (None, None) => break,
+            };
+            merged.push(next);
+        }
+        self.df = merged;
+        self.docs += docs;
     }
 
     /// The [`idf`] of a term (of a term the collection does not hold: as if in one document).
@@ -183,24 +232,40 @@ impl DocFreq {
 
     /// The L2-normalised tf-idf vector of a document: weight tf · ln(N/df). A term that is in
     /// every document weighs 0 and is left out. The [`dot`] of two of them is their
-    /// [`tfidf_cosine`] up to float rounding.
+    /// [`tfidf_cosine`] up to float rounding, and exactly their [`DocFreq::cosine`].
     pub fn weights(&self, v: &TermVector) -> Vec<(u64, f64)> {
-        let mut w: Vec<(u64, f64)> = v
-            .terms
+        let norm = self.norm(v);
+        v.terms
             .iter()
             .filter_map(|&(h, tf)| {
                 let x = tf as f64 * self.idf(h);
-                (x > 0.0).then_some((h, x))
+                (x > 0.0).then_some((h, if norm > 0.0 { x / norm } else { x }))
             })
-            .collect();
-        // The weights left out are 0: this is the document's `tfidf_norm`.
-        let norm = norm(w.iter().map(|&(_, x)| x));
-        if norm > 0.0 {
-            for (_, x) in &mut w {
-                *x /= norm;
+            .collect()
+    }
+
+    /// The L2 norm of a document's tf-idf vector (over its weights above 0, in term order).
+    pub fn norm(&self, v: &TermVector) -> f64 {
+        norm(v.terms.iter().filter_map(|&(h, tf)| {
+            let x = tf as f64 * self.idf(h);
+            (x > 0.0).then_some(x)
+        }))
+    }
+
+    /// The [`dot`] of the two documents' [`DocFreq::weights`], to the last bit, from their term
+    /// vectors and [`DocFreq::norm`]s: the weights of the terms they share only, so that a
+    /// collection's pairs are verified without holding every document's weights.
+    pub fn cosine(&self, a: &TermVector, norm_a: f64, b: &TermVector, norm_b: f64) -> f64 {
+        let dot = merge_dot(&a.terms, &b.terms, |h, x, y| {
+            let w = self.idf(h);
+            let (x, y) = (x as f64 * w, y as f64 * w);
+            if x > 0.0 && y > 0.0 {
+                (x / norm_a) * (y / norm_b)
+            } else {
+                0.0
             }
-        }
-        w
+        });
+        dot.min(1.0)
     }
 }
 
@@ -261,6 +326,47 @@ mod tests {
         let (na, nb) = (tfidf_norm(a.terms(), idf), tfidf_norm(b.terms(), idf));
         assert!((tfidf_cosine(a.terms(), b.terms(), idf, na, nb) - want).abs() < 1e-12);
         assert_eq!(tfidf_cosine(a.terms(), c.terms(), idf, na, 0.0), 0.0);
+    }
+
+    /// Counted a chunk at a time (more than one chunk here), in order or in parallel, document
+    /// frequencies are those of counting every term at once; the cosine made from two term
+    /// vectors and their norms is the dot of their weights to the last bit.
+    #[test]
+    fn document_frequencies_in_chunks_and_cosines_from_norms() {
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move |n: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % n
+        };
+        let docs = DF_CHUNK + DF_CHUNK / 2 + 3;
+        let vectors: Vec<TermVector> = (0..docs)
+            .map(|_| {
+                let len = next(4);
+                TermVector::from_counts((0..len).map(|_| (next(500), 1 + next(3) as u32)))
+            })
+            .collect();
+        let mut all: Vec<u64> = vectors
+            .iter()
+            .flat_map(|v| v.terms.iter().map(|t| t.0))
+            .collect();
+        all.sort_unstable();
+        let want = add_up_runs(all.into_iter().map(|h| (h, 1)));
+        let df = DocFreq::new(&vectors, docs);
+        assert_eq!((df.df.as_slice(), df.docs), (want.as_slice(), docs));
+        let par = DocFreq::from_docs(docs, |d| vectors[d].terms.iter().map(|t| t.0).collect());
+        assert_eq!((par.df, par.docs), (df.df.clone(), df.docs));
+        let mut shared = 0;
+        for a in &vectors[..300] {
+            for b in &vectors[..300] {
+                let dot = dot(&df.weights(a), &df.weights(b));
+                let cos = df.cosine(a, df.norm(a), b, df.norm(b));
+                assert_eq!(cos.to_bits(), dot.to_bits(), "{a:?} {b:?}");
+                shared += (dot > 0.0) as usize;
+            }
+        }
+        assert!(shared > 500, "{shared} pairs share a term");
     }
 
     #[test]

@@ -6,7 +6,7 @@
 //! the evaluation oracle.
 
 use super::compare::Comparison;
-use super::cosine::{dot, DocFreq, TermVector};
+use super::cosine::{DocFreq, TermVector};
 use super::{Described, Describer, Docs, Evidence, Found, Info, Method, Options, Pair, Scorer};
 use pocketdex::error::Result;
 use pocketdex::fingerprint::{Fingerprint, Material, Weighed};
@@ -100,16 +100,16 @@ pub(crate) struct Doc<'a> {
     pub kept: &'a Kept,
 }
 
-/// All pairs the index finds. `weights[d]` is document d's L2-normalised tf-idf vector (over the
-/// whole collection, copies included; empty when not verifying). With `verify`: candidates with estimate ≥ t − [`SLACK`], kept when the tf-idf cosine reaches
-/// `t`; without: pairs with estimate ≥ t, score = estimate. Returns the pairs and the candidates.
+/// All pairs the index finds. With `tfidf` (the collection's tf-idf, for verifying):
+/// candidates with estimate ≥ t − [`SLACK`], kept when the tf-idf cosine reaches `t`; without:
+/// pairs with estimate ≥ t, score = estimate. Returns the pairs and the candidates.
 pub(crate) fn find(
     docs: &[Doc<'_>],
     lang: Lang,
-    weights: &[Vec<(u64, f64)>],
+    tfidf: Option<&TfIdf>,
     t: f64,
-    verify: bool,
 ) -> Result<(Vec<Pair>, u64)> {
+    let verify = tfidf.is_some();
     if docs.len() < 2 {
         return Ok((Vec::new(), 0));
     }
@@ -160,20 +160,24 @@ pub(crate) fn find(
     estimated.sort_unstable_by(|p, q| (p.0, p.1).cmp(&(q.0, q.1)).then(q.2.cmp(&p.2)));
     estimated.dedup_by_key(|p| (p.0, p.1));
     let candidates = estimated.len() as u64;
+    // Sorted by (a, b): each run of one first document makes its term vector once.
     let pairs = estimated
-        .into_par_iter()
-        .filter_map(|(a, b, groups, est)| {
-            let score = if verify {
-                dot(&weights[a as usize], &weights[b as usize])
-            } else {
-                est
-            };
-            (score + 1e-9 >= t).then_some(Pair {
-                a,
-                b,
-                score,
-                estimate: Some(est),
-                evidence: Evidence::Codes { groups },
+        .par_chunk_by(|p, q| p.0 == q.0)
+        .flat_map_iter(|run| {
+            let a = run[0].0;
+            let tf_a = tfidf.map(|_| docs[a as usize].kept.tf());
+            run.iter().filter_map(move |&(_, b, groups, est)| {
+                let score = match (tfidf, &tf_a) {
+                    (Some(w), Some(tf_a)) => w.cosine(tf_a, a, &docs[b as usize].kept.tf(), b),
+                    _ => est,
+                };
+                (score + 1e-9 >= t).then_some(Pair {
+                    a,
+                    b,
+                    score,
+                    estimate: Some(est),
+                    evidence: Evidence::Codes { groups },
+                })
             })
         })
         .collect();
@@ -220,24 +224,34 @@ impl Method for Fuzzy {
     }
 
     fn find(&self, docs: &Docs<'_>, o: &Options, t: f64) -> Result<Found> {
-        let weights = if o.verify {
-            weights(docs, docs.reps())?
+        let tfidf = if o.verify {
+            Some(TfIdf::new(docs, docs.reps())?)
         } else {
-            Vec::new()
+            None
         };
         let kept: Vec<Doc<'_>> = docs
             .reps_as::<Kept>()?
             .into_iter()
             .map(|kept| Doc { kept })
             .collect();
-        Ok(find(&kept, o.lang, &weights, t, o.verify)?.into())
+        Ok(find(&kept, o.lang, tfidf.as_ref(), t)?.into())
     }
 
     fn scorer<'a>(&self, docs: &Docs<'a>, _: &'a Options) -> Result<Scorer<'a>> {
         let every: Vec<u32> = (0..docs.len() as u32).collect();
-        let weights = weights(docs, &every)?;
+        let tfidf = TfIdf::new(docs, &every)?;
+        // Every pair: each document's term vector made once.
+        let tf: Vec<Option<TermVector>> = docs
+            .all::<Kept>()?
+            .par_iter()
+            .map(|k| k.map(Kept::tf))
+            .collect();
         Ok(Box::new(move |a, b| {
-            Some(dot(&weights[a as usize], &weights[b as usize]))
+            let (a, b) = (a as usize, b as usize);
+            let (Some(ta), Some(tb)) = (&tf[a], &tf[b]) else {
+                return Some(0.0);
+            };
+            Some(tfidf.cosine(ta, a as u32, tb, b as u32))
         }))
     }
 
@@ -248,22 +262,36 @@ impl Method for Fuzzy {
     }
 }
 
-/// The L2-normalised tf-idf vectors of the documents `which` (empty for one set aside); the
-/// document frequencies count every document, copies too, as the collection has them.
-fn weights(docs: &Docs<'_>, which: &[u32]) -> Result<Vec<Vec<(u64, f64)>>> {
-    let tf: Vec<Option<TermVector>> = docs
-        .all::<Kept>()?
-        .par_iter()
-        .map(|k| k.map(Kept::tf))
-        .collect();
-    let df = DocFreq::new(tf.iter().flatten(), docs.len());
-    Ok(which
-        .par_iter()
-        .map(|&d| {
-            tf[d as usize]
-                .as_ref()
-                .map(|v| df.weights(v))
-                .unwrap_or_default()
-        })
-        .collect())
+/// The collection's tf-idf as verifying needs it: document frequencies (every document, copies
+/// too, as the collection has them) and the tf-idf norm of each document compared. A pair's
+/// cosine is made from the two documents' terms when it is verified, so the collection's
+/// weight vectors are never held at once (at 2 million documents they took 3 GB, and their
+/// term vectors 3 GB more).
+pub(crate) struct TfIdf {
+    df: DocFreq,
+    /// Per document of `which` (by position): its tf-idf norm (0 for one set aside).
+    norms: Vec<f64>,
+}
+
+impl TfIdf {
+    fn new(docs: &Docs<'_>, which: &[u32]) -> Result<TfIdf> {
+        let all = docs.all::<Kept>()?;
+        let df = DocFreq::from_docs(docs.len(), |d| {
+            all[d].map_or_else(Vec::new, |k| {
+                k.tf().terms().iter().map(|&(h, _)| h).collect()
+            })
+        });
+        let norms = which
+            .par_iter()
+            .map(|&d| all[d as usize].map_or(0.0, |k| df.norm(&k.tf())))
+            .collect();
+        Ok(TfIdf { df, norms })
+    }
+
+    /// The tf-idf cosine of documents `a` and `b` (positions in `which`) from their term
+    /// vectors, exactly the dot of their normalised weight vectors.
+    fn cosine(&self, tf_a: &TermVector, a: u32, tf_b: &TermVector, b: u32) -> f64 {
+        let (na, nb) = (self.norms[a as usize], self.norms[b as usize]);
+        self.df.cosine(tf_a, na, tf_b, nb)
+    }
 }
