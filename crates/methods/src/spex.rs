@@ -4,7 +4,9 @@
 //! the collection cannot be shared, so it cannot change any pair's score: spex keeps only chunks
 //! that occur more than once, found by iterative hashing. Pass k hashes the k-word windows into
 //! a table of two bits per slot (seen, seen again); a (k+1)-word window can only repeat if
-//! both k-word windows inside it did, so pass k + 1 looks only at those. The table is lossy
+//! both k-word windows inside it did, so pass k + 1 looks only at those. Between passes a
+//! document keeps one bit per window (candidate or not), and a pass recomputes a candidate's
+//! hash from its k words: no per-word hashes are held for the collection. The table is lossy
 //! (two windows may share a slot), which only keeps a few extra chunks: never loses one. The
 //! kept chunks are then counted exactly, those in a single document dropped, and the S3 pairs
 //! found by the inverted-index join of [`join`](super::join).
@@ -17,8 +19,8 @@
 
 use super::compare::Comparison;
 use super::join::{index_sets, self_join, Measure};
-use super::shingles::{shingle_hash, shingles, step, word_hash};
-use super::{Described, Describer, Docs, Found, Info, Method, Options, Pair, Scorer, SHINGLE_SEED};
+use super::shingles::{shingle_hash, shingles, word_hash};
+use super::{Described, Describer, Docs, Found, Info, Method, Options, Pair, Scorer};
 use pocketdex::error::Result;
 use pocketdex::text;
 use rayon::prelude::*;
@@ -184,45 +186,89 @@ impl Table {
     }
 }
 
-/// Per-document state between passes: the hashes of the current windows and which of them are
-/// candidates.
-struct State<'a> {
-    words: &'a [u64],
-    windows: Vec<u64>,
-    candidate: Vec<bool>,
+/// The positions of the set bits of one word, in increasing order.
+fn bits(mut w: u64) -> impl Iterator<Item = usize> {
+    std::iter::from_fn(move || {
+        (w != 0).then(|| {
+            let i = w.trailing_zeros() as usize;
+            w &= w - 1;
+            i
+        })
+    })
+}
+
+/// The positions of the set bits of a bit set, in increasing order.
+fn ones(set: &[u64]) -> impl Iterator<Item = usize> + '_ {
+    set.iter()
+        .enumerate()
+        .flat_map(|(j, &w)| bits(w).map(move |i| j * 64 + i))
+}
+
+/// The hashes of the `k`-word windows of `words` at the set bits of `set` (window `base` + bit),
+/// in `buf`. Computing a bit-set word's hashes before touching the table lets the table's cache
+/// misses overlap.
+fn window_hashes<'b>(
+    words: &[u64],
+    base: usize,
+    set: u64,
+    k: usize,
+    buf: &'b mut [u64; 64],
+) -> &'b [u64] {
+    let mut n = 0;
+    for i in bits(set) {
+        buf[n] = shingle_hash(&words[base + i..base + i + k]);
+        n += 1;
+    }
+    &buf[..n]
 }
 
 /// Selects the chunks of `chunk` words that occur more than once in the collection, by
 /// iterative hashing (see the module docs). `docs[d]` is document d's word hashes.
 pub fn select(docs: &[&[u64]], chunk: usize) -> Selection {
     let chunk = chunk.max(1);
-    let mut states: Vec<State<'_>> = docs
+    // Between passes a document keeps one bit per window (set: a candidate), not the windows'
+    // hashes: 1 bit per word instead of 9 bytes, for the whole collection. In pass k, window i
+    // is words[i..i + k] and bits at i ≥ the number of windows are always clear.
+    let mut candidate: Vec<Vec<u64>> = docs
         .par_iter()
-        .map(|w| State {
-            words: w,
-            windows: w.iter().map(|&x| step(SHINGLE_SEED, x)).collect(),
-            candidate: vec![true; w.len()],
+        .map(|w| {
+            let mut set = vec![u64::MAX; w.len().div_ceil(64)];
+            if w.len() % 64 != 0 {
+                *set.last_mut().unwrap() = (1 << (w.len() % 64)) - 1;
+            }
+            set
         })
         .collect();
     let mut passes = Vec::with_capacity(chunk);
     for k in 1..=chunk {
-        let candidates: u64 = states
+        let candidates: u64 = candidate
             .par_iter()
-            .map(|s| s.candidate.iter().filter(|&&c| c).count() as u64)
+            .map(|b| b.iter().map(|w| w.count_ones() as u64).sum::<u64>())
             .sum();
         let table = Table::new(candidates);
-        states.par_iter().for_each(|s| {
-            for (h, _) in s.windows.iter().zip(&s.candidate).filter(|(_, &c)| c) {
-                table.insert(*h);
+        // A candidate's hash is recomputed from its k words, in both loops: the same value as
+        // extending it one word per pass, and candidates are few after the first passes.
+        docs.par_iter().zip(&candidate).for_each(|(w, b)| {
+            let mut buf = [0; 64];
+            for (j, &set) in b.iter().enumerate() {
+                for &h in window_hashes(w, j * 64, set, k, &mut buf) {
+                    table.insert(h);
+                }
             }
         });
-        let repeated: u64 = states
-            .par_iter_mut()
-            .map(|s| {
-                let mut n = 0;
-                for (h, c) in s.windows.iter().zip(s.candidate.iter_mut()) {
-                    *c = *c && table.repeated(*h);
-                    n += *c as u64;
+        let repeated: u64 = docs
+            .par_iter()
+            .zip(&mut candidate)
+            .map(|(w, b)| {
+                let (mut n, mut buf) = (0, [0; 64]);
+                for (j, set) in b.iter_mut().enumerate() {
+                    let hashes = window_hashes(w, j * 64, *set, k, &mut buf);
+                    for (i, &h) in bits(*set).zip(hashes) {
+                        if !table.repeated(h) {
+                            *set &= !(1 << i);
+                        }
+                    }
+                    n += set.count_ones() as u64;
                 }
                 n
             })
@@ -235,43 +281,36 @@ pub fn select(docs: &[&[u64]], chunk: usize) -> Selection {
         if k == chunk {
             break;
         }
-        // Windows of k + 1 words: extend each window by the next word; a candidate when both
-        // k-word windows inside it repeated.
-        states.par_iter_mut().for_each(|s| {
-            let m = s.windows.len().saturating_sub(1);
-            for i in 0..m {
-                s.windows[i] = step(s.windows[i], s.words[i + k]);
-                s.candidate[i] = s.candidate[i] && s.candidate[i + 1];
+        // Windows of k + 1 words: window i is a candidate when both k-word windows inside it
+        // (i and i + 1) repeated. The last window's bit clears itself, as the bit past it is clear.
+        candidate.par_iter_mut().for_each(|b| {
+            for j in 0..b.len() {
+                let next = b.get(j + 1).map_or(0, |&n| n << 63);
+                b[j] &= (b[j] >> 1) | next;
             }
-            s.windows.truncate(m);
-            s.candidate.truncate(m);
         });
     }
-    let (kept, sizes): (Vec<Vec<u64>>, Vec<u32>) = states
-        .into_par_iter()
-        .map(|s| {
-            if s.words.len() < chunk {
+    let (kept, sizes): (Vec<Vec<u64>>, Vec<u32>) = docs
+        .par_iter()
+        .zip(candidate)
+        .map(|(w, b)| {
+            if w.len() < chunk {
                 // One chunk of all the words (none for an empty document).
-                let only: Vec<u64> = if s.words.is_empty() {
+                let only: Vec<u64> = if w.is_empty() {
                     Vec::new()
                 } else {
-                    vec![shingle_hash(s.words)]
+                    vec![shingle_hash(w)]
                 };
                 let n = only.len() as u32;
                 return (only, n);
             }
-            let mut all = s.windows.clone();
-            all.sort_unstable();
-            all.dedup();
-            let mut kept: Vec<u64> = s
-                .windows
-                .iter()
-                .zip(&s.candidate)
-                .filter(|(_, &c)| c)
-                .map(|(&h, _)| h)
-                .collect();
+            // All the chunk hashes of this one document, freed when it is done.
+            let mut all: Vec<u64> = w.windows(chunk).map(shingle_hash).collect();
+            let mut kept: Vec<u64> = ones(&b).map(|i| all[i]).collect();
             kept.sort_unstable();
             kept.dedup();
+            all.sort_unstable();
+            all.dedup();
             (kept, all.len() as u32)
         })
         .unzip();
@@ -300,10 +339,140 @@ pub(crate) fn find(docs: &[&[u64]], chunk: usize, t: f64) -> (Vec<Pair>, u64, Ve
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::shingles::word_hashes;
+    use crate::shingles::{step, word_hashes};
+    use crate::SHINGLE_SEED;
 
     fn words(s: &str) -> Vec<u64> {
         word_hashes(&s.split_whitespace().collect::<Vec<_>>())
+    }
+
+    /// The oracle: `select` as it was when it kept every window's hash and a `Vec<bool>` of
+    /// candidates per document across the passes (before the memory rewrite).
+    fn select_reference(docs: &[&[u64]], chunk: usize) -> Selection {
+        struct State<'a> {
+            words: &'a [u64],
+            windows: Vec<u64>,
+            candidate: Vec<bool>,
+        }
+        let chunk = chunk.max(1);
+        let mut states: Vec<State<'_>> = docs
+            .iter()
+            .map(|w| State {
+                words: w,
+                windows: w.iter().map(|&x| step(SHINGLE_SEED, x)).collect(),
+                candidate: vec![true; w.len()],
+            })
+            .collect();
+        let mut passes = Vec::with_capacity(chunk);
+        for k in 1..=chunk {
+            let candidates: u64 = states
+                .iter()
+                .map(|s| s.candidate.iter().filter(|&&c| c).count() as u64)
+                .sum();
+            let table = Table::new(candidates);
+            for s in &states {
+                for (h, _) in s.windows.iter().zip(&s.candidate).filter(|(_, &c)| c) {
+                    table.insert(*h);
+                }
+            }
+            let mut repeated = 0;
+            for s in &mut states {
+                for (h, c) in s.windows.iter().zip(s.candidate.iter_mut()) {
+                    *c = *c && table.repeated(*h);
+                    repeated += *c as u64;
+                }
+            }
+            passes.push(Pass {
+                words: k as u32,
+                candidates,
+                repeated,
+            });
+            if k == chunk {
+                break;
+            }
+            for s in &mut states {
+                let m = s.windows.len().saturating_sub(1);
+                for i in 0..m {
+                    s.windows[i] = step(s.windows[i], s.words[i + k]);
+                    s.candidate[i] = s.candidate[i] && s.candidate[i + 1];
+                }
+                s.windows.truncate(m);
+                s.candidate.truncate(m);
+            }
+        }
+        let (kept, sizes) = states
+            .into_iter()
+            .map(|s| {
+                if s.words.len() < chunk {
+                    let only: Vec<u64> = if s.words.is_empty() {
+                        Vec::new()
+                    } else {
+                        vec![shingle_hash(s.words)]
+                    };
+                    let n = only.len() as u32;
+                    return (only, n);
+                }
+                let mut all = s.windows.clone();
+                all.sort_unstable();
+                all.dedup();
+                let mut kept: Vec<u64> = s
+                    .windows
+                    .iter()
+                    .zip(&s.candidate)
+                    .filter(|(_, &c)| c)
+                    .map(|(&h, _)| h)
+                    .collect();
+                kept.sort_unstable();
+                kept.dedup();
+                (kept, all.len() as u32)
+            })
+            .unzip();
+        Selection {
+            kept,
+            sizes,
+            passes,
+        }
+    }
+
+    /// xorshift64: a small deterministic generator for the random collections.
+    struct Rng(u64);
+
+    impl Rng {
+        fn below(&mut self, n: u64) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0 % n
+        }
+    }
+
+    #[test]
+    fn select_matches_the_reference_on_random_collections() {
+        let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+        for round in 0..400 {
+            // A small vocabulary so that chunks repeat; sometimes tiny, to make long repeats.
+            let vocab = [2, 3, 5, 20, 200][round % 5];
+            let n = 1 + rng.below(40) as usize;
+            let collection: Vec<Vec<u64>> = (0..n)
+                .map(|_| {
+                    let len = match rng.below(8) {
+                        0 | 1 => rng.below(4),  // empty or shorter than most chunks
+                        2 | 3 => rng.below(10), // around the chunk lengths
+                        4 => rng.below(200),    // across 64-bit words of the candidate bits
+                        _ => rng.below(61),
+                    };
+                    (0..len).map(|_| rng.below(vocab) * 0x1000_0001).collect()
+                })
+                .collect();
+            let docs: Vec<&[u64]> = collection.iter().map(Vec::as_slice).collect();
+            for chunk in [0, 1, 2, 3, 8] {
+                let (got, want) = (select(&docs, chunk), select_reference(&docs, chunk));
+                let at = format!("round {round}, chunk {chunk}");
+                assert_eq!(got.passes, want.passes, "{at}: passes");
+                assert_eq!(got.sizes, want.sizes, "{at}: sizes");
+                assert_eq!(got.kept, want.kept, "{at}: kept");
+            }
+        }
     }
 
     #[test]
