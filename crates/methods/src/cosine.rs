@@ -109,7 +109,9 @@ impl TermVector {
         Self::from_sorted_counts(add_up_runs(v.into_iter()))
     }
 
-    fn from_sorted_counts(terms: Vec<(u64, u32)>) -> Self {
+    fn from_sorted_counts(mut terms: Vec<(u64, u32)>) -> Self {
+        // Counting left room for every occurrence; a method keeps one vector per document.
+        terms.shrink_to_fit();
         let norm = norm(terms.iter().map(|&(_, c)| c as f64));
         TermVector { terms, norm }
     }

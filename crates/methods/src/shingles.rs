@@ -92,6 +92,8 @@ pub fn shingle_set<T>(terms: &[T], q: usize, key: impl Fn(&[T]) -> u64) -> Vec<u
     let mut set: Vec<u64> = terms.windows(q).map(key).collect();
     set.sort_unstable();
     set.dedup();
+    // Kept per document for a whole collection: no room for the duplicates dedup removed.
+    set.shrink_to_fit();
     set
 }
 

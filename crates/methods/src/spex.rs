@@ -51,7 +51,9 @@ impl Method for Spex {
 
     fn describer(&self, _: &Options) -> Result<Describer> {
         Ok(Box::new(|text| {
-            let words: Vec<u64> = text::words(text).map(|w| word_hash(&w)).collect();
+            let mut words: Vec<u64> = text::words(text).map(|w| word_hash(&w)).collect();
+            // Kept for the whole collection: without the spare capacity collecting left.
+            words.shrink_to_fit();
             if words.is_empty() {
                 return Err("no words".into());
             }

@@ -144,6 +144,9 @@ impl Method for Spotsigs {
                 ));
             }
             let identity = Described::identity_of(spots.iter().flat_map(|&(s, c)| [s, c as u64]));
+            let mut spots = spots;
+            // Kept for the whole collection: without spare capacity.
+            spots.shrink_to_fit();
             Ok(Described::new(Signatures(spots), identity))
         }))
     }
