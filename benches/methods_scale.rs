@@ -1,7 +1,7 @@
 //! The classical methods at scale: `pocketdex dups --method M` over a generated collection
 //! without near-duplicates (`pocketdex synth --generate N`) plus edited copies of documents
 //! among its first 20,000 at several edit rates, per method: wall and CPU time, time per
-//! document, peak resident memory, pairs and candidates, documents set aside, and the share of
+//! document, peak anonymous and resident memory, pairs and candidates, documents set aside, and the share of
 //! the planted copies grouped with their source, per edit rate. A Markdown table goes to
 //! stdout, everything to `OUT/methods-report.json`.
 //!
@@ -162,6 +162,7 @@ fn measure(
         "cpu_seconds": r.cpu_secs,
         "us_per_doc": r.secs * 1e6 / n as f64,
         "peak_rss_mb": r.max_rss_mb,
+        "peak_anon_mb": r.max_anon_mb,
         "pairs": summary["pairs"],
         "candidates": summary["candidates"],
         "set_aside": summary["set_aside"],
@@ -178,12 +179,13 @@ fn row(v: &Value) -> String {
         .map(|r| format!("{:.3}", r["recall"].as_f64().unwrap_or(f64::NAN)))
         .collect();
     format!(
-        "| {} | {} | {:.1} s ({:.1} CPU) | {:.1} µs | {:.0} MB | {} | {} | {} |",
+        "| {} | {} | {:.1} s ({:.1} CPU) | {:.1} µs | {:.0} / {:.0} MB | {} | {} | {} |",
         v["method"].as_str().unwrap_or("?"),
         v["docs"],
         v["seconds"].as_f64().unwrap_or(f64::NAN),
         v["cpu_seconds"].as_f64().unwrap_or(f64::NAN),
         v["us_per_doc"].as_f64().unwrap_or(f64::NAN),
+        v["peak_anon_mb"].as_f64().unwrap_or(f64::NAN),
         v["peak_rss_mb"].as_f64().unwrap_or(f64::NAN),
         v["pairs"],
         v["set_aside"],
@@ -214,7 +216,7 @@ fn main() {
     let copies = read_copies(&copies_path);
     let mut report = Vec::new();
     println!(
-        "| method | documents | time (CPU) | per document | peak memory | pairs | set aside | planted copies found at edit rate {} |",
+        "| method | documents | time (CPU) | per document | peak memory: anonymous / resident | pairs | set aside | planted copies found at edit rate {} |",
         RATES.map(|r| format!("{}%", r * 100.0)).join(" / ")
     );
     println!("|---|---|---|---|---|---|---|---|");

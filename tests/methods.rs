@@ -741,6 +741,42 @@ fn identical_copies_are_compared_once() {
     }
 }
 
+/// Features spilled to a temporary file (a memory limit of 1 byte) give every method the same
+/// pairs, scores, documents set aside and counts as features held in memory.
+#[test]
+fn spilled_features_give_the_same_outcome() {
+    let docs = corpus();
+    for &m in ALL {
+        let (held, spilled) = (
+            Options::default(),
+            Options {
+                memory_limit: 1,
+                ..Options::default()
+            },
+        );
+        let (_, _, want) = detect(m, held, &docs);
+        let d = Detector::new(m, spilled).unwrap();
+        let mut store = d.store();
+        for (_, t) in &docs {
+            store.push(d.prepare(t)).unwrap();
+        }
+        assert!(store.spilled(), "{m:?}");
+        assert!(d.find_in(&store).is_err(), "{m:?}: read before sealing");
+        store.seal().unwrap();
+        let got = d.find_in(&store).unwrap();
+        let key = |o: &Outcome| -> Vec<(u32, u32, u64)> {
+            o.pairs
+                .iter()
+                .map(|p| (p.a, p.b, p.score.to_bits()))
+                .collect()
+        };
+        assert!(!want.pairs.is_empty(), "{m:?}");
+        assert_eq!(key(&got), key(&want), "{m:?}");
+        assert_eq!(got.set_aside, want.set_aside, "{m:?}");
+        assert_eq!(got.stats, want.stats, "{m:?}");
+    }
+}
+
 #[test]
 fn bad_options_and_mixed_features_are_errors() {
     let bad = Options {

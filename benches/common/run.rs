@@ -19,7 +19,13 @@ pub fn serve_rusage() {
 pub struct Run {
     pub secs: f64,
     pub cpu_secs: f64,
+    /// Peak resident memory: anonymous memory plus the file pages mapped in (a method's
+    /// features spilled to a temporary file count here while mapped, though the kernel can
+    /// drop them).
     pub max_rss_mb: f64,
+    /// Peak anonymous resident memory (heap and stacks), sampled every 20 ms: what the process
+    /// cannot give back under memory pressure.
+    pub max_anon_mb: f64,
     pub stdout: Vec<u8>,
 }
 
@@ -55,13 +61,15 @@ pub fn run(cmd: &mut Command) -> Run {
         secs,
         cpu_secs: usage[0],
         max_rss_mb: usage[1] / 1024.0,
+        max_anon_mb: usage[2] / 1024.0,
         stdout: out.stdout,
     }
 }
 
 /// The helper of [`run`]: runs `program args…` with this process's stdin, stdout and stderr,
-/// reaps it with wait4, and appends `rusage CPU_SECONDS MAX_RSS_KB` to stderr; exits with the
-/// command's status.
+/// reaps it with wait4, and appends `rusage CPU_SECONDS MAX_RSS_KB MAX_ANON_KB` to stderr; exits
+/// with the command's status. The kernel keeps no peak of anonymous memory, so a thread reads
+/// the child's `RssAnon` every 20 ms.
 // The child is reaped by wait4, which std's `wait` cannot replace: it gives no rusage.
 #[allow(clippy::zombie_processes)]
 fn rusage_helper(program: &str, args: &[String]) -> ! {
@@ -69,17 +77,37 @@ fn rusage_helper(program: &str, args: &[String]) -> ! {
         .args(args)
         .spawn()
         .unwrap_or_else(|e| panic!("{program}: {e}"));
+    let status_file = format!("/proc/{}/status", child.id());
+    let max_anon = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let sampler = {
+        let max_anon = max_anon.clone();
+        // Ends when the child is reaped and its status file is gone.
+        std::thread::spawn(move || {
+            while let Ok(s) = std::fs::read_to_string(&status_file) {
+                let kb = s
+                    .lines()
+                    .find_map(|l| l.strip_prefix("RssAnon:"))
+                    .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok());
+                if let Some(kb) = kb {
+                    max_anon.fetch_max(kb, std::sync::atomic::Ordering::Relaxed);
+                }
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+        })
+    };
     let mut status = 0;
     // SAFETY: an all-zero `rusage` is a valid value of the plain C struct that wait4 fills in.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
     // SAFETY: the pid is our own un-reaped child; `status` and `usage` are valid for writes.
     let pid = unsafe { libc::wait4(child.id() as libc::pid_t, &mut status, 0, &mut usage) };
     assert_eq!(pid, child.id() as libc::pid_t, "wait4 failed");
+    sampler.join().expect("the sampler does not panic");
     let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
     eprintln!(
-        "\nrusage {} {}",
+        "\nrusage {} {} {}",
         tv(usage.ru_utime) + tv(usage.ru_stime),
-        usage.ru_maxrss
+        usage.ru_maxrss,
+        max_anon.load(std::sync::atomic::Ordering::Relaxed)
     );
     let code = if libc::WIFEXITED(status) {
         libc::WEXITSTATUS(status)

@@ -7,7 +7,7 @@ use pocketdex::Lang;
 use pocketdex_methods::exact::Exact;
 use pocketdex_methods::groups::{clusters, group_pairs, Group};
 use pocketdex_methods::spotsigs::SpotJaccard;
-use pocketdex_methods::{Detector, Evidence, Features, Level, Method, Options, Outcome, Pair};
+use pocketdex_methods::{Detector, Evidence, Level, Method, Options, Outcome, Pair};
 use serde_json::json;
 use std::collections::HashSet;
 use std::io::Write;
@@ -112,6 +112,13 @@ pub struct MethodArgs {
     #[arg(long, value_name = "N", default_value_t = Options::default().spanning_above,
           value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     spanning_above: usize,
+    /// Features held in memory (e.g. 512M, 2G); a collection's features beyond it are kept in
+    /// an unnamed temporary file in TMPDIR and read through the page cache, which the system
+    /// reclaims under memory pressure. Raise it where memory is plentiful; the method's own
+    /// tables come on top.
+    #[arg(long, value_name = "SIZE", default_value = "512M",
+          value_parser = crate::cli::util::parse_size)]
+    memory_limit: u64,
     #[command(flatten)]
     params: ParamArgs,
 }
@@ -205,7 +212,7 @@ impl ParamArgs {
             min_idf: self.min_idf,
             max_idf: self.max_idf,
             max_hamming: self.max_hamming,
-            spanning_above: Options::default().spanning_above,
+            ..Options::default()
         }
     }
 }
@@ -216,6 +223,7 @@ impl MethodArgs {
             threshold: self.threshold,
             verify: !self.no_verify,
             spanning_above: self.spanning_above,
+            memory_limit: self.memory_limit,
             ..self.params.options()
         }
     }
@@ -257,7 +265,7 @@ pub fn detect(
     }
     let bar = util::input_progress(&sources, quiet, "reading");
     let mut ids = Vec::new();
-    let mut features: Vec<Features> = Vec::new();
+    let mut store = detector.store();
     let mut skipped = Vec::new();
     let mut bytes = 0u64;
     let non_regular = reader.for_each_batch(
@@ -282,7 +290,7 @@ pub fn detect(
                     Ok((id, len, f)) => {
                         ids.push(id);
                         bytes += len as u64;
-                        features.push(f);
+                        store.push(f)?;
                     }
                     Err(s) => skipped.push(s),
                 }
@@ -305,8 +313,9 @@ pub fn detect(
             );
         }
     }
-    let outcome = detector.find(&features)?;
-    drop(features);
+    store.seal()?;
+    let outcome = detector.find_in(&store)?;
+    drop(store);
     let groups = group_pairs(ids.len(), &outcome.pairs);
     Ok(Found {
         ids,

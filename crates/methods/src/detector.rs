@@ -1,15 +1,14 @@
 //! The [`Detector`] that runs any [`Method`]: it sets the method up, keeps each document's
-//! [`Features`], compares documents with identical features once, and maps what the method
-//! found back to document numbers; plus the types a method reads and returns.
+//! [`Features`] in a [`FeatureStore`], compares documents with identical features once, and maps
+//! what the method found back to document numbers; plus the types a method reads and returns.
 
 use super::shingles::jaccard;
+use super::store::{FeatureStore, Record};
 use super::{exact, Method, Options, Pair, IDENTITY_SEED};
 use pocketdex::error::{Error, Result};
 use pocketdex::hash;
 use rayon::prelude::*;
-use std::any::Any;
 use std::fmt;
-use std::sync::Arc;
 
 /// What describes one document for a method set up with its options: the document's features,
 /// or why it is set aside. Made by [`Method::describer`].
@@ -20,20 +19,21 @@ pub type Describer =
 /// [`Method::scorer`].
 pub type Scorer<'a> = Box<dyn Fn(u32, u32) -> Option<f64> + Sync + 'a>;
 
-/// What a method keeps of a document it could describe: its features (of the method's own type,
-/// read back with [`Docs::get`]) and their 128-bit identity, equal for features that score the
-/// same against every document.
+/// What a method keeps of a document it could describe: its features as a [`Record`] of a few
+/// fields of plain values (read back with [`Docs::record`]), and their 128-bit identity, equal
+/// for features that score the same against every document.
 #[derive(Clone)]
 pub struct Described {
-    data: Arc<dyn Any + Send + Sync>,
+    words: Vec<u64>,
     identity: u128,
 }
 
 impl Described {
-    /// Features and their identity.
-    pub fn new<D: Any + Send + Sync>(data: D, identity: u128) -> Self {
+    /// Features of `fields` (each a slice of plain values, as bytes: `bytemuck::cast_slice`)
+    /// and their identity.
+    pub fn new(fields: &[&[u8]], identity: u128) -> Self {
         Described {
-            data: Arc::new(data),
+            words: Record::write(fields),
             identity,
         }
     }
@@ -64,9 +64,9 @@ impl Features {
         self.method
     }
 
-    /// The identity (see [`Described`]); `None` when set aside.
-    fn identity(&self) -> Option<u128> {
-        self.kept.as_ref().ok().map(|d| d.identity)
+    /// The record's words and the identity, or why the document is set aside.
+    pub(crate) fn into_kept(self) -> std::result::Result<(Vec<u64>, u128), String> {
+        self.kept.map(|d| (d.words, d.identity))
     }
 }
 
@@ -86,7 +86,7 @@ impl fmt::Debug for Features {
 /// ones to compare.
 #[derive(Clone, Copy)]
 pub struct Docs<'a> {
-    features: &'a [Features],
+    store: &'a FeatureStore,
     reps: &'a [u32],
     stands_for: &'a [u32],
     copies: usize,
@@ -95,12 +95,12 @@ pub struct Docs<'a> {
 impl<'a> Docs<'a> {
     /// Documents in the collection, set-aside ones and copies included.
     pub fn len(&self) -> usize {
-        self.features.len()
+        self.store.len()
     }
 
     /// True when the collection has no documents.
     pub fn is_empty(&self) -> bool {
-        self.features.is_empty()
+        self.store.is_empty()
     }
 
     /// The documents to compare, ascending: in [`Method::find`], the first document of every
@@ -121,42 +121,41 @@ impl<'a> Docs<'a> {
         self.stands_for
     }
 
-    /// Document `doc`'s features, of the type its method keeps; `None` when it is set aside.
-    pub fn get<D: Any>(&self, doc: u32) -> Result<Option<&'a D>> {
-        let f = &self.features[doc as usize];
-        match &f.kept {
-            Err(_) => Ok(None),
-            Ok(d) => match d.data.downcast_ref::<D>() {
-                Some(x) => Ok(Some(x)),
-                None => Err(Error::Invalid(format!(
-                    "document {doc} has features of method {}, not of type {}",
-                    f.method.name(),
-                    std::any::type_name::<D>()
-                ))),
-            },
-        }
+    /// True when the features were spilled to a temporary file (beyond
+    /// [`Options::memory_limit`]): a method reading them at random pays for it in page faults.
+    pub fn spilled(&self) -> bool {
+        self.store.spilled()
     }
 
-    /// The features of every document (`None` for those set aside).
-    pub fn all<D: Any>(&self) -> Result<Vec<Option<&'a D>>> {
-        (0..self.len() as u32).map(|d| self.get(d)).collect()
+    /// The identity of document `doc`'s features (see [`Described`]); `None` when set aside.
+    pub fn identity(&self, doc: u32) -> Option<u128> {
+        self.store.identities()[doc as usize]
     }
 
-    /// The exact Jaccard of two documents' sets, for [`Method::scorer`] (minhash, trials):
-    /// `set` reads a document's sorted set from its features.
-    pub fn jaccard_scorer<D: Any + Sync>(&self, set: fn(&D) -> &[u64]) -> Result<Scorer<'a>> {
-        let all = self.all::<D>()?;
-        Ok(Box::new(move |a, b| {
-            Some(jaccard(set(all[a as usize]?), set(all[b as usize]?)))
-        }))
+    /// Document `doc`'s features, as its method wrote them; `None` when it is set aside.
+    pub fn record(&self, doc: u32) -> Option<Record<'a>> {
+        self.store.record(doc)
+    }
+
+    /// The exact Jaccard of two documents' sets, for [`Method::scorer`] (minhash, trials): the
+    /// sorted set is field `field` of a record, of `u64`.
+    pub fn jaccard_scorer(&self, field: usize) -> Scorer<'a> {
+        let store = self.store;
+        Box::new(move |a, b| {
+            let (x, y) = (store.record(a)?, store.record(b)?);
+            Some(jaccard(x.field::<u64>(field), y.field::<u64>(field)))
+        })
     }
 
     /// The features of the documents to compare, in the order of [`Docs::reps`].
-    pub fn reps_as<D: Any>(&self) -> Result<Vec<&'a D>> {
+    ///
+    /// # Errors
+    /// When one of them is set aside (a method's `reps` are never).
+    pub fn reps_records(&self) -> Result<Vec<Record<'a>>> {
         self.reps
             .iter()
             .map(|&r| {
-                self.get(r)?.ok_or_else(|| {
+                self.record(r).ok_or_else(|| {
                     Error::Invalid(format!("document {r} is set aside, not to be compared"))
                 })
             })
@@ -300,39 +299,58 @@ impl Detector {
         }
     }
 
-    fn check(&self, features: &[Features]) -> Result<()> {
-        if features.len() >= u32::MAX as usize {
-            return Err(Error::Invalid("at most 2^32 − 1 documents".into()));
+    /// An empty store for this detector's features, keeping at most
+    /// [`Options::memory_limit`] bytes of them in memory.
+    pub fn store(&self) -> FeatureStore {
+        FeatureStore::new(self.options.memory_limit)
+    }
+
+    /// The features in a store of their own (cloned).
+    fn stored(&self, features: &[Features]) -> Result<FeatureStore> {
+        let mut store = self.store();
+        for f in features {
+            store.push(f.clone())?;
         }
-        match features.iter().find(|f| !f.method.is(self.method)) {
-            Some(f) => Err(Error::Invalid(format!(
-                "features of method {} given to a {} detector",
-                f.method.name(),
+        store.seal()?;
+        Ok(store)
+    }
+
+    fn check(&self, store: &FeatureStore) -> Result<()> {
+        if store.unsealed() {
+            return Err(Error::Invalid(
+                "a spilled feature store must be sealed before it is read".into(),
+            ));
+        }
+        match store.method() {
+            Some(m) if m != self.method.name() => Err(Error::Invalid(format!(
+                "features of method {m} given to a {} detector",
                 self.method.name()
             ))),
-            None => Ok(()),
+            _ => Ok(()),
         }
     }
 
     /// Finds every pair of documents at or above the threshold (see the crate docs for how
-    /// each method finds them). Document numbers are positions in `features`.
+    /// each method finds them). Document numbers are positions in `features`. Copies the
+    /// features into a [`FeatureStore`]; a large collection pushes them into
+    /// [`Detector::store`] as they are made and calls [`Detector::find_in`].
     pub fn find(&self, features: &[Features]) -> Result<Outcome> {
-        self.check(features)?;
-        let mut set_aside = Vec::new();
-        let keys: Vec<Option<u128>> = features
+        self.find_in(&self.stored(features)?)
+    }
+
+    /// [`Detector::find`] over a sealed store of this detector's features.
+    pub fn find_in(&self, store: &FeatureStore) -> Result<Outcome> {
+        self.check(store)?;
+        let keys = store.identities();
+        let mut set_aside: Vec<SetAside> = store
+            .set_aside()
             .iter()
-            .enumerate()
-            .map(|(i, f)| {
-                if let Some(reason) = f.set_aside() {
-                    set_aside.push(SetAside {
-                        doc: i as u32,
-                        reason: reason.to_string(),
-                    });
-                }
-                f.identity()
+            .map(|(doc, reason)| SetAside {
+                doc: *doc,
+                reason: reason.clone(),
             })
             .collect();
-        let classes = exact::classes(&keys);
+        let classes = exact::classes(keys);
         let mut stands_for = vec![1u32; classes.reps.len()];
         for &(first, _) in &classes.copies {
             let r = classes
@@ -342,7 +360,7 @@ impl Detector {
             stands_for[r] += 1;
         }
         let docs = Docs {
-            features,
+            store,
             reps: &classes.reps,
             stands_for: &stands_for,
             copies: classes.copies.len(),
@@ -380,12 +398,12 @@ impl Detector {
         pairs.sort_by_key(|p| (p.a, p.b));
         let found_pairs = pairs.len() as u64;
         let (pairs, spanned) =
-            super::groups::spanning(features.len(), pairs, self.options.spanning_above);
+            super::groups::spanning(store.len(), pairs, self.options.spanning_above);
         Ok(Outcome {
             pairs,
             set_aside,
             stats: Stats {
-                documents: features.len() as u64,
+                documents: store.len() as u64,
                 distinct: classes.reps.len() as u64,
                 copies: classes.copies.len() as u64,
                 candidates: found.candidates,
@@ -401,14 +419,15 @@ impl Detector {
     /// with. For simhash, pairs are those within [`Options::max_hamming`] bits (and, when
     /// verifying, with cosine ≥ threshold). Pairs must share something (score > 0).
     pub fn brute_force(&self, features: &[Features]) -> Result<Vec<Pair>> {
-        self.check(features)?;
+        let store = self.stored(features)?;
+        self.check(&store)?;
         let t = self.threshold;
-        let live: Vec<u32> = (0..features.len() as u32)
-            .filter(|&i| features[i as usize].set_aside().is_none())
+        let live: Vec<u32> = (0..store.len() as u32)
+            .filter(|&i| store.identities()[i as usize].is_some())
             .collect();
         let ones = vec![1; live.len()];
         let docs = Docs {
-            features,
+            store: &store,
             reps: &live,
             stands_for: &ones,
             copies: 0,

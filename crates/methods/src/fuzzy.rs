@@ -7,7 +7,10 @@
 
 use super::compare::Comparison;
 use super::cosine::{DocFreq, TermVector};
-use super::{Described, Describer, Docs, Evidence, Found, Info, Method, Options, Pair, Scorer};
+use super::{
+    Described, Describer, Docs, Evidence, Found, Info, Method, Options, Pair, Record, Scorer,
+};
+use bytemuck::cast_slice;
 use pocketdex::error::Result;
 use pocketdex::fingerprint::{Fingerprint, Material, Weighed};
 use pocketdex::sketch::Idf;
@@ -19,47 +22,83 @@ use rayon::prelude::*;
 /// idf is learned from a sample); 0.25 keeps nearly every pair the codes find.
 pub const SLACK: f64 = 0.25;
 
-/// What the method keeps of one document: its class counts and its terms in a compact form
-/// (hashes and counts side by side, 20 bytes a term instead of 32), from which its fingerprint
-/// is rebuilt for the index and for its query.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct Kept {
-    pub terms: u32,
-    pub class_counts: Vec<u32>,
-    pub hashes: Vec<u128>,
-    pub counts: Vec<u32>,
-    pub exact: Option<u64>,
-    pub maker: u64,
+/// What the method keeps of one document, read from its record: its class counts and its terms
+/// in a compact form (hashes and counts side by side, 20 bytes a term instead of 32), from which
+/// its fingerprint is rebuilt for the index and for its query.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Kept<'a> {
+    /// terms, 1 when `exact` holds a value, exact, maker.
+    header: &'a [u64],
+    class_counts: &'a [u32],
+    /// 128-bit term hashes as (low, high) words.
+    hashes: &'a [[u64; 2]],
+    counts: &'a [u32],
 }
 
-impl Kept {
-    pub fn new(fingerprint: Fingerprint) -> Kept {
-        let (hashes, counts) = fingerprint.term_hashes.iter().copied().unzip();
+impl<'a> Kept<'a> {
+    /// The record of an (unweighed) fingerprint, and its identity.
+    pub fn describe(fingerprint: &Fingerprint) -> Described {
+        let (hashes, counts): (Vec<[u64; 2]>, Vec<u32>) = fingerprint
+            .term_hashes
+            .iter()
+            .map(|&(h, c)| ([h as u64, (h >> 64) as u64], c))
+            .unzip();
+        let header = [
+            fingerprint.terms as u64,
+            fingerprint.exact.is_some() as u64,
+            fingerprint.exact.unwrap_or(0),
+            fingerprint.maker,
+        ];
+        let mut sorted = fingerprint.term_hashes.clone();
+        sorted.sort_unstable();
+        let identity = Described::identity_of(
+            sorted
+                .iter()
+                .flat_map(|&(h, c)| [h as u64, (h >> 64) as u64, c as u64]),
+        );
+        Described::new(
+            &[
+                cast_slice(&header),
+                cast_slice(&fingerprint.class_counts),
+                cast_slice(&hashes),
+                cast_slice(&counts),
+            ],
+            identity,
+        )
+    }
+
+    /// The document as its record holds it.
+    pub fn of(r: Record<'a>) -> Kept<'a> {
         Kept {
-            terms: fingerprint.terms,
-            class_counts: fingerprint.class_counts,
-            hashes,
-            counts,
-            exact: fingerprint.exact,
-            maker: fingerprint.maker,
+            header: r.field(0),
+            class_counts: r.field(1),
+            hashes: r.field(2),
+            counts: r.field(3),
         }
+    }
+
+    fn term_hashes(&self) -> impl Iterator<Item = (u128, u32)> + 'a {
+        self.hashes
+            .iter()
+            .zip(self.counts)
+            .map(|(&[lo, hi], &c)| (lo as u128 | (hi as u128) << 64, c))
     }
 
     /// The (unweighed) fingerprint.
     pub fn fingerprint(&self) -> Fingerprint {
         Fingerprint {
-            terms: self.terms,
-            class_counts: self.class_counts.clone(),
-            term_hashes: self
-                .hashes
-                .iter()
-                .copied()
-                .zip(self.counts.iter().copied())
-                .collect(),
-            exact: self.exact,
+            terms: self.header[0] as u32,
+            class_counts: self.class_counts.to_vec(),
+            term_hashes: self.term_hashes().collect(),
+            exact: (self.header[1] == 1).then_some(self.header[2]),
             weighed: None,
-            maker: self.maker,
+            maker: self.header[3],
         }
+    }
+
+    /// Bytes of the record.
+    fn bytes(&self) -> u64 {
+        (8 * self.header.len() + 4 * self.class_counts.len() + 20 * self.counts.len()) as u64
     }
 
     /// The term-frequency vector (keyed by the low 64 bits of the term hashes).
@@ -67,21 +106,9 @@ impl Kept {
         TermVector::from_counts(
             self.hashes
                 .iter()
-                .zip(&self.counts)
-                .map(|(&h, &c)| (h as u64, c)),
+                .zip(self.counts)
+                .map(|(&[lo, _], &c)| (lo, c)),
         )
-    }
-
-    /// Hash and count of every term, sorted by hash: equal for equal bags of terms.
-    pub fn sorted_terms(&self) -> Vec<(u128, u32)> {
-        let mut v: Vec<(u128, u32)> = self
-            .hashes
-            .iter()
-            .copied()
-            .zip(self.counts.iter().copied())
-            .collect();
-        v.sort_unstable();
-        v
     }
 }
 
@@ -97,7 +124,7 @@ fn params() -> Params {
 
 /// One document.
 pub(crate) struct Doc<'a> {
-    pub kept: &'a Kept,
+    pub kept: Kept<'a>,
 }
 
 /// All pairs the index finds. With `tfidf` (the collection's tf-idf, for verifying):
@@ -108,6 +135,7 @@ pub(crate) fn find(
     lang: Lang,
     tfidf: Option<&TfIdf>,
     t: f64,
+    block_bytes: u64,
 ) -> Result<(Vec<Pair>, u64)> {
     let verify = tfidf.is_some();
     if docs.len() < 2 {
@@ -131,39 +159,60 @@ pub(crate) fn find(
         ..QueryOptions::default()
     };
     let idf = index.fingerprinter().idf().map_or(0, Idf::id);
-    // (a, b, colliding code groups, estimate) with a < b, found from either end.
-    let mut estimated: Vec<(u32, u32, u32, f64)> = docs
-        .par_iter()
-        .enumerate()
-        .map(|(a, d)| -> Result<Vec<_>> {
-            // The document's sketch is in the index already: handed over as weighed with the
-            // index's idf, the query path uses it instead of drawing it again.
-            let mut fp = d.kept.fingerprint();
-            fp.weighed = Some(Weighed {
-                idf,
-                material: Material::default(),
-                sketch: index.sketch(a as u32)?.unwrap_or_default(),
-            });
-            let r = index.query_fingerprint(&QueryFingerprint::from(fp), &opts)?;
-            let a = a as u32;
-            Ok(r.hits
-                .into_iter()
-                .filter(|h| h.doc != a)
-                .map(|h| (a.min(h.doc), a.max(h.doc), h.codes as u32, h.score as f64))
-                .collect())
-        })
-        .collect::<Result<Vec<_>>>()?
-        .into_iter()
-        .flatten()
-        .collect();
+    // (a, b, colliding code groups, estimate) with a < b, found from either end; the documents
+    // query a chunk at a time, so that only one chunk's hits are held twice.
+    let mut estimated: Vec<(u32, u32, u32, f64)> = Vec::new();
+    for first in (0..docs.len()).step_by(QUERY_CHUNK) {
+        let found = (first..(first + QUERY_CHUNK).min(docs.len()))
+            .into_par_iter()
+            .map(|a| -> Result<Vec<_>> {
+                // The document's sketch is in the index already: handed over as weighed with
+                // the index's idf, the query path uses it instead of drawing it again.
+                let mut fp = docs[a].kept.fingerprint();
+                fp.weighed = Some(Weighed {
+                    idf,
+                    material: Material::default(),
+                    sketch: index.sketch(a as u32)?.unwrap_or_default(),
+                });
+                let r = index.query_fingerprint(&QueryFingerprint::from(fp), &opts)?;
+                let a = a as u32;
+                Ok(r.hits
+                    .into_iter()
+                    .filter(|h| h.doc != a)
+                    .map(|h| (a.min(h.doc), a.max(h.doc), h.codes as u32, h.score as f64))
+                    .collect())
+            })
+            .collect::<Result<Vec<Vec<_>>>>()?;
+        estimated.extend(found.into_iter().flatten());
+    }
     // Found from both ends: keep one, with the larger number of colliding groups.
     estimated.sort_unstable_by(|p, q| (p.0, p.1).cmp(&(q.0, q.1)).then(q.2.cmp(&p.2)));
     estimated.dedup_by_key(|p| (p.0, p.1));
     let candidates = estimated.len() as u64;
-    // Sorted by (a, b): each run of one first document makes its term vector once.
-    let pairs = estimated
-        .par_chunk_by(|p, q| p.0 == q.0)
-        .flat_map_iter(|run| {
+    // Documents in blocks of at most `block_bytes` of features, and the candidates verified one
+    // pair of blocks at a time: when the features were spilled to a file, each block is read
+    // from it once per block it is paired with instead of once per candidate (2 million
+    // documents' candidates, 11 million, read at random thrash a page cache smaller than the
+    // file). In one block, this is the order of (a, b).
+    let mut block = Vec::with_capacity(docs.len());
+    let (mut at, mut bytes) = (0u32, 0u64);
+    for d in docs {
+        let size = d.kept.bytes();
+        if bytes > 0 && bytes + size > block_bytes {
+            at += 1;
+            bytes = 0;
+        }
+        bytes += size;
+        block.push(at);
+    }
+    estimated.par_sort_unstable_by_key(|p| (block[p.0 as usize], block[p.1 as usize], p.0, p.1));
+    let mut pairs = Vec::new();
+    // One pair of blocks at a time, in parallel within it; each run of one first document
+    // makes its term vector once.
+    for blocks in estimated.chunk_by(|p, q| {
+        (block[p.0 as usize], block[p.1 as usize]) == (block[q.0 as usize], block[q.1 as usize])
+    }) {
+        pairs.par_extend(blocks.par_chunk_by(|p, q| p.0 == q.0).flat_map_iter(|run| {
             let a = run[0].0;
             let tf_a = tfidf.map(|_| docs[a as usize].kept.tf());
             run.iter().filter_map(move |&(_, b, groups, est)| {
@@ -179,10 +228,14 @@ pub(crate) fn find(
                     evidence: Evidence::Codes { groups },
                 })
             })
-        })
-        .collect();
+        }));
+    }
+    pairs.par_sort_unstable_by_key(|p| (p.a, p.b));
     Ok((pairs, candidates))
 }
+
+/// Documents that query the index at once in [`find`].
+const QUERY_CHUNK: usize = 1 << 16;
 
 /// pocketdex's fuzzy-fingerprint index, queried with every document: candidates from colliding
 /// codes, scored by the tf-idf cosine of content words.
@@ -213,13 +266,7 @@ impl Method for Fuzzy {
             if fingerprint.terms == 0 {
                 return Err("no content words".into());
             }
-            let kept = Kept::new(fingerprint);
-            let identity = Described::identity_of(
-                kept.sorted_terms()
-                    .iter()
-                    .flat_map(|&(h, c)| [h as u64, (h >> 64) as u64, c as u64]),
-            );
-            Ok(Described::new(kept, identity))
+            Ok(Kept::describe(&fingerprint))
         }))
     }
 
@@ -230,21 +277,27 @@ impl Method for Fuzzy {
             None
         };
         let kept: Vec<Doc<'_>> = docs
-            .reps_as::<Kept>()?
+            .reps_records()?
             .into_iter()
-            .map(|kept| Doc { kept })
+            .map(|r| Doc { kept: Kept::of(r) })
             .collect();
-        Ok(find(&kept, o.lang, tfidf.as_ref(), t)?.into())
+        // Spilled features are verified a block at a time (see `find`): a block's records take
+        // at most a quarter of the memory limit, so that two of them stay in the page cache.
+        let block = if docs.spilled() {
+            (o.memory_limit / 4).max(1)
+        } else {
+            u64::MAX
+        };
+        Ok(find(&kept, o.lang, tfidf.as_ref(), t, block)?.into())
     }
 
     fn scorer<'a>(&self, docs: &Docs<'a>, _: &'a Options) -> Result<Scorer<'a>> {
         let every: Vec<u32> = (0..docs.len() as u32).collect();
         let tfidf = TfIdf::new(docs, &every)?;
         // Every pair: each document's term vector made once.
-        let tf: Vec<Option<TermVector>> = docs
-            .all::<Kept>()?
-            .par_iter()
-            .map(|k| k.map(Kept::tf))
+        let tf: Vec<Option<TermVector>> = (0..docs.len() as u32)
+            .into_par_iter()
+            .map(|d| docs.record(d).map(|r| Kept::of(r).tf()))
             .collect();
         Ok(Box::new(move |a, b| {
             let (a, b) = (a as usize, b as usize);
@@ -275,15 +328,15 @@ pub(crate) struct TfIdf {
 
 impl TfIdf {
     fn new(docs: &Docs<'_>, which: &[u32]) -> Result<TfIdf> {
-        let all = docs.all::<Kept>()?;
+        let kept = |d: u32| docs.record(d).map(Kept::of);
         let df = DocFreq::from_docs(docs.len(), |d| {
-            all[d].map_or_else(Vec::new, |k| {
+            kept(d as u32).map_or_else(Vec::new, |k| {
                 k.tf().terms().iter().map(|&(h, _)| h).collect()
             })
         });
         let norms = which
             .par_iter()
-            .map(|&d| all[d as usize].map_or(0.0, |k| df.norm(&k.tf())))
+            .map(|&d| kept(d).map_or(0.0, |k| df.norm(&k.tf())))
             .collect();
         Ok(TfIdf { df, norms })
     }

@@ -60,6 +60,16 @@
 //! groups are the same as if every pair were listed; the list stays linear in the copies instead
 //! of quadratic.
 //!
+//! **Memory.** A method writes each document's features as a [`Record`] of a few flat fields
+//! (shingle sets, sketches, term hashes and counts), and the [`FeatureStore`] keeps a
+//! collection's records in one array of 64-bit words: in memory up to
+//! [`Options::memory_limit`], beyond that in an unnamed temporary file read back through a
+//! memory map. A method reads them without copying ([`Docs::record`]); pair counting spills to
+//! temporary files too ([`pairs`]), so what a method holds beyond its features is a few words
+//! per document and its candidate tables. [`Detector::find`] takes features in a slice;
+//! [`Detector::store`], [`FeatureStore::push`] and [`Detector::find_in`] take them as they are
+//! made, as `pocketdex dups` does.
+//!
 //! **Adding a method** takes a module that implements [`Method`] for a unit struct (see
 //! [`spotsigs`] for a short one), its `pub mod` line below and its entry in [`ALL`]; its options,
 //! if it has new ones, go into [`Options`], and its row of `pocketdex compare` into
@@ -99,6 +109,7 @@ pub mod shingles;
 pub mod simhash;
 pub mod spex;
 pub mod spotsigs;
+pub mod store;
 pub mod trials;
 
 pub use canon::{Canonicalizer, Level};
@@ -106,7 +117,8 @@ pub use detector::{
     find_pairs, Described, Describer, Detector, Docs, Features, Found, Outcome, Scorer, SetAside,
     Stats,
 };
-pub use options::Options;
+pub use options::{Options, DEFAULT_MEMORY_LIMIT};
+pub use store::{FeatureStore, Record};
 
 use compare::Comparison;
 use pocketdex::error::Result;

@@ -15,6 +15,7 @@ use super::compare::Comparison;
 use super::pairs::count_shared;
 use super::shingles::{self, jaccard, overlap};
 use super::{Described, Describer, Docs, Evidence, Found, Info, Method, Options, Pair, Scorer};
+use bytemuck::cast_slice;
 use pocketdex::error::Result;
 use pocketdex::hash;
 use pocketdex::text::Analyzer;
@@ -23,13 +24,6 @@ use pocketdex::text::Analyzer;
 /// Jaccard of the q-word shingles of content words.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Minhash;
-
-/// What the method keeps of a document: its shingle set (sorted) and sketch.
-#[derive(Debug)]
-struct Sketched {
-    set: Vec<u64>,
-    sketch: Vec<u64>,
-}
 
 impl Method for Minhash {
     fn info(&self) -> &'static Info {
@@ -56,24 +50,28 @@ impl Method for Minhash {
         Ok(Box::new(move |text| {
             let (set, identity) = shingles::content_shingles(&analyzer, text, q)?;
             let sketch = sketch(&set, p);
-            Ok(Described::new(Sketched { set, sketch }, identity))
+            // Fields: 0 the shingle set (sorted), 1 the sketch.
+            Ok(Described::new(
+                &[cast_slice(&set), cast_slice(&sketch)],
+                identity,
+            ))
         }))
     }
 
     fn find(&self, docs: &Docs<'_>, o: &Options, t: f64) -> Result<Found> {
         let docs: Vec<Doc<'_>> = docs
-            .reps_as::<Sketched>()?
+            .reps_records()?
             .into_iter()
-            .map(|d| Doc {
-                set: &d.set,
-                sketch: &d.sketch,
+            .map(|r| Doc {
+                set: r.field(0),
+                sketch: r.field(1),
             })
             .collect();
         Ok(find(&docs, o.permutations, t, o.verify)?.into())
     }
 
     fn scorer<'a>(&self, docs: &Docs<'a>, _: &'a Options) -> Result<Scorer<'a>> {
-        docs.jaccard_scorer::<Sketched>(|d| &d.set)
+        Ok(docs.jaccard_scorer(0))
     }
 
     fn verdict(&self, c: &Comparison) -> (f64, bool) {

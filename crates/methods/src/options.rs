@@ -7,6 +7,10 @@ use super::Level;
 use pocketdex::error::{Error, Result};
 use pocketdex::text::Lang;
 
+/// [`Options::memory_limit`] by default: 512 MiB, a quarter of the 2 GB a method may take at
+/// 2 million documents.
+pub const DEFAULT_MEMORY_LIMIT: u64 = 512 << 20;
+
 /// Every option of every method; each method reads its own.
 ///
 /// Defaults:
@@ -22,6 +26,7 @@ use pocketdex::text::Lang;
 ///   filter; the authors used 0.2 and 0.85 (SpotSigs)
 /// - `max_hamming` = 3 bits (simhash)
 /// - `spanning_above` = 100: larger groups list a spanning set of pairs
+/// - `memory_limit` = [`DEFAULT_MEMORY_LIMIT`]: features beyond it go to a temporary file
 ///
 /// [`spotsigs::default_antecedents`]: crate::spotsigs::default_antecedents
 #[derive(Clone, Debug, PartialEq)]
@@ -67,6 +72,11 @@ pub struct Options {
     /// of its pairs ([`groups::spanning`](crate::groups::spanning)) instead of every pair
     /// found; 1 for every group, `usize::MAX` for none.
     pub spanning_above: usize,
+    /// Every method: bytes of features held in memory; a collection's features beyond it go
+    /// to an unnamed temporary file in `TMPDIR`, read back through a memory map (page cache,
+    /// which the kernel reclaims under pressure). Not a cap on the whole process: a method's
+    /// tables come on top (see the README's "At scale").
+    pub memory_limit: u64,
 }
 
 impl Default for Options {
@@ -92,6 +102,7 @@ impl Default for Options {
             max_idf: 1.0,
             max_hamming: 3,
             spanning_above: 100,
+            memory_limit: DEFAULT_MEMORY_LIMIT,
         }
     }
 }

@@ -17,9 +17,12 @@
 //! with the exact cosine of the tf vectors.
 
 use super::compare::Comparison;
-use super::cosine::TermVector;
+use super::cosine::{TermVector, TermsRef};
 use super::SIMHASH_SEED;
-use super::{Described, Describer, Docs, Evidence, Found, Info, Method, Options, Pair, Scorer};
+use super::{
+    Described, Describer, Docs, Evidence, Found, Info, Method, Options, Pair, Record, Scorer,
+};
+use bytemuck::{bytes_of, cast_slice};
 use pocketdex::error::Result;
 use pocketdex::hash;
 use pocketdex::text::Analyzer;
@@ -29,13 +32,6 @@ use rayon::prelude::*;
 /// [`Options::max_hamming`] bits, scored by the cosine of term frequencies.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Simhash;
-
-/// What the method keeps of a document: its fingerprint and term frequencies.
-#[derive(Debug)]
-struct Simhashed {
-    fingerprint: u64,
-    tf: TermVector,
-}
 
 impl Method for Simhash {
     fn info(&self) -> &'static Info {
@@ -65,27 +61,30 @@ impl Method for Simhash {
             let identity =
                 Described::identity_of(tf.terms().iter().flat_map(|&(h, c)| [h, c as u64]));
             let fingerprint = fingerprint(&tf);
-            Ok(Described::new(Simhashed { fingerprint, tf }, identity))
+            let (hashes, counts): (Vec<u64>, Vec<u32>) = tf.terms().iter().copied().unzip();
+            // Fields: 0 the fingerprint, 1 the term hashes (sorted), 2 their counts, 3 the norm.
+            Ok(Described::new(
+                &[
+                    bytes_of(&fingerprint),
+                    cast_slice(&hashes),
+                    cast_slice(&counts),
+                    bytes_of(&tf.norm()),
+                ],
+                identity,
+            ))
         }))
     }
 
     fn find(&self, docs: &Docs<'_>, o: &Options, t: f64) -> Result<Found> {
-        let docs: Vec<Doc<'_>> = docs
-            .reps_as::<Simhashed>()?
-            .into_iter()
-            .map(|d| Doc {
-                fingerprint: d.fingerprint,
-                tf: &d.tf,
-            })
-            .collect();
+        let docs: Vec<Doc<'_>> = docs.reps_records()?.iter().map(Doc::of).collect();
         Ok(find(&docs, o.max_hamming, t, o.verify).into())
     }
 
     /// Pairs within the radius only; their cosine, or its estimate when not verifying.
     fn scorer<'a>(&self, docs: &Docs<'a>, o: &'a Options) -> Result<Scorer<'a>> {
-        let all = docs.all::<Simhashed>()?;
+        let docs = *docs;
         Ok(Box::new(move |a, b| {
-            let (x, y) = (all[a as usize]?, all[b as usize]?);
+            let (x, y) = (Doc::of(&docs.record(a)?), Doc::of(&docs.record(b)?));
             let h = hamming(x.fingerprint, y.fingerprint);
             if h > o.max_hamming {
                 None
@@ -222,7 +221,17 @@ pub fn within(fps: &[u64], k: u32) -> (Vec<Near>, u64) {
 /// One document: its fingerprint and tf vector.
 pub(crate) struct Doc<'a> {
     pub fingerprint: u64,
-    pub tf: &'a TermVector,
+    pub tf: TermsRef<'a>,
+}
+
+impl<'a> Doc<'a> {
+    /// The document as its record holds it (see the describer).
+    fn of(r: &Record<'a>) -> Doc<'a> {
+        Doc {
+            fingerprint: r.word(0),
+            tf: TermsRef::new(r.field(1), r.field(2), r.field::<f64>(3)[0]),
+        }
+    }
 }
 
 /// The pairs within Hamming distance `k`. With `verify`, kept when the exact cosine of the tf
@@ -237,7 +246,7 @@ pub(crate) fn find(docs: &[Doc<'_>], k: u32, t: f64, verify: bool) -> (Vec<Pair>
         .filter_map(|(a, b, h)| {
             let est = estimate(h);
             let score = if verify {
-                docs[a as usize].tf.cosine(docs[b as usize].tf)
+                docs[a as usize].tf.cosine(&docs[b as usize].tf)
             } else {
                 est
             };

@@ -31,10 +31,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Spex;
 
-/// What the method keeps of a document: the hashes of all its words, in order.
-#[derive(Debug)]
-struct Words(Vec<u64>);
-
 impl Method for Spex {
     fn info(&self) -> &'static Info {
         &Info {
@@ -51,23 +47,22 @@ impl Method for Spex {
 
     fn describer(&self, _: &Options) -> Result<Describer> {
         Ok(Box::new(|text| {
-            let mut words: Vec<u64> = text::words(text).map(|w| word_hash(&w)).collect();
-            // Kept for the whole collection: without the spare capacity collecting left.
-            words.shrink_to_fit();
+            let words: Vec<u64> = text::words(text).map(|w| word_hash(&w)).collect();
             if words.is_empty() {
                 return Err("no words".into());
             }
             let identity = Described::identity_of(words.iter().copied());
-            Ok(Described::new(Words(words), identity))
+            // One field: the hashes of all the document's words, in order.
+            Ok(Described::new(&[bytemuck::cast_slice(&words)], identity))
         }))
     }
 
     /// The pairs, and the passes of the selection as a note.
     fn find(&self, docs: &Docs<'_>, o: &Options, t: f64) -> Result<Found> {
         let words: Vec<&[u64]> = docs
-            .reps_as::<Words>()?
+            .reps_records()?
             .into_iter()
-            .map(|w| w.0.as_slice())
+            .map(|r| r.field(0))
             .collect();
         let (pairs, candidates, passes) = find(&words, o.chunk, t);
         let summary: Vec<String> = passes
@@ -87,10 +82,13 @@ impl Method for Spex {
 
     /// S3 over all the chunks of each document, kept or not.
     fn scorer<'a>(&self, docs: &Docs<'a>, o: &'a Options) -> Result<Scorer<'a>> {
-        let chunks: Vec<Vec<u64>> = docs
-            .all::<Words>()?
-            .par_iter()
-            .map(|w| w.map(|w| chunks(&w.0, o.chunk)).unwrap_or_default())
+        let chunks: Vec<Vec<u64>> = (0..docs.len() as u32)
+            .into_par_iter()
+            .map(|d| {
+                docs.record(d)
+                    .map(|r| chunks(r.field(0), o.chunk))
+                    .unwrap_or_default()
+            })
             .collect();
         Ok(Box::new(move |a, b| {
             Some(s3(&chunks[a as usize], &chunks[b as usize]))

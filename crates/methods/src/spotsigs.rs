@@ -36,7 +36,7 @@
 use super::compare::Comparison;
 use super::join::{index_sets, self_join, Measure};
 use super::shingles::{shingle_hash, word_hash};
-use super::{Described, Describer, Docs, Found, Info, Method, Options, Scorer, SetAside};
+use super::{Described, Describer, Docs, Found, Info, Method, Options, Record, Scorer, SetAside};
 use pocketdex::error::Result;
 use pocketdex::hash;
 use pocketdex::text::{self, Analyzer, Lang};
@@ -94,9 +94,11 @@ impl SpotJaccard {
 /// A document's signature multiset: (signature hash, occurrences), ascending by hash.
 pub type Multiset = Vec<(u64, u32)>;
 
-/// What the method keeps of a document: its signature multiset.
-#[derive(Debug)]
-struct Signatures(Multiset);
+/// The multiset a record holds (see the describer).
+fn multiset(r: &Record<'_>) -> Multiset {
+    let (hashes, counts) = (r.field::<u64>(0), r.field::<u32>(1));
+    hashes.iter().copied().zip(counts.iter().copied()).collect()
+}
 
 impl Method for Spotsigs {
     fn info(&self) -> &'static Info {
@@ -144,33 +146,54 @@ impl Method for Spotsigs {
                 ));
             }
             let identity = Described::identity_of(spots.iter().flat_map(|&(s, c)| [s, c as u64]));
-            let mut spots = spots;
-            // Kept for the whole collection: without spare capacity.
-            spots.shrink_to_fit();
-            Ok(Described::new(Signatures(spots), identity))
+            let (hashes, counts): (Vec<u64>, Vec<u32>) = spots.into_iter().unzip();
+            // Fields: 0 the signature hashes (ascending), 1 their occurrences.
+            Ok(Described::new(
+                &[bytemuck::cast_slice(&hashes), bytemuck::cast_slice(&counts)],
+                identity,
+            ))
         }))
     }
 
     fn find(&self, docs: &Docs<'_>, o: &Options, t: f64) -> Result<Found> {
-        let reps: Vec<&[(u64, u32)]> = docs
-            .reps_as::<Signatures>()?
-            .into_iter()
-            .map(|s| s.0.as_slice())
-            .collect();
-        let kept = Filter::new(o).apply(&reps, docs.stands_for());
+        let records = docs.reps_records()?;
+        let m = o.spot_jaccard;
+        // Per document: its size and the join's elements, or why it is set aside.
+        let described: Vec<std::result::Result<(u32, Vec<u64>), String>> = if filters(o) {
+            // The filter weighs each signature by the whole collection's document frequency.
+            let owned: Vec<Multiset> = records.iter().map(multiset).collect();
+            let reps: Vec<&[(u64, u32)]> = owned.iter().map(Vec::as_slice).collect();
+            let kept = Filter::new(o).apply(&reps, docs.stands_for());
+            kept.into_par_iter()
+                .map(|k| match k {
+                    Kept::Aside(reason) => Err(reason),
+                    Kept::Spots(spots) => Ok((size(&spots, m), elements(&spots, m))),
+                })
+                .collect()
+        } else {
+            // Without it, each multiset is read from its record for the moment it takes.
+            records
+                .par_iter()
+                .map(|r| {
+                    let spots = multiset(r);
+                    Ok((size(&spots, m), elements(&spots, m)))
+                })
+                .collect()
+        };
+        drop(records);
         let mut set_aside = Vec::new();
         let mut live = Vec::new();
         let mut sets = Vec::new();
         let mut sizes = Vec::new();
-        for (i, k) in kept.into_iter().enumerate() {
-            match k {
-                Kept::Aside(reason) => set_aside.push(SetAside {
+        for (i, d) in described.into_iter().enumerate() {
+            match d {
+                Err(reason) => set_aside.push(SetAside {
                     doc: i as u32,
                     reason,
                 }),
-                Kept::Spots(spots) => {
-                    sizes.push(size(&spots, o.spot_jaccard));
-                    sets.push(elements(&spots, o.spot_jaccard));
+                Ok((size, set)) => {
+                    sizes.push(size);
+                    sets.push(set);
                     live.push(i as u32);
                 }
             }
@@ -194,7 +217,7 @@ impl Method for Spotsigs {
                 o.min_idf,
                 o.max_idf,
                 set_aside.len(),
-                reps.len(),
+                live.len() + set_aside.len(),
                 o.min_signatures.max(1)
             ));
         }
@@ -207,15 +230,17 @@ impl Method for Spotsigs {
     }
 
     fn scorer<'a>(&self, docs: &Docs<'a>, o: &'a Options) -> Result<Scorer<'a>> {
-        let all = docs.all::<Signatures>()?;
-        let live: Vec<&[(u64, u32)]> = all.iter().flatten().map(|s| s.0.as_slice()).collect();
+        let all: Vec<Option<Multiset>> = (0..docs.len() as u32)
+            .map(|d| docs.record(d).as_ref().map(multiset))
+            .collect();
+        let live: Vec<&[(u64, u32)]> = all.iter().flatten().map(Vec::as_slice).collect();
         let mut kept = Filter::new(o)
             .apply(&live, &vec![1; live.len()])
             .into_iter();
         // Per document: its kept multiset, None when set aside before or after the filter.
         let per_doc: Vec<Option<Multiset>> = all
             .iter()
-            .map(|s| match (s, s.and_then(|_| kept.next())) {
+            .map(|s| match (s, s.as_ref().and_then(|_| kept.next())) {
                 (Some(_), Some(Kept::Spots(m))) => Some(m.into_owned()),
                 _ => None,
             })

@@ -14,6 +14,7 @@ use super::compare::Comparison;
 use super::pairs::count_shared;
 use super::shingles::{content_shingles, jaccard_of, overlap, shingle_hash};
 use super::{Described, Describer, Docs, Evidence, Found, Info, Method, Options, Pair, Scorer};
+use bytemuck::cast_slice;
 use pocketdex::error::Result;
 use pocketdex::hash;
 use pocketdex::text::Analyzer;
@@ -22,13 +23,6 @@ use pocketdex::text::Analyzer;
 /// enough trials, scored by the Jaccard of the n-grams of content words.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Trials;
-
-/// What the method keeps of a document: its n-gram set (sorted) and signature.
-#[derive(Debug)]
-struct Signed {
-    set: Vec<u64>,
-    signature: Vec<u64>,
-}
 
 impl Method for Trials {
     fn info(&self) -> &'static Info {
@@ -57,24 +51,28 @@ impl Method for Trials {
         Ok(Box::new(move |text| {
             let (set, identity) = content_shingles(&analyzer, text, params.ngram)?;
             let signature = signature(&set, &params);
-            Ok(Described::new(Signed { set, signature }, identity))
+            // Fields: 0 the n-gram set (sorted), 1 the signature.
+            Ok(Described::new(
+                &[cast_slice(&set), cast_slice(&signature)],
+                identity,
+            ))
         }))
     }
 
     fn find(&self, docs: &Docs<'_>, o: &Options, t: f64) -> Result<Found> {
         let docs: Vec<Doc<'_>> = docs
-            .reps_as::<Signed>()?
+            .reps_records()?
             .into_iter()
-            .map(|d| Doc {
-                set: &d.set,
-                signature: &d.signature,
+            .map(|r| Doc {
+                set: r.field(0),
+                signature: r.field(1),
             })
             .collect();
         Ok(find(&docs, &o.trial_params(), t, o.verify)?.into())
     }
 
     fn scorer<'a>(&self, docs: &Docs<'a>, _: &'a Options) -> Result<Scorer<'a>> {
-        docs.jaccard_scorer::<Signed>(|d| &d.set)
+        Ok(docs.jaccard_scorer(0))
     }
 
     /// The Jaccard, passing only when the signature itself accepts the pair too.

@@ -347,10 +347,10 @@ pub fn dups(
     let mut id_column = Column::new(ids, "ids")?;
     let mut text_column = Column::new(texts, "texts")?;
     let mut ids: Vec<String> = Vec::new();
-    let mut features: Vec<Features> = Vec::new();
+    let mut store = detector.store();
     loop {
         let id_step = id_column.take(ids.len(), STEP)?;
-        let text_step = text_column.take(features.len(), STEP)?;
+        let text_step = text_column.take(store.len(), STEP)?;
         if id_step.len() != text_step.len() {
             return Err(PyValueError::new_err(format!(
                 "ids and texts must be of one length; they differ after row {}",
@@ -376,10 +376,13 @@ pub fn dups(
                 })
                 .collect()
         });
-        features.extend(prepared);
+        for f in prepared {
+            store.push(f).map_err(to_py)?;
+        }
     }
-    let outcome = py.detach(|| detector.find(&features)).map_err(to_py)?;
-    let groups = group_pairs(features.len(), &outcome.pairs);
+    store.seal().map_err(to_py)?;
+    let outcome = py.detach(|| detector.find_in(&store)).map_err(to_py)?;
+    let groups = group_pairs(store.len(), &outcome.pairs);
     let clusters = groups
         .iter()
         .enumerate()
@@ -400,7 +403,7 @@ pub fn dups(
         .collect();
     Ok(Dups {
         clusters,
-        rows: groups::clusters(features.len(), &groups),
+        rows: groups::clusters(store.len(), &groups),
         set_aside: outcome
             .set_aside
             .iter()
