@@ -412,18 +412,25 @@ impl IndexBuilder {
             .params()
             .resolution
             .unwrap_or_else(|| Resolution::for_docs_within(self.names.len() as u64, caps));
-        let refs = references(&self.store, &self.fingerprinter, caps, resolution);
         let IndexBuilder {
+            fingerprinter,
             lang,
             names,
             titles,
             has_titles,
             sketches,
+            store,
             paths,
+            df,
+            pending,
             weighing,
             set_sections,
-            ..
         } = self;
+        // What only fingerprinting needed goes before the references are made: the fields of
+        // a partly moved builder would live until the index is written.
+        drop((df, pending));
+        let refs = references(store, &fingerprinter, caps, resolution);
+        drop(fingerprinter);
         Parts {
             fingerprinter: weighing.expect("learned above"),
             lang,
@@ -668,7 +675,7 @@ fn ids_section(names: &StringList) -> Vec<u8> {
 
 /// Every (code, document) pair of the collection at `resolution`, made in parallel.
 fn references(
-    store: &Store,
+    mut store: Store,
     f: &Fingerprinter,
     caps: Resolution,
     resolution: Resolution,
@@ -691,11 +698,26 @@ fn references(
             out,
         )
     });
+    // Each path's material goes as soon as its codes are made.
+    drop((
+        std::mem::take(&mut store.digits),
+        std::mem::take(&mut store.samples),
+    ));
     for (path, docs, frags, stride) in [
-        (Path::Short, &store.short_docs, &store.short, short),
-        (Path::Similar, &store.similar_docs, &store.similar, similar),
+        (
+            Path::Short,
+            std::mem::take(&mut store.short_docs),
+            std::mem::take(&mut store.short),
+            short,
+        ),
+        (
+            Path::Similar,
+            std::mem::take(&mut store.similar_docs),
+            std::mem::take(&mut store.similar),
+            similar,
+        ),
     ] {
-        refs.extend(path_refs(docs, |i, out| {
+        refs.extend(path_refs(&docs, |i, out| {
             let m = &frags[i * stride..(i + 1) * stride];
             band_codes(path, m, caps, params, resolution, out)
         }));

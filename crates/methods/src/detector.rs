@@ -38,6 +38,12 @@ impl Described {
         }
     }
 
+    /// The features as a record (what the store will hand back).
+    #[cfg(test)]
+    pub(crate) fn record(&self) -> Record<'_> {
+        Record::of_words(&self.words)
+    }
+
     /// The identity of features that are a sequence of 64-bit words: their 128-bit hash, seeded
     /// with [`IDENTITY_SEED`](crate::IDENTITY_SEED).
     pub fn identity_of(words: impl IntoIterator<Item = u64>) -> u128 {

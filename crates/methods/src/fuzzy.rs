@@ -6,7 +6,7 @@
 //! the evaluation oracle.
 
 use super::compare::Comparison;
-use super::cosine::{DocFreq, TermVector};
+use super::cosine::{DocFreq, IdfTable, TermVector};
 use super::{
     Described, Describer, Docs, Evidence, Found, Info, Method, Options, Pair, Record, Scorer,
 };
@@ -23,31 +23,51 @@ use rayon::prelude::*;
 pub const SLACK: f64 = 0.25;
 
 /// What the method keeps of one document, read from its record: its class counts and its terms
-/// in a compact form (hashes and counts side by side, 20 bytes a term instead of 32), from which
-/// its fingerprint is rebuilt for the index and for its query.
+/// in a compact form (hashes and counts side by side, 24 bytes a term), from which its
+/// fingerprint is rebuilt for the index and for its query, and which verify a pair without
+/// making a term vector. The terms are sorted by the low 64 bits of their hash (the key of the
+/// verifying cosine), with each fingerprint term's rank in that order to rebuild the
+/// fingerprint's own order (its sketch sums weights in that order).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Kept<'a> {
-    /// terms, 1 when `exact` holds a value, exact, maker.
+    /// terms, 1 when `exact` holds a value, exact, maker, 1 when no two terms share their low
+    /// 64 bits (so the sorted terms are the term vector as they are).
     header: &'a [u64],
     class_counts: &'a [u32],
-    /// 128-bit term hashes as (low, high) words.
+    /// 128-bit term hashes as (low, high) words, ascending.
     hashes: &'a [[u64; 2]],
     counts: &'a [u32],
+    /// Per term of the fingerprint, in its order: its position in `hashes`.
+    rank: &'a [u32],
 }
 
 impl<'a> Kept<'a> {
     /// The record of an (unweighed) fingerprint, and its identity.
     pub fn describe(fingerprint: &Fingerprint) -> Described {
-        let (hashes, counts): (Vec<[u64; 2]>, Vec<u32>) = fingerprint
-            .term_hashes
+        let mut order: Vec<u32> = (0..fingerprint.term_hashes.len() as u32).collect();
+        let key = |i: &u32| {
+            let h = fingerprint.term_hashes[*i as usize].0;
+            (h as u64, (h >> 64) as u64)
+        };
+        order.sort_unstable_by_key(key);
+        let mut rank = vec![0u32; order.len()];
+        for (r, &i) in order.iter().enumerate() {
+            rank[i as usize] = r as u32;
+        }
+        let (hashes, counts): (Vec<[u64; 2]>, Vec<u32>) = order
             .iter()
-            .map(|&(h, c)| ([h as u64, (h >> 64) as u64], c))
+            .map(|&i| {
+                let (h, c) = fingerprint.term_hashes[i as usize];
+                ([h as u64, (h >> 64) as u64], c)
+            })
             .unzip();
+        let unique = hashes.windows(2).all(|w| w[0][0] != w[1][0]);
         let header = [
             fingerprint.terms as u64,
             fingerprint.exact.is_some() as u64,
             fingerprint.exact.unwrap_or(0),
             fingerprint.maker,
+            unique as u64,
         ];
         let mut sorted = fingerprint.term_hashes.clone();
         sorted.sort_unstable();
@@ -62,6 +82,7 @@ impl<'a> Kept<'a> {
                 cast_slice(&fingerprint.class_counts),
                 cast_slice(&hashes),
                 cast_slice(&counts),
+                cast_slice(&rank),
             ],
             identity,
         )
@@ -74,22 +95,20 @@ impl<'a> Kept<'a> {
             class_counts: r.field(1),
             hashes: r.field(2),
             counts: r.field(3),
+            rank: r.field(4),
         }
     }
 
-    fn term_hashes(&self) -> impl Iterator<Item = (u128, u32)> + 'a {
-        self.hashes
-            .iter()
-            .zip(self.counts)
-            .map(|(&[lo, hi], &c)| (lo as u128 | (hi as u128) << 64, c))
-    }
-
-    /// The (unweighed) fingerprint.
+    /// The (unweighed) fingerprint, its terms in their first order.
     pub fn fingerprint(&self) -> Fingerprint {
+        let term = |r: u32| {
+            let [lo, hi] = self.hashes[r as usize];
+            (lo as u128 | (hi as u128) << 64, self.counts[r as usize])
+        };
         Fingerprint {
             terms: self.header[0] as u32,
             class_counts: self.class_counts.to_vec(),
-            term_hashes: self.term_hashes().collect(),
+            term_hashes: self.rank.iter().map(|&r| term(r)).collect(),
             exact: (self.header[1] == 1).then_some(self.header[2]),
             weighed: None,
             maker: self.header[3],
@@ -98,7 +117,7 @@ impl<'a> Kept<'a> {
 
     /// Bytes of the record.
     fn bytes(&self) -> u64 {
-        (8 * self.header.len() + 4 * self.class_counts.len() + 20 * self.counts.len()) as u64
+        (8 * self.header.len() + 4 * self.class_counts.len() + 24 * self.counts.len()) as u64
     }
 
     /// The term-frequency vector (keyed by the low 64 bits of the term hashes).
@@ -109,6 +128,12 @@ impl<'a> Kept<'a> {
                 .zip(self.counts)
                 .map(|(&[lo, _], &c)| (lo, c)),
         )
+    }
+
+    /// The term vector as the record holds it, when that is [`Kept::tf`] already (no two terms
+    /// share their low 64 bits): keys and counts, ascending.
+    fn sorted_tf(&self) -> Option<(&'a [[u64; 2]], &'a [u32])> {
+        (self.header[4] == 1).then_some((self.hashes, self.counts))
     }
 }
 
@@ -143,8 +168,28 @@ pub(crate) fn find(
     }
     let mut builder = IndexBuilder::for_lang(lang, params())?;
     builder.size_hint(docs.len() as u64);
-    for (i, d) in docs.iter().enumerate() {
-        builder.add_fingerprint(&i.to_string(), None, d.kept.fingerprint())?;
+    // Until the builder has learned its idf (from the first documents) it weighs them itself;
+    // after that, a chunk of documents is weighed on all cores before it is added.
+    let mut next = 0;
+    while next < docs.len() {
+        let Some(f) = builder.weighing_fingerprinter() else {
+            builder.add_fingerprint(&next.to_string(), None, docs[next].kept.fingerprint())?;
+            next += 1;
+            continue;
+        };
+        let end = (next + WEIGH_CHUNK).min(docs.len());
+        let weighed: Vec<Fingerprint> = (next..end)
+            .into_par_iter()
+            .map(|d| {
+                let mut fp = docs[d].kept.fingerprint();
+                f.weigh(&mut fp);
+                fp
+            })
+            .collect();
+        for (d, fp) in (next..end).zip(weighed) {
+            builder.add_fingerprint(&d.to_string(), None, fp)?;
+        }
+        next = end;
     }
     let mut bytes = Vec::new();
     builder.finish(&mut bytes)?;
@@ -214,11 +259,13 @@ pub(crate) fn find(
     }) {
         pairs.par_extend(blocks.par_chunk_by(|p, q| p.0 == q.0).flat_map_iter(|run| {
             let a = run[0].0;
-            let tf_a = tfidf.map(|_| docs[a as usize].kept.tf());
+            let ka = docs[a as usize].kept;
+            // The first document's term vector and idf weights, made once for its run.
+            let tf_a = tfidf.map(|w| Verifier::new(w, &ka, a));
             run.iter().filter_map(move |&(_, b, groups, est)| {
-                let score = match (tfidf, &tf_a) {
-                    (Some(w), Some(tf_a)) => w.cosine(tf_a, a, &docs[b as usize].kept.tf(), b),
-                    _ => est,
+                let score = match &tf_a {
+                    Some(v) => v.cosine(&docs[b as usize].kept, b),
+                    None => est,
                 };
                 (score + 1e-9 >= t).then_some(Pair {
                     a,
@@ -233,6 +280,64 @@ pub(crate) fn find(
     pairs.par_sort_unstable_by_key(|p| (p.a, p.b));
     Ok((pairs, candidates))
 }
+
+/// One document's side of verifying its candidates: its term vector and the idf of each of its
+/// terms, so that a candidate whose record holds its term vector as it is
+/// ([`Kept::sorted_tf`]) is verified by one merge, without a lookup or an allocation.
+struct Verifier<'w> {
+    tfidf: &'w TfIdf,
+    tf: TermVector,
+    idf: Vec<f64>,
+    doc: u32,
+}
+
+impl<'w> Verifier<'w> {
+    fn new(tfidf: &'w TfIdf, kept: &Kept<'_>, doc: u32) -> Self {
+        let tf = kept.tf();
+        let idf = tf.terms().iter().map(|&(h, _)| tfidf.idf.idf(h)).collect();
+        Verifier {
+            tfidf,
+            tf,
+            idf,
+            doc,
+        }
+    }
+
+    /// [`TfIdf::cosine`] of this document and `b`, to the last bit: the same products of the
+    /// same weights, summed in the same order ([`DocFreq::cosine`]).
+    fn cosine(&self, kept: &Kept<'_>, b: u32) -> f64 {
+        let Some((hashes, counts)) = kept.sorted_tf() else {
+            return self.tfidf.cosine(&self.tf, self.doc, &kept.tf(), b);
+        };
+        let (na, nb) = (
+            self.tfidf.norms[self.doc as usize],
+            self.tfidf.norms[b as usize],
+        );
+        let a = self.tf.terms();
+        let (mut i, mut j, mut dot) = (0, 0, 0.0);
+        while i < a.len() && j < hashes.len() {
+            match a[i].0.cmp(&hashes[j][0]) {
+                std::cmp::Ordering::Less => i += 1,
+                std::cmp::Ordering::Greater => j += 1,
+                std::cmp::Ordering::Equal => {
+                    let w = self.idf[i];
+                    let (x, y) = (a[i].1 as f64 * w, counts[j] as f64 * w);
+                    dot += if x > 0.0 && y > 0.0 {
+                        (x / na) * (y / nb)
+                    } else {
+                        0.0
+                    };
+                    i += 1;
+                    j += 1;
+                }
+            }
+        }
+        dot.min(1.0)
+    }
+}
+
+/// Documents weighed at once in [`find`] (their samples are held until they are added).
+const WEIGH_CHUNK: usize = 1 << 13;
 
 /// Documents that query the index at once in [`find`].
 const QUERY_CHUNK: usize = 1 << 16;
@@ -322,6 +427,8 @@ impl Method for Fuzzy {
 /// term vectors 3 GB more).
 pub(crate) struct TfIdf {
     df: DocFreq,
+    /// The same idf, by hash table.
+    idf: IdfTable,
     /// Per document of `which` (by position): its tf-idf norm (0 for one set aside).
     norms: Vec<f64>,
 }
@@ -329,16 +436,28 @@ pub(crate) struct TfIdf {
 impl TfIdf {
     fn new(docs: &Docs<'_>, which: &[u32]) -> Result<TfIdf> {
         let kept = |d: u32| docs.record(d).map(Kept::of);
-        let df = DocFreq::from_docs(docs.len(), |d| {
-            kept(d as u32).map_or_else(Vec::new, |k| {
-                k.tf().terms().iter().map(|&(h, _)| h).collect()
-            })
+        // A record's sorted terms are its term vector unless two share their low 64 bits.
+        let df = DocFreq::from_docs(docs.len(), |d| match kept(d as u32) {
+            None => Vec::new(),
+            Some(k) => match k.sorted_tf() {
+                Some((hashes, _)) => hashes.iter().map(|h| h[0]).collect(),
+                None => k.tf().terms().iter().map(|&(h, _)| h).collect(),
+            },
         });
+        let idf = df.idf_table();
         let norms = which
             .par_iter()
-            .map(|&d| kept(d).map_or(0.0, |k| df.norm(&k.tf())))
+            .map(|&d| match kept(d) {
+                None => 0.0,
+                Some(k) => match k.sorted_tf() {
+                    Some((hashes, counts)) => {
+                        idf.norm_of(hashes.iter().zip(counts).map(|(h, &c)| (h[0], c)))
+                    }
+                    None => idf.norm_of(k.tf().terms().iter().copied()),
+                },
+            })
             .collect();
-        Ok(TfIdf { df, norms })
+        Ok(TfIdf { df, idf, norms })
     }
 
     /// The tf-idf cosine of documents `a` and `b` (positions in `which`) from their term
@@ -346,5 +465,58 @@ impl TfIdf {
     fn cosine(&self, tf_a: &TermVector, a: u32, tf_b: &TermVector, b: u32) -> f64 {
         let (na, nb) = (self.norms[a as usize], self.norms[b as usize]);
         self.df.cosine(tf_a, na, tf_b, nb)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The verifier's merge gives the cosine of [`TfIdf::cosine`] to the last bit, and a record
+    /// rebuilds the fingerprint it was made from, terms in their order.
+    #[test]
+    fn verifier_is_the_tfidf_cosine_to_the_bit() {
+        let f = IndexBuilder::for_lang(Lang::En, params())
+            .unwrap()
+            .fingerprinter()
+            .clone();
+        let texts = [
+            "The river flows north through the valley; the valley floods each spring.",
+            "The river flows north through a valley that floods every spring and autumn.",
+            "Spring floods in the valley: the river, flowing north, rises every year.",
+            "Cheap flights to Paris, cheap hotels in Paris, and a river cruise.",
+            "A river cruise in Paris after cheap flights; hotels near the river.",
+        ];
+        let fps: Vec<Fingerprint> = texts.iter().map(|t| f.fingerprint(t)).collect();
+        let described: Vec<Described> = fps.iter().map(Kept::describe).collect();
+        let kept: Vec<Kept<'_>> = described.iter().map(|d| Kept::of(d.record())).collect();
+        for (k, fp) in kept.iter().zip(&fps) {
+            let mut want = fp.clone();
+            want.weighed = None;
+            assert_eq!(k.fingerprint(), want);
+            assert!(k.sorted_tf().is_some());
+        }
+        let tfs: Vec<TermVector> = kept.iter().map(Kept::tf).collect();
+        let df = DocFreq::new(&tfs, tfs.len());
+        let norms = tfs.iter().map(|v| df.norm(v)).collect();
+        let idf = df.idf_table();
+        for v in &tfs {
+            for &(h, _) in v.terms() {
+                assert_eq!(idf.idf(h).to_bits(), df.idf(h).to_bits());
+            }
+            assert_eq!(idf.norm_of(v.terms().iter().copied()), df.norm(v));
+        }
+        assert_eq!(idf.idf(12345).to_bits(), df.idf(12345).to_bits());
+        let tfidf = TfIdf { df, idf, norms };
+        let mut positive = 0;
+        for a in 0..kept.len() {
+            let v = Verifier::new(&tfidf, &kept[a], a as u32);
+            for b in 0..kept.len() {
+                let want = tfidf.cosine(&tfs[a], a as u32, &tfs[b], b as u32);
+                assert_eq!(v.cosine(&kept[b], b as u32).to_bits(), want.to_bits());
+                positive += usize::from(a != b && want > 0.1);
+            }
+        }
+        assert!(positive >= 8, "{positive}");
     }
 }

@@ -195,9 +195,7 @@ impl FeatureStore {
             b as usize <= words.len(),
             "a spilled feature store is read before it is sealed"
         );
-        Some(Record {
-            words: &words[a as usize..b as usize],
-        })
+        Some(Record::of_words(&words[a as usize..b as usize]))
     }
 
     /// Per document, the identity of its features (`None` when set aside).
@@ -227,6 +225,11 @@ pub struct Record<'a> {
 }
 
 impl<'a> Record<'a> {
+    /// The record that `words` (made by [`Record::write`]) hold.
+    pub(crate) fn of_words(words: &'a [u64]) -> Self {
+        Record { words }
+    }
+
     /// The words of a record of `fields`, each a slice of plain values.
     pub fn write(fields: &[&[u8]]) -> Vec<u64> {
         let data: usize = fields.iter().map(|f| f.len().div_ceil(8)).sum();
