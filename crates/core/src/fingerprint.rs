@@ -1513,9 +1513,30 @@ fn clocks<S>(
     seeds: &[u32],
     state: &mut S,
     bar: impl Fn(&S, usize) -> f64,
-    mut keep: impl FnMut(&mut S, usize, (f64, u64)),
+    keep: impl FnMut(&mut S, usize, (f64, u64)),
 ) {
     debug_assert!(seeds.len() <= 16);
+    #[cfg(target_arch = "x86_64")]
+    if seeds.len() > 2
+        && std::is_x86_feature_detected!("avx512f")
+        && std::is_x86_feature_detected!("avx512dq")
+    {
+        // SAFETY: the CPU has AVX-512 F and DQ, checked just above.
+        unsafe { clocks_avx512(terms, seeds, state, bar, keep) };
+        return;
+    }
+    clocks_scalar(terms, seeds, state, bar, keep)
+}
+
+/// [`clocks`], one sample at a time.
+#[inline(always)]
+fn clocks_scalar<S>(
+    terms: &[(u64, f64)],
+    seeds: &[u32],
+    state: &mut S,
+    bar: impl Fn(&S, usize) -> f64,
+    mut keep: impl FnMut(&mut S, usize, (f64, u64)),
+) {
     for &(base, w) in terms {
         let mut pair = (u32::MAX, 0u64);
         for (i, &g) in seeds.iter().enumerate() {
@@ -1534,6 +1555,88 @@ fn clocks<S>(
                 continue;
             }
             keep(state, i, (neg_ln_unit(v) / w, base));
+        }
+    }
+}
+
+/// [`clocks`] with the samples' hashes and the `1 − U` bound of 16 samples in two AVX-512
+/// registers per element: the same hashes and comparisons in IEEE-754 double precision, so the
+/// same elements reach `keep`, in the same order per sample (samples are independent: keeping
+/// one never changes another's bar). An element that passes the bound in some samples is then
+/// kept one sample at a time, as in [`clocks_scalar`].
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512dq")]
+unsafe fn clocks_avx512<S>(
+    terms: &[(u64, f64)],
+    seeds: &[u32],
+    state: &mut S,
+    bar: impl Fn(&S, usize) -> f64,
+    mut keep: impl FnMut(&mut S, usize, (f64, u64)),
+) {
+    use std::arch::x86_64::*;
+    const PHI: u64 = 0x9e37_79b9_7f4a_7c15;
+    let n = seeds.len();
+    // Per sample: what `hash::derived` adds to the element's base, and which half of the hash
+    // is its U (lanes past `n` repeat sample 0 and are masked off).
+    let mut adds = [0u64; 16];
+    let mut shifts = [0u64; 16];
+    let mut bars = [0f64; 16];
+    for i in 0..16 {
+        let g = seeds[if i < n { i } else { 0 }];
+        adds[i] = ((SAMPLE_SEED_BASE + g / 2) as u64 + 1).wrapping_mul(PHI);
+        shifts[i] = if g.is_multiple_of(2) { 0 } else { 32 };
+        bars[i] = bar(state, i.min(n - 1));
+    }
+    let live: u16 = if n == 16 { u16::MAX } else { (1u16 << n) - 1 };
+    let (m1, m2) = (
+        _mm512_set1_epi64(0xff51_afd7_ed55_8ccd_u64 as i64),
+        _mm512_set1_epi64(0xc4ce_b9fe_1a85_ec53_u64 as i64),
+    );
+    let low = _mm512_set1_epi64(0xffff_ffff);
+    let (half, scale, margin) = (
+        _mm512_set1_pd(0.5),
+        _mm512_set1_pd(1.0 / 4_294_967_296.0),
+        _mm512_set1_pd(1.0 + 1e-9),
+    );
+    let mut v = [0u64; 16];
+    for &(base, w) in terms {
+        let bw = _mm512_set1_pd(w);
+        let b = _mm512_set1_epi64(base as i64);
+        let mut mask: u16 = 0;
+        for h in 0..2 {
+            let at = 8 * h;
+            // SAFETY: `at + 8 ≤ 16`: every load and store below is within its array.
+            let mut k = _mm512_add_epi64(b, _mm512_loadu_si512(adds.as_ptr().add(at).cast()));
+            // fmix64 (hash::fmix64), eight at a time.
+            k = _mm512_xor_si512(k, _mm512_srli_epi64::<33>(k));
+            k = _mm512_mullo_epi64(k, m1);
+            k = _mm512_xor_si512(k, _mm512_srli_epi64::<33>(k));
+            k = _mm512_mullo_epi64(k, m2);
+            k = _mm512_xor_si512(k, _mm512_srli_epi64::<33>(k));
+            let u = _mm512_and_si512(
+                _mm512_srlv_epi64(k, _mm512_loadu_si512(shifts.as_ptr().add(at).cast())),
+                low,
+            );
+            _mm512_storeu_si512(v.as_mut_ptr().add(at).cast(), u);
+            // 1 − U = ((!v) + 0.5) / 2^32, exact in f64 as in the scalar path.
+            let one_minus_u = _mm512_mul_pd(
+                _mm512_add_pd(_mm512_cvtepu64_pd(_mm512_xor_si512(u, low)), half),
+                scale,
+            );
+            let bound = _mm512_mul_pd(
+                _mm512_mul_pd(_mm512_loadu_pd(bars.as_ptr().add(at)), bw),
+                margin,
+            );
+            // Not (1 − U ≥ bound), NaN included: the scalar path's `continue` negated.
+            let pass = _mm512_cmp_pd_mask::<_CMP_NGE_UQ>(one_minus_u, bound);
+            mask |= (pass as u16) << at;
+        }
+        mask &= live;
+        while mask != 0 {
+            let i = mask.trailing_zeros() as usize;
+            mask &= mask - 1;
+            keep(state, i, (neg_ln_unit(v[i] as u32) / w, base));
+            bars[i] = bar(state, i);
         }
     }
 }
@@ -1925,6 +2028,54 @@ mod tests {
                 assert_eq!(similar_probes[band * 48], *c, "{r:?}");
             }
             assert!(!probes.iter().any(|p| similar_probes.contains(p)));
+        }
+    }
+
+    /// (sample, clock bits, base) of every element that reaches `keep`, in order, and each
+    /// sample's best (clock bits, base) at the end: what a pass of [`clocks`] decides.
+    type ClockTrace = (Vec<(usize, u64, u64)>, Vec<(u64, u64)>);
+
+    /// The [`ClockTrace`] of one pass.
+    fn clock_trace(
+        terms: &[(u64, f64)],
+        seeds: &[u32],
+        pass: impl FnOnce(
+            &[(u64, f64)],
+            &[u32],
+            &mut [(f64, u64); 16],
+            &dyn Fn(&[(f64, u64); 16], usize) -> f64,
+            &mut dyn FnMut(&mut [(f64, u64); 16], usize, (f64, u64)),
+        ),
+    ) -> ClockTrace {
+        let mut best = [(f64::INFINITY, u64::MAX); 16];
+        let mut trace = Vec::new();
+        pass(terms, seeds, &mut best, &|b, i| b[i].0, &mut |b, i, e| {
+            trace.push((i, e.0.to_bits(), e.1));
+            if before(e, b[i]) {
+                b[i] = e;
+            }
+        });
+        (trace, best.iter().map(|e| (e.0.to_bits(), e.1)).collect())
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+        /// The AVX-512 pass (where the CPU has it) keeps exactly the elements, clocks and
+        /// winners of the scalar pass, for any sample numbers and weights, heavy, light, tiny.
+        #[test]
+        fn vector_clocks_equal_scalar_clocks(
+            bases in proptest::collection::vec(proptest::prelude::any::<u64>(), 0..120),
+            weights in proptest::collection::vec(1e-6f64..1e7, 120),
+            seeds in proptest::collection::vec(0u32..5000, 1..=16),
+        ) {
+            let terms: Vec<(u64, f64)> = bases.iter().zip(&weights).map(|(&b, &w)| (b, w)).collect();
+            let scalar = clock_trace(&terms, &seeds, |t, s, st, bar, keep| {
+                clocks_scalar(t, s, st, bar, keep)
+            });
+            let dispatched = clock_trace(&terms, &seeds, |t, s, st, bar, keep| {
+                clocks(t, s, st, bar, keep)
+            });
+            proptest::prop_assert_eq!(scalar, dispatched);
         }
     }
 
