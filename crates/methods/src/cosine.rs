@@ -174,18 +174,9 @@ impl<'a> TermsRef<'a> {
             return 0.0;
         }
         let (a, b) = (self.hashes, other.hashes);
-        let (mut i, mut j, mut dot) = (0, 0, 0.0);
-        while i < a.len() && j < b.len() {
-            match a[i].cmp(&b[j]) {
-                std::cmp::Ordering::Less => i += 1,
-                std::cmp::Ordering::Greater => j += 1,
-                std::cmp::Ordering::Equal => {
-                    dot += self.counts[i] as f64 * other.counts[j] as f64;
-                    i += 1;
-                    j += 1;
-                }
-            }
-        }
+        let dot = merge_sum((a.len(), |i| a[i]), (b.len(), |j| b[j]), |i, j| {
+            self.counts[i] as f64 * other.counts[j] as f64
+        });
         (dot / (self.norm * other.norm)).min(1.0)
     }
 }
@@ -322,13 +313,7 @@ impl DocFreq {
     /// collection's pairs are verified without holding every document's weights.
     pub fn cosine(&self, a: &TermVector, norm_a: f64, b: &TermVector, norm_b: f64) -> f64 {
         let dot = merge_dot(&a.terms, &b.terms, |h, x, y| {
-            let w = self.idf(h);
-            let (x, y) = (x as f64 * w, y as f64 * w);
-            if x > 0.0 && y > 0.0 {
-                (x / norm_a) * (y / norm_b)
-            } else {
-                0.0
-            }
+            shared_weight(x, y, self.idf(h), norm_a, norm_b)
         });
         dot.min(1.0)
     }
@@ -374,19 +359,45 @@ fn merge_dot<K: Ord + Copy, T: Copy>(
     b: &[(K, T)],
     mul: impl Fn(K, T, T) -> f64,
 ) -> f64 {
+    merge_sum((a.len(), |i| a[i].0), (b.len(), |j| b[j].0), |i, j| {
+        mul(a[i].0, a[i].1, b[j].1)
+    })
+}
+
+/// Σ term(i, j), in ascending key order, over the positions i of `a` and j of `b` (each a
+/// length and the key at a position, keys ascending) whose keys are equal: the one merge of
+/// every sparse dot product here, whatever layout holds the vectors.
+#[inline]
+pub(crate) fn merge_sum<K: Ord>(
+    (a_len, a_key): (usize, impl Fn(usize) -> K),
+    (b_len, b_key): (usize, impl Fn(usize) -> K),
+    mut term: impl FnMut(usize, usize) -> f64,
+) -> f64 {
     let (mut i, mut j, mut s) = (0, 0, 0.0);
-    while i < a.len() && j < b.len() {
-        match a[i].0.cmp(&b[j].0) {
+    while i < a_len && j < b_len {
+        match a_key(i).cmp(&b_key(j)) {
             std::cmp::Ordering::Less => i += 1,
             std::cmp::Ordering::Greater => j += 1,
             std::cmp::Ordering::Equal => {
-                s += mul(a[i].0, a[i].1, b[j].1);
+                s += term(i, j);
                 i += 1;
                 j += 1;
             }
         }
     }
     s
+}
+
+/// What a term that two documents share adds to their tf-idf cosine ([`DocFreq::cosine`]): the
+/// product of its normalised weights, tf · idf / norm on each side (0 unless both are above 0).
+#[inline]
+pub(crate) fn shared_weight(tf_a: u32, tf_b: u32, idf: f64, norm_a: f64, norm_b: f64) -> f64 {
+    let (x, y) = (tf_a as f64 * idf, tf_b as f64 * idf);
+    if x > 0.0 && y > 0.0 {
+        (x / norm_a) * (y / norm_b)
+    } else {
+        0.0
+    }
 }
 
 #[cfg(test)]

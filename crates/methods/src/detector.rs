@@ -466,5 +466,11 @@ pub fn find_pairs<S: AsRef<str> + Sync>(
         .par_iter()
         .map(|t| detector.prepare(t.as_ref()))
         .collect();
-    detector.find(&features)
+    // Moved into the store, not copied as `Detector::find` must.
+    let mut store = detector.store();
+    for f in features {
+        store.push(f)?;
+    }
+    store.seal()?;
+    detector.find_in(&store)
 }

@@ -6,7 +6,7 @@
 //! the evaluation oracle.
 
 use super::compare::Comparison;
-use super::cosine::{DocFreq, IdfTable, TermVector};
+use super::cosine::{merge_sum, shared_weight, DocFreq, IdfTable, TermVector};
 use super::{
     Described, Describer, Docs, Evidence, Found, Info, Method, Options, Pair, Record, Scorer,
 };
@@ -314,24 +314,11 @@ impl<'w> Verifier<'w> {
             self.tfidf.norms[b as usize],
         );
         let a = self.tf.terms();
-        let (mut i, mut j, mut dot) = (0, 0, 0.0);
-        while i < a.len() && j < hashes.len() {
-            match a[i].0.cmp(&hashes[j][0]) {
-                std::cmp::Ordering::Less => i += 1,
-                std::cmp::Ordering::Greater => j += 1,
-                std::cmp::Ordering::Equal => {
-                    let w = self.idf[i];
-                    let (x, y) = (a[i].1 as f64 * w, counts[j] as f64 * w);
-                    dot += if x > 0.0 && y > 0.0 {
-                        (x / na) * (y / nb)
-                    } else {
-                        0.0
-                    };
-                    i += 1;
-                    j += 1;
-                }
-            }
-        }
+        let dot = merge_sum(
+            (a.len(), |i| a[i].0),
+            (hashes.len(), |j| hashes[j][0]),
+            |i, j| shared_weight(a[i].1, counts[j], self.idf[i], na, nb),
+        );
         dot.min(1.0)
     }
 }
