@@ -464,3 +464,50 @@ fn fingerprints_from_elsewhere_take_the_same_query_path() {
         .add_fingerprint("y", None, own.fingerprint(&docs[0].1))
         .is_ok());
 }
+
+/// `Index::open_like` shares the fingerprinter of an index with the same parameters, classes and
+/// idf table (a set's segments), and decodes its own otherwise; either way the index answers
+/// as `Index::open` makes it answer.
+#[test]
+fn open_like_shares_only_an_equal_fingerprinter() {
+    let docs = samples();
+    let (first, rest) = docs.split_at(60);
+    let a = Index::open(build(first)).unwrap();
+    let mut same_schema = IndexBuilder::like(&a);
+    for (name, text) in rest {
+        same_schema.add(name, None, text);
+    }
+    let mut b = Vec::new();
+    same_schema.finish(&mut b).unwrap();
+    // Its own idf table, learned from its documents: not a's.
+    let c = build(rest);
+    for (bytes, shares) in [(b, true), (c, false)] {
+        let like = Index::open_like(&bytes[..], &a).unwrap();
+        let alone = Index::open(&bytes[..]).unwrap();
+        assert_eq!(
+            std::ptr::eq(like.fingerprinter(), a.fingerprinter()),
+            shares
+        );
+        assert_eq!(
+            like.fingerprinter().identity() == a.fingerprinter().identity(),
+            alone.fingerprinter().identity() == a.fingerprinter().identity()
+        );
+        assert_eq!(
+            like.fingerprinter().idf().map(|i| i.id()),
+            alone.fingerprinter().idf().map(|i| i.id())
+        );
+        for (_, text) in rest.iter().chain(first).step_by(7) {
+            let (x, y) = (
+                like.query(text, &QueryOptions::default()).unwrap(),
+                alone.query(text, &QueryOptions::default()).unwrap(),
+            );
+            let key = |r: &pocketdex::QueryResult| {
+                r.hits
+                    .iter()
+                    .map(|h| (h.doc, h.score.to_bits()))
+                    .collect::<Vec<_>>()
+            };
+            assert_eq!(key(&x), key(&y));
+        }
+    }
+}

@@ -349,9 +349,25 @@ fn a_second_writer_is_refused_and_single_adds_leave_few_segments() {
     let err = SetWriter::open(&set_dir, false).err().expect("locked");
     assert!(matches!(err, pocketdex::Error::Busy { .. }), "{err}");
     let mut most = 0;
-    for d in &docs[..200] {
-        add_batch(&mut w, std::slice::from_ref(d));
-        most = most.max(w.set().parts().len());
+    for (i, d) in docs[..200].iter().enumerate() {
+        let before = w.set().parts().len();
+        let mut b = w.builder();
+        b.add(&d.0, None, &d.1);
+        let change = w.add(b, false).unwrap();
+        let lives: Vec<u64> = w.set().parts().iter().map(|p| p.live_docs()).collect();
+        // The policy's fixed point: each segment holds more than twice the next one's live
+        // documents (the cascade of merges is done as one merge, so check what it left).
+        assert!(
+            lives.windows(2).all(|p| p[0] > 2 * p[1]),
+            "after add {i}: {lives:?}"
+        );
+        assert_eq!(
+            before + 1 - change.merged as usize,
+            lives.len(),
+            "{lives:?}"
+        );
+        assert_eq!(lives.iter().sum::<u64>(), i as u64 + 1);
+        most = most.max(lives.len());
     }
     // The merge policy keeps about log2(n) segments at most.
     assert!(most <= 9, "{most} segments");

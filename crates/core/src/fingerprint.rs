@@ -732,24 +732,35 @@ impl Fingerprinter {
         // What a fingerprint depends on: the parameters that shape terms, digits, samples and
         // sketches (not the query-time probe budgets, nor the resolution, whose caps a builder
         // checks itself), the classes and the stopwords. The identity lives only in memory
-        // (never in a file), so `Debug` text is a stable enough description.
+        // (never in a file), so `Debug` text of the parameters is a stable enough description;
+        // the classes and stopwords go in as bytes (their `Debug` text cost a process opening
+        // a set's segments more than a millisecond).
         let p = &params;
-        let identity = hash::h64(
-            format!(
-                "{:?} {:?} {:?} {} {} {} {} {}\n{classes:?}\n{:?}",
-                p.classes,
-                p.schemes,
-                p.deviation,
-                p.min_terms,
-                p.short_below,
-                p.minhash_bands,
-                p.sketch_words,
-                p.similar_bands,
-                analyzer.stopwords()
-            )
-            .as_bytes(),
-            0,
-        );
+        let mut key = format!(
+            "{:?} {:?} {:?} {} {} {} {} {}\n",
+            p.classes,
+            p.schemes,
+            p.deviation,
+            p.min_terms,
+            p.short_below,
+            p.minhash_bands,
+            p.sketch_words,
+            p.similar_bands,
+        )
+        .into_bytes();
+        for (prefix, class) in classes.table() {
+            key.extend_from_slice(prefix.as_bytes());
+            key.push(0xff);
+            key.extend_from_slice(&class.to_le_bytes());
+        }
+        for e in classes.expected() {
+            key.extend_from_slice(&e.to_bits().to_le_bytes());
+        }
+        for w in analyzer.stopwords() {
+            key.push(0xff);
+            key.extend_from_slice(w.as_bytes());
+        }
+        let identity = hash::h64(&key, 0);
         Ok(Fingerprinter {
             caps: params.resolution.unwrap_or(AUTO_CAPS),
             identity,

@@ -5,7 +5,7 @@
 //! panic. [`Index::verify`] checks every byte at once.
 
 use crate::error::{Error, Result};
-use crate::fingerprint::{Fingerprinter, Resolution};
+use crate::fingerprint::{Fingerprinter, Params, Resolution};
 use crate::format::{self, Directory, SectionId, Strings};
 use crate::hash;
 use crate::integrity::{Guard, Tree};
@@ -16,12 +16,15 @@ use crate::sketch::Idf;
 use crate::text::Analyzer;
 use std::borrow::Cow;
 use std::ops::Range;
+use std::sync::Arc;
 
 /// An opened index.
 pub struct Index<D> {
     data: D,
     meta: Meta,
-    fingerprinter: Fingerprinter,
+    /// Shared with the other segments of a set that have the same parameters, classes and idf
+    /// table ([`Index::open_like`]).
+    fingerprinter: Arc<Fingerprinter>,
     mphf: mphf::Function,
     /// Where each section is, and its checksum.
     dir: Directory,
@@ -35,6 +38,10 @@ pub struct Index<D> {
     /// The signature block, when the file is signed.
     signature: Option<Signature>,
 }
+
+/// What [`Index::open_like`] may share: another index's parameters, its CLASSES and IDF bytes
+/// (checked when it was opened), and the fingerprinter decoded from them.
+type Shared<'a> = (&'a Params, &'a [u8], &'a [u8], &'a Arc<Fingerprinter>);
 
 /// One section's place in the file, as `pocketdex info` shows it.
 #[derive(Clone, Debug, serde::Serialize)]
@@ -54,6 +61,50 @@ impl<D: AsRef<[u8]>> Index<D> {
     /// other large sections are checked when first read (an error names the damaged block),
     /// and [`Index::verify`] checks everything.
     pub fn open(data: D) -> Result<Self> {
+        Self::open_sharing(data, None)
+    }
+
+    /// The byte ranges [`Index::open`] reads whole: the small sections it checks and decodes
+    /// (META, CLASSES, IDF, MPHF, TREE). A reader that maps the file and advises random access
+    /// (lookups read a few scattered bytes) gets no fault-around from the kernel, so the MPHF's
+    /// megabytes would fault in one 4 KiB page at a time; faulting these ranges in at once
+    /// (`MADV_POPULATE_READ`) saves that. Empty when the file is not readable as an index
+    /// (`open` then says why).
+    pub fn open_reads(data: &[u8]) -> Vec<Range<usize>> {
+        let Ok((bytes, _)) = signing::split(data) else {
+            return Vec::new();
+        };
+        let Ok(dir) = Directory::decode(bytes) else {
+            return Vec::new();
+        };
+        [
+            SectionId::Meta,
+            SectionId::Classes,
+            SectionId::Idf,
+            SectionId::Mphf,
+            SectionId::Tree,
+        ]
+        .into_iter()
+        .filter_map(|id| dir.get(id).map(|e| e.range()))
+        .filter(|r| r.start <= r.end && r.end <= bytes.len())
+        .collect()
+    }
+
+    /// [`Index::open`], sharing `like`'s fingerprinter when this file's parameters, CLASSES and
+    /// IDF sections are byte for byte `like`'s, as a set's segments and its schema are: decoding
+    /// the classes and the idf table and hashing them into an identity costs more than the rest
+    /// of `open` save the MPHF, once per segment for every short-lived `check --add`.
+    pub fn open_like<E: AsRef<[u8]>>(data: D, like: &Index<E>) -> Result<Self> {
+        let shared = (
+            &like.meta.params,
+            like.section(SectionId::Classes),
+            like.section(SectionId::Idf),
+            &like.fingerprinter,
+        );
+        Self::open_sharing(data, Some(shared))
+    }
+
+    fn open_sharing(data: D, like: Option<Shared<'_>>) -> Result<Self> {
         let (bytes, signature) = signing::split(data.as_ref())?;
         let len = bytes.len();
         let dir = Directory::decode(bytes)?;
@@ -88,12 +139,22 @@ impl<D: AsRef<[u8]>> Index<D> {
             None
         };
         let meta = Meta::decode(meta)?;
-        let (classes, stopwords) = meta::decode_classes(classes)?;
-        let idf = Idf::decode(idf)?;
-        let fingerprinter =
-            Fingerprinter::new(meta.params.clone(), classes, Analyzer::new(stopwords))
-                .map_err(|e| Error::format(format!("parameters do not fit the classes: {e}")))?
-                .with_idf(idf);
+        let fingerprinter = match like {
+            Some((params, c, i, f)) if *params == meta.params && c == classes && i == idf => {
+                f.clone()
+            }
+            _ => {
+                let (classes, stopwords) = meta::decode_classes(classes)?;
+                let idf = Idf::decode(idf)?;
+                Arc::new(
+                    Fingerprinter::new(meta.params.clone(), classes, Analyzer::new(stopwords))
+                        .map_err(|e| {
+                            Error::format(format!("parameters do not fit the classes: {e}"))
+                        })?
+                        .with_idf(idf),
+                )
+            }
+        };
         let mphf = mphf::from_bytes(mphf)?;
         let tree = tree.map(|t| Tree::decode(t, &dir)).transpose()?;
         let guard = Guard::new(&dir, tree);

@@ -186,15 +186,27 @@ fn write_step<T>(
     write_atomically(dir, path, || step.reached(), |out| write(out))
 }
 
-fn map(path: &Path) -> Result<Index<Mmap>> {
+/// Maps and opens an index file; with `like`, sharing its fingerprinter when they have the same
+/// parameters, classes and idf table ([`Index::open_like`]), as a set's files do.
+fn map(path: &Path, like: Option<&Index<Mmap>>) -> Result<Index<Mmap>> {
     let file = File::open(path).map_err(|e| Error::io(path, e))?;
     // SAFETY: segment files are never changed in place (writers create new files and rename
     // them); `verify` checks every byte for those who need it.
     let map = unsafe { Mmap::map(&file) }.map_err(|e| Error::io(path, e))?;
-    // Lookups read a few scattered bytes: read-ahead would page in what they never use.
+    // Lookups read a few scattered bytes: read-ahead would page in what they never use. What
+    // `open` reads whole is faulted in at once instead (see `Index::open_reads`).
     #[cfg(unix)]
     let _ = map.advise(memmap2::Advice::Random);
-    Index::open(map).map_err(|e| in_file(path, e))
+    #[cfg(target_os = "linux")]
+    for r in Index::<&[u8]>::open_reads(&map) {
+        // Best effort: a kernel older than 5.14 refuses it, and `open` faults them in itself.
+        let _ = map.advise_range(memmap2::Advice::PopulateRead, r.start, r.len());
+    }
+    match like {
+        Some(like) => Index::open_like(map, like),
+        None => Index::open(map),
+    }
+    .map_err(|e| in_file(path, e))
 }
 
 /// An error about a file, with its path in the message.
@@ -277,7 +289,7 @@ impl IndexSet<Mmap> {
     pub fn open(dir: &Path) -> Result<IndexSet<Mmap>> {
         let mut manifest = Manifest::read(dir)?;
         loop {
-            match Self::open_manifest(dir, &manifest) {
+            match Self::open_manifest(dir, &manifest, None) {
                 Err(e) if e.io_kind() == Some(std::io::ErrorKind::NotFound) => {
                     // Gone because a writer committed a merge meanwhile: read its manifest.
                     // Gone under the same manifest: the set is damaged, say so.
@@ -294,13 +306,24 @@ impl IndexSet<Mmap> {
         }
     }
 
-    fn open_manifest(dir: &Path, m: &Manifest) -> Result<IndexSet<Mmap>> {
-        Self::reopen(dir, m, Vec::new())
+    /// The snapshot of manifest `m`; its segments share `like`'s fingerprinter (the schema's)
+    /// or the first segment's.
+    fn open_manifest(
+        dir: &Path,
+        m: &Manifest,
+        like: Option<&Index<Mmap>>,
+    ) -> Result<IndexSet<Mmap>> {
+        Self::reopen(dir, m, Vec::new(), like)
     }
 
     /// The snapshot of manifest `m`, taking the segments of `open` that it still names (a
     /// writer's next snapshot maps only its new segments).
-    fn reopen(dir: &Path, m: &Manifest, open: Vec<Part<Mmap>>) -> Result<IndexSet<Mmap>> {
+    fn reopen(
+        dir: &Path,
+        m: &Manifest,
+        open: Vec<Part<Mmap>>,
+        like: Option<&Index<Mmap>>,
+    ) -> Result<IndexSet<Mmap>> {
         let mut open: std::collections::HashMap<String, Index<Mmap>> =
             open.into_iter().map(|p| (p.file, p.index)).collect();
         let mut parts = Vec::with_capacity(m.segments.len());
@@ -314,7 +337,10 @@ impl IndexSet<Mmap> {
                 continue;
             }
             let path = dir.join(&s.file);
-            let index = map(&path)?;
+            let like = like
+                .or(parts.first().map(|p: &Part<Mmap>| &p.index))
+                .or(open.values().next());
+            let index = map(&path, like)?;
             if !index.is_segment()
                 || hex(trailer_checksum(&index)) != s.checksum
                 || index.doc_count() != s.docs
@@ -340,10 +366,12 @@ impl IndexSet<Mmap> {
     /// Opens index files (each a plain index or a segment) to be queried as one, in the order
     /// given.
     pub fn open_files(paths: &[PathBuf]) -> Result<IndexSet<Mmap>> {
-        let parts = paths
-            .iter()
-            .map(|p| Ok((p.display().to_string(), map(p)?)))
-            .collect::<Result<Vec<_>>>()?;
+        let mut parts: Vec<(String, Index<Mmap>)> = Vec::with_capacity(paths.len());
+        for p in paths {
+            // Shards of one collection share their fingerprinter.
+            let index = map(p, parts.first().map(|(_, i)| i))?;
+            parts.push((p.display().to_string(), index));
+        }
         Ok(IndexSet::from_indexes(parts))
     }
 }
@@ -555,8 +583,8 @@ impl SetWriter {
         }
         let lock = lock(dir, wait)?;
         let manifest = Manifest::read(dir)?;
-        let schema = map(&dir.join(SCHEMA))?;
-        let set = IndexSet::open_manifest(dir, &manifest)?;
+        let schema = map(&dir.join(SCHEMA), None)?;
+        let set = IndexSet::open_manifest(dir, &manifest, Some(&schema))?;
         let w = SetWriter {
             dir: dir.to_path_buf(),
             _lock: lock,
@@ -601,11 +629,11 @@ impl SetWriter {
         })?;
         let manifest = Manifest::empty();
         manifest.write(dir)?;
-        let schema = map(&dir.join(SCHEMA))?;
+        let schema = map(&dir.join(SCHEMA), None)?;
         Ok(SetWriter {
             dir: dir.to_path_buf(),
             _lock: lock,
-            set: IndexSet::open_manifest(dir, &manifest)?,
+            set: IndexSet::open_manifest(dir, &manifest, Some(&schema))?,
             manifest,
             schema,
         })
@@ -731,7 +759,7 @@ impl SetWriter {
         let mut added = 0u64;
         let mut verified = Vec::with_capacity(files.len());
         for path in files {
-            let index = map(path)?;
+            let index = map(path, Some(&self.schema))?;
             index.verify().map_err(|e| in_file(path, e))?;
             if !index.is_segment() {
                 return Err(Error::Invalid(format!(
@@ -798,7 +826,7 @@ impl SetWriter {
         let path = self.dir.join(&file);
         write_step(&self.dir, &path, Step::SegmentWritten, write)?;
         Step::SegmentRenamed.reached();
-        let index = map(&path)?;
+        let index = map(&path, Some(&self.schema))?;
         Ok(SegmentEntry {
             file,
             docs: index.doc_count(),
@@ -813,29 +841,34 @@ impl SetWriter {
         m.write(&self.dir)?;
         Step::Committed.reached();
         let old = std::mem::take(&mut self.set.parts);
-        self.set = IndexSet::reopen(&self.dir, &m, old)?;
+        self.set = IndexSet::reopen(&self.dir, &m, old, Some(&self.schema))?;
         self.manifest = m;
         self.collect_garbage();
         Ok(())
     }
 
     /// Merges the two newest segments while the older holds at most [`MERGE_RATIO`] times the
-    /// newer's live documents; returns how many segments were merged away.
+    /// newer's live documents; returns how many segments were merged away. The whole cascade
+    /// is one merge of the newest segments it reaches: the same segment as merging them pair
+    /// by pair, written and committed once instead of once per pair.
     fn apply_merge_policy(&mut self) -> Result<u64> {
-        let mut merged = 0;
-        loop {
-            let s = &self.manifest.segments;
-            let n = s.len();
-            if n < 2 {
-                return Ok(merged);
-            }
-            let live = |e: &SegmentEntry| (e.docs as u64 - e.deleted.len() as u64).max(1);
-            if live(&s[n - 2]) > MERGE_RATIO * live(&s[n - 1]) {
-                return Ok(merged);
-            }
-            self.merge_range(n - 2..n)?;
-            merged += 1;
+        let s = &self.manifest.segments;
+        let n = s.len();
+        if n < 2 {
+            return Ok(0);
         }
+        let live = |e: &SegmentEntry| e.docs as u64 - e.deleted.len() as u64;
+        // Segments `first..n` merge; `newest` is the live documents of what they become.
+        let (mut first, mut newest) = (n - 1, live(&s[n - 1]));
+        while first > 0 && live(&s[first - 1]).max(1) <= MERGE_RATIO * newest.max(1) {
+            first -= 1;
+            newest += live(&s[first]);
+        }
+        if first == n - 1 {
+            return Ok(0);
+        }
+        self.merge_range(first..n)?;
+        Ok((n - 1 - first) as u64)
     }
 
     /// Replaces the adjacent segments `range` by one holding their live documents, in order.
