@@ -25,7 +25,8 @@ pub struct Index<D> {
     /// Shared with the other segments of a set that have the same parameters, classes and idf
     /// table ([`Index::open_like`]).
     fingerprinter: Arc<Fingerprinter>,
-    mphf: mphf::Function,
+    /// The MPHF read where it lies in `data` (section MPHF).
+    mphf: mphf::View,
     /// Where each section is, and its checksum.
     dir: Directory,
     starts_bits_len: usize,
@@ -155,7 +156,7 @@ impl<D: AsRef<[u8]>> Index<D> {
                 )
             }
         };
-        let mphf = mphf::from_bytes(mphf)?;
+        let mphf = mphf::View::new(mphf)?;
         let tree = tree.map(|t| Tree::decode(t, &dir)).transpose()?;
         let guard = Guard::new(&dir, tree);
 
@@ -588,7 +589,7 @@ impl<D: AsRef<[u8]>> Index<D> {
     /// The MPHF's slot for `key`, if within the table (any key gets one; see `checks_out`).
     #[inline]
     fn slot(&self, key: u64) -> Option<u32> {
-        let slot = mphf::get(&self.mphf, key);
+        let slot = self.mphf.get(self.section(SectionId::Mphf), key);
         slot.and_then(|s| (s < self.meta.slot_count as u64).then_some(s as u32))
     }
 

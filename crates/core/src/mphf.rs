@@ -1,5 +1,6 @@
 //! The minimal perfect hash function over all distinct codes: `ph`'s FMPHGO with the pinned
-//! [`crate::hash::MphfHasher`].
+//! [`crate::hash::MphfHasher`], built and written by ph, read in place by [`View`] (ph's lookup
+//! over the mapped bytes, tested against ph's own).
 //!
 //! Why FMPHGO and not PHast: PHast's `get` reaches `unreachable!()` for some keys outside its
 //! build set, and every query probes codes that were never indexed; FMPHGO's `get` returns
@@ -31,9 +32,11 @@ pub fn to_bytes(f: &Function) -> Vec<u8> {
     out
 }
 
-/// Reads an MPHF whose section checksum has already been checked. `ph`'s reader and lookup trust
+/// Reads an MPHF whose section checksum has already been checked (the readers use [`View`];
+/// this is ph's own reader, its oracle in the tests). `ph`'s reader and lookup trust
 /// their input, so the layout is checked first (see [`layout`]); a panic in ph's reader that
 /// this check did not foresee still becomes an error here.
+#[cfg(test)]
 pub fn from_bytes(mut bytes: &[u8]) -> Result<Function> {
     let total = bytes.len();
     match layout(bytes) {
@@ -63,12 +66,142 @@ pub fn from_bytes(mut bytes: &[u8]) -> Result<Function> {
     }
 }
 
-/// The slot `f` gives `key` (`None` for some keys it was not built on). With every level a
-/// positive number of groups ([`from_bytes`] refuses others), every group and bit ph's lookup
-/// computes lies inside its arrays, whatever their contents, so this cannot panic.
-#[inline]
-pub fn get(f: &Function, key: u64) -> Option<u64> {
-    f.get(&key)
+/// Bits per group and per group seed of [`Function`], as ph writes them in the section.
+const GROUP_BITS: u8 = 16;
+const SEED_BITS: u8 = 4;
+
+/// ph's FMPHGO lookup ([`Function::get`]) over the section's bytes where they lie, in the file's
+/// memory map: nothing is copied at `open`, which only counts the ones before each 512-bit block
+/// of the group bits (for the rank). ph's own reader copies the section word by word and builds
+/// its rank index, a few milliseconds at 2 million documents in every process that opens the
+/// index (a `check --add`, a one-document `query`). The lookup is ph's, step for step, tested
+/// against it on every key and on keys it was not built on.
+#[derive(Clone, Debug)]
+pub struct View {
+    /// Groups per level.
+    levels: Vec<u64>,
+    /// Where the group bits start in the section (16 per group, in little-endian 64-bit words);
+    /// the seeds follow them (4 bits per group, likewise).
+    bits_at: usize,
+    seeds_at: usize,
+    /// Per 512-bit block of the group bits, the ones before it.
+    ranks: Vec<u64>,
+}
+
+impl View {
+    /// Reads the layout of an MPHF section whose checksum has already been checked, refusing
+    /// what ph's reader refuses and the level sizes it never writes (see [`layout`]).
+    pub fn new(bytes: &[u8]) -> Result<View> {
+        match layout(bytes) {
+            Layout::Length(len) if len == bytes.len() => {}
+            Layout::Length(_) | Layout::Unreadable => {
+                return Err(Error::format(
+                    "MPHF section: level sizes do not match its length",
+                ))
+            }
+            Layout::BadLevel(l) => {
+                return Err(Error::format(format!(
+                    "MPHF section: level {l} is not a positive whole number of 64-bit words"
+                )))
+            }
+        }
+        if bytes[0] != GROUP_BITS {
+            return Err(Error::format(format!(
+                "MPHF section unreadable: {} bits per group, not {GROUP_BITS}",
+                bytes[0]
+            )));
+        }
+        // `layout` read these sizes already, so they are whole VByte numbers.
+        let (mut at, mut levels) = (1, Vec::new());
+        let mut vbyte = || {
+            let mut v = 0u64;
+            for i in 0.. {
+                let b = bytes[at];
+                at += 1;
+                v |= ((b & 0x7f) as u64) << (7 * i);
+                if b & 0x80 == 0 {
+                    break;
+                }
+            }
+            v
+        };
+        let count = vbyte();
+        for _ in 0..count {
+            levels.push(vbyte());
+        }
+        let groups: u64 = levels.iter().sum();
+        let bit_words = (groups * GROUP_BITS as u64).div_ceil(64) as usize;
+        let seeds_byte = at + 8 * bit_words;
+        if bytes[seeds_byte] != SEED_BITS {
+            return Err(Error::format(format!(
+                "MPHF section unreadable: {} bits per group seed, not {SEED_BITS}",
+                bytes[seeds_byte]
+            )));
+        }
+        let mut view = View {
+            levels,
+            bits_at: at,
+            seeds_at: seeds_byte + 1,
+            ranks: Vec::with_capacity(bit_words.div_ceil(8)),
+        };
+        let mut ones = 0u64;
+        for w in 0..bit_words {
+            if w % 8 == 0 {
+                view.ranks.push(ones);
+            }
+            ones += view.bit_word(bytes, w).count_ones() as u64;
+        }
+        Ok(view)
+    }
+
+    #[inline]
+    fn word(bytes: &[u8], at: usize) -> u64 {
+        u64::from_le_bytes(bytes[at..at + 8].try_into().expect("8 bytes"))
+    }
+
+    #[inline]
+    fn bit_word(&self, bytes: &[u8], w: usize) -> u64 {
+        Self::word(bytes, self.bits_at + 8 * w)
+    }
+
+    /// The slot of `key` in `bytes`, the section this view was made from (`None` for some keys
+    /// it was not built on): [`Function::get`]. Every group and bit it computes lies inside
+    /// the section (each level has groups, and the lengths were checked), so it cannot panic.
+    #[inline]
+    pub fn get(&self, bytes: &[u8], key: u64) -> Option<u64> {
+        let mut before = 0u64;
+        for (level, &size) in self.levels.iter().enumerate() {
+            let hash = ph::BuildSeededHasher::hash_one(&MphfHasher, key, level as u64);
+            // ph's `group_nr` (map64_to_64), its 4-bit seed of the group, and `in_group_index`.
+            let group = before + ((hash as u128 * size as u128) >> 64) as u64;
+            let seed = (Self::word(bytes, self.seeds_at + 8 * (group / 16) as usize)
+                >> ((group % 16) * 4))
+                & 0xf;
+            let bit = (group * GROUP_BITS as u64 + (mix32(hash as u32 ^ seed as u32) & 15) as u64)
+                as usize;
+            let word = self.bit_word(bytes, bit / 64);
+            if word >> (bit % 64) & 1 == 1 {
+                // ph's rank: the ones before `bit`.
+                let block = bit / 512;
+                let mut rank = self.ranks[block];
+                for w in block * 8..bit / 64 {
+                    rank += self.bit_word(bytes, w).count_ones() as u64;
+                }
+                rank += (word & ((1u64 << (bit % 64)) - 1)).count_ones() as u64;
+                return Some(rank);
+            }
+            before += size;
+        }
+        None
+    }
+}
+
+/// ph's 32-bit mixer of a group's hash and seed (`goindexing::mix32`).
+#[inline(always)]
+fn mix32(mut x: u32) -> u32 {
+    x = (x ^ (x >> 16)).wrapping_mul(0x21f0aaad);
+    x = (x ^ (x >> 15)).wrapping_mul(0xd35a2d97);
+    x ^ (x >> 15)
 }
 
 /// What the level sizes of an MPHF section say.
@@ -152,6 +285,42 @@ mod tests {
         assert!(from_bytes(&huge).is_err());
     }
 
+    /// The zero-copy view gives every key ph's slot, and every key ph was not built on ph's
+    /// answer too (`None` or the same arbitrary slot), at sizes of one to several levels.
+    #[test]
+    fn the_view_answers_as_ph_does() {
+        for (n, seed) in [(1u64, 3u64), (7, 4), (100, 5), (5_000, 6), (120_000, 7)] {
+            let keys: Vec<u64> = (0..n).map(|i| h64(&i.to_le_bytes(), seed)).collect();
+            let f = build(&keys);
+            let bytes = to_bytes(&f);
+            let view = View::new(&bytes).unwrap();
+            assert_eq!(view.levels.len(), f.level_sizes().len());
+            let others = (0..20_000u64).map(|i| h64(&i.to_le_bytes(), seed + 100));
+            let mut found = 0;
+            for k in keys.iter().copied().chain(others) {
+                let want = f.get(&k);
+                assert_eq!(view.get(&bytes, k), want, "key {k:#x} of {n}");
+                found += want.is_some() as usize;
+            }
+            assert!(found >= keys.len());
+            assert_eq!(
+                from_bytes(&bytes).unwrap().get(&keys[0]),
+                view.get(&bytes, keys[0])
+            );
+        }
+        // What ph's reader refuses, the view refuses.
+        let bytes = to_bytes(&build(&[1, 2, 3]));
+        let mut bad = bytes.clone();
+        bad[0] = 8;
+        assert!(View::new(&bad).is_err() && from_bytes(&bad).is_err());
+        let mut bad = bytes.clone();
+        let seeds = bytes.len() - 9;
+        assert_eq!(bad[seeds], SEED_BITS);
+        bad[seeds] = 2;
+        assert!(View::new(&bad).is_err() && from_bytes(&bad).is_err());
+        assert!(View::new(&bytes[..bytes.len() - 1]).is_err());
+    }
+
     /// A level of 0 groups with a length that matches would make ph's lookup read a group beyond
     /// its arrays (found by the `mutate` fuzz target); levels that are not whole 64-bit words
     /// are never written either. Both are refused with the level named.
@@ -168,6 +337,8 @@ mod tests {
         zero.push(0);
         zero.extend_from_slice(&bytes[2 + levels..]);
         assert_eq!(layout(&zero), Layout::BadLevel(levels as u64));
+        let err = View::new(&zero).expect_err("refused").to_string();
+        assert!(err.contains(&format!("level {levels} ")), "{err}");
         let err = from_bytes(&zero).err().expect("refused").to_string();
         assert!(err.contains(&format!("level {levels} ")), "{err}");
         // A level of 6 groups instead of 4 or 8 (whatever the length).
