@@ -39,19 +39,7 @@ pub fn to_bytes(f: &Function) -> Vec<u8> {
 #[cfg(test)]
 pub fn from_bytes(mut bytes: &[u8]) -> Result<Function> {
     let total = bytes.len();
-    match layout(bytes) {
-        Layout::Length(len) if len == total => {}
-        Layout::Length(_) | Layout::Unreadable => {
-            return Err(Error::format(
-                "MPHF section: level sizes do not match its length",
-            ))
-        }
-        Layout::BadLevel(l) => {
-            return Err(Error::format(format!(
-                "MPHF section: level {l} is not a positive whole number of 64-bit words"
-            )))
-        }
-    }
+    check_layout(bytes)?;
     let read = std::panic::catch_unwind(move || {
         let f = Function::read_with_hasher(&mut bytes, MphfHasher);
         (f, bytes.len())
@@ -92,19 +80,7 @@ impl View {
     /// Reads the layout of an MPHF section whose checksum has already been checked, refusing
     /// what ph's reader refuses and the level sizes it never writes (see [`layout`]).
     pub fn new(bytes: &[u8]) -> Result<View> {
-        match layout(bytes) {
-            Layout::Length(len) if len == bytes.len() => {}
-            Layout::Length(_) | Layout::Unreadable => {
-                return Err(Error::format(
-                    "MPHF section: level sizes do not match its length",
-                ))
-            }
-            Layout::BadLevel(l) => {
-                return Err(Error::format(format!(
-                    "MPHF section: level {l} is not a positive whole number of 64-bit words"
-                )))
-            }
-        }
+        check_layout(bytes)?;
         if bytes[0] != GROUP_BITS {
             return Err(Error::format(format!(
                 "MPHF section unreadable: {} bits per group, not {GROUP_BITS}",
@@ -202,6 +178,19 @@ fn mix32(mut x: u32) -> u32 {
     x = (x ^ (x >> 16)).wrapping_mul(0x21f0aaad);
     x = (x ^ (x >> 15)).wrapping_mul(0xd35a2d97);
     x ^ (x >> 15)
+}
+
+/// The section's length is the one its level sizes ask for, and every level is one ph writes.
+fn check_layout(bytes: &[u8]) -> Result<()> {
+    match layout(bytes) {
+        Layout::Length(len) if len == bytes.len() => Ok(()),
+        Layout::Length(_) | Layout::Unreadable => Err(Error::format(
+            "MPHF section: level sizes do not match its length",
+        )),
+        Layout::BadLevel(l) => Err(Error::format(format!(
+            "MPHF section: level {l} is not a positive whole number of 64-bit words"
+        ))),
+    }
 }
 
 /// What the level sizes of an MPHF section say.
