@@ -38,6 +38,7 @@ use crate::sketch::{self, Idf, TermHash, IDF_SCALE};
 use crate::text::{self, Analyzer, Lang};
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
+use std::sync::Arc;
 
 /// How deviations from the reference are measured.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
@@ -504,11 +505,13 @@ pub struct Material {
 #[derive(Clone, Debug)]
 pub struct Fingerprinter {
     params: Params,
-    classes: Classes,
-    analyzer: Analyzer,
+    // Shared by clones (a builder clones its fingerprinter per role and per set segment): the
+    // classes, stopwords and idf table are the bulk of it.
+    classes: Arc<Classes>,
+    analyzer: Arc<Analyzer>,
     /// The weights of samples and sketch; `None` while a build is still counting document
     /// frequencies.
-    idf: Option<Idf>,
+    idf: Option<Arc<Idf>>,
     /// What [`Fingerprinter::weigh`] draws for: the fixed resolution, else [`AUTO_CAPS`] or what
     /// [`Fingerprinter::with_caps`] set.
     caps: Resolution,
@@ -765,8 +768,8 @@ impl Fingerprinter {
             caps: params.resolution.unwrap_or(AUTO_CAPS),
             identity,
             params,
-            classes,
-            analyzer,
+            classes: Arc::new(classes),
+            analyzer: Arc::new(analyzer),
             idf: None,
             lexicon: LEXICONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
         })
@@ -802,13 +805,13 @@ impl Fingerprinter {
 
     /// The same fingerprinter with samples and sketches weighted by `idf`.
     pub fn with_idf(mut self, idf: Idf) -> Self {
-        self.idf = Some(idf);
+        self.idf = Some(Arc::new(idf));
         self
     }
 
     /// The idf table samples and sketches are weighted with, if any.
     pub fn idf(&self) -> Option<&Idf> {
-        self.idf.as_ref()
+        self.idf.as_deref()
     }
 
     /// The parameters.
@@ -987,7 +990,7 @@ impl Fingerprinter {
 
     fn weights(&self) -> &Idf {
         self.idf
-            .as_ref()
+            .as_deref()
             .expect("weighing needs an idf table (Fingerprinter::with_idf)")
     }
 
