@@ -496,18 +496,63 @@ fn open_like_shares_only_an_equal_fingerprinter() {
             like.fingerprinter().idf().map(|i| i.id()),
             alone.fingerprinter().idf().map(|i| i.id())
         );
-        for (_, text) in rest.iter().chain(first).step_by(7) {
-            let (x, y) = (
-                like.query(text, &QueryOptions::default()).unwrap(),
-                alone.query(text, &QueryOptions::default()).unwrap(),
-            );
-            let key = |r: &pocketdex::QueryResult| {
-                r.hits
-                    .iter()
-                    .map(|h| (h.doc, h.score.to_bits()))
-                    .collect::<Vec<_>>()
-            };
-            assert_eq!(key(&x), key(&y));
+        assert_same_answers(&like, &alone, first, rest);
+    }
+    // Equal CLASSES and IDF (the language's table) with other parameters, and equal IDF with
+    // other classes (German's): neither shares.
+    let fixed = |lang: Lang, params: Params| {
+        let mut b = IndexBuilder::for_lang(lang, params)
+            .unwrap()
+            .with_idf(pocketdex::sketch::Idf::builtin(Lang::En));
+        for (name, text) in rest {
+            b.add(name, None, text);
         }
+        let mut out = Vec::new();
+        b.finish(&mut out).unwrap();
+        out
+    };
+    let base = fixed(Lang::En, Params::default());
+    let a = Index::open(&base[..]).unwrap();
+    let other_params = Params {
+        similar_probes: 12,
+        ..Params::default()
+    };
+    for (bytes, shares) in [
+        (base.clone(), true),
+        (fixed(Lang::En, other_params), false),
+        (fixed(Lang::De, Params::default()), false),
+    ] {
+        let like = Index::open_like(&bytes[..], &a).unwrap();
+        assert_eq!(
+            std::ptr::eq(like.fingerprinter(), a.fingerprinter()),
+            shares
+        );
+        assert_eq!(
+            like.fingerprinter().params(),
+            Index::open(&bytes[..]).unwrap().fingerprinter().params()
+        );
+        assert_same_answers(&like, &Index::open(&bytes[..]).unwrap(), first, rest);
+    }
+}
+
+/// `x` and `y` answer queries from both halves of the samples with the same hits and scores.
+fn assert_same_answers(
+    x: &Index<&[u8]>,
+    y: &Index<&[u8]>,
+    first: &[(String, String)],
+    rest: &[(String, String)],
+) {
+    let key = |r: &pocketdex::QueryResult| {
+        r.hits
+            .iter()
+            .map(|h| (h.doc, h.score.to_bits()))
+            .collect::<Vec<_>>()
+    };
+    for (_, text) in rest.iter().chain(first).step_by(7) {
+        let o = QueryOptions::default();
+        assert_eq!(
+            key(&x.query(text, &o).unwrap()),
+            key(&y.query(text, &o).unwrap())
+        );
     }
 }

@@ -348,32 +348,54 @@ fn a_second_writer_is_refused_and_single_adds_leave_few_segments() {
     let mut w = SetWriter::create(&set_dir, builder(&p)).unwrap();
     let err = SetWriter::open(&set_dir, false).err().expect("locked");
     assert!(matches!(err, pocketdex::Error::Busy { .. }), "{err}");
+    // The policy as it was written first, pair by pair: merge the two newest segments while
+    // the older holds at most twice the newer's live documents (at least 1 each).
+    let pairwise = |mut lives: Vec<u64>| {
+        let mut merged = 0;
+        while let [.., older, newer] = lives[..] {
+            if older.max(1) > 2 * newer.max(1) {
+                break;
+            }
+            lives.pop();
+            *lives.last_mut().unwrap() += newer;
+            merged += 1;
+        }
+        (lives, merged)
+    };
+    let lives =
+        |w: &SetWriter| -> Vec<u64> { w.set().parts().iter().map(|p| p.live_docs()).collect() };
     let mut most = 0;
-    for (i, d) in docs[..200].iter().enumerate() {
-        let before = w.set().parts().len();
+    let mut add_one = |w: &mut SetWriter, d: &(String, String)| {
+        let mut want = lives(w);
+        want.push(1);
+        let (want, merged) = pairwise(want);
         let mut b = w.builder();
         b.add(&d.0, None, &d.1);
         let change = w.add(b, false).unwrap();
-        let lives: Vec<u64> = w.set().parts().iter().map(|p| p.live_docs()).collect();
-        // The policy's fixed point: each segment holds more than twice the next one's live
-        // documents (the cascade of merges is done as one merge, so check what it left).
-        assert!(
-            lives.windows(2).all(|p| p[0] > 2 * p[1]),
-            "after add {i}: {lives:?}"
-        );
-        assert_eq!(
-            before + 1 - change.merged as usize,
-            lives.len(),
-            "{lives:?}"
-        );
-        assert_eq!(lives.iter().sum::<u64>(), i as u64 + 1);
-        most = most.max(lives.len());
+        assert_eq!((lives(w), change.merged), (want, merged), "adding {}", d.0);
+        most = most.max(w.set().parts().len());
+    };
+    for d in &docs[..200] {
+        add_one(&mut w, d);
     }
+    // With deleted documents, down to segments with none live.
+    let gone: Vec<&str> = docs[..200]
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| i % 3 == 0 || *i >= 190)
+        .map(|(_, d)| d.0.as_str())
+        .collect();
+    w.delete(&gone).unwrap();
+    assert!(lives(&w).contains(&0), "{:?}", lives(&w));
+    for d in &docs[200..240] {
+        add_one(&mut w, d);
+    }
+    assert_eq!(w.set().live_docs(), 240 - gone.len() as u64);
     // The merge policy keeps about log2(n) segments at most.
     assert!(most <= 9, "{most} segments");
     drop(w);
     let w = SetWriter::open(&set_dir, false).unwrap();
-    assert_eq!(w.set().live_docs(), 200);
+    assert_eq!(w.set().live_docs(), 240 - gone.len() as u64);
 }
 
 /// The submission check's rule, in the library as `check --add` and `/v1/check` use it: a run

@@ -751,16 +751,23 @@ impl Fingerprinter {
             p.similar_bands,
         )
         .into_bytes();
+        // Every list and string with its length first, so that no two descriptions run into
+        // each other.
+        let len = |key: &mut Vec<u8>, n: usize| key.extend_from_slice(&(n as u64).to_le_bytes());
+        len(&mut key, classes.table().len());
         for (prefix, class) in classes.table() {
+            len(&mut key, prefix.len());
             key.extend_from_slice(prefix.as_bytes());
-            key.push(0xff);
             key.extend_from_slice(&class.to_le_bytes());
         }
+        len(&mut key, classes.expected().len());
         for e in classes.expected() {
             key.extend_from_slice(&e.to_bits().to_le_bytes());
         }
-        for w in analyzer.stopwords() {
-            key.push(0xff);
+        let stopwords = analyzer.stopwords();
+        len(&mut key, stopwords.len());
+        for w in stopwords {
+            len(&mut key, w.len());
             key.extend_from_slice(w.as_bytes());
         }
         let identity = hash::h64(&key, 0);

@@ -141,7 +141,14 @@ impl<D: AsRef<[u8]>> Index<D> {
         };
         let meta = Meta::decode(meta)?;
         let fingerprinter = match like {
-            Some((params, c, i, f)) if *params == meta.params && c == classes && i == idf => {
+            // `==` on the parameters takes -0.0 for 0.0; their `Debug` text (what the
+            // fingerprinter's identity hashes) does not.
+            Some((params, c, i, f))
+                if *params == meta.params
+                    && c == classes
+                    && i == idf
+                    && format!("{params:?}") == format!("{:?}", meta.params) =>
+            {
                 f.clone()
             }
             _ => {

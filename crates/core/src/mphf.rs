@@ -72,9 +72,14 @@ pub struct View {
     /// the seeds follow them (4 bits per group, likewise).
     bits_at: usize,
     seeds_at: usize,
-    /// Per 512-bit block of the group bits, the ones before it.
+    /// Per block of [`RANK_WORDS`] words of group bits, the ones before it.
     ranks: Vec<u64>,
+    /// Bytes of the section.
+    len: usize,
 }
+
+/// Words of group bits per entry of [`View`]'s rank table (512 bits).
+const RANK_WORDS: usize = 8;
 
 impl View {
     /// Reads the layout of an MPHF section whose checksum has already been checked, refusing
@@ -118,11 +123,12 @@ impl View {
             levels,
             bits_at: at,
             seeds_at: seeds_byte + 1,
-            ranks: Vec::with_capacity(bit_words.div_ceil(8)),
+            ranks: Vec::with_capacity(bit_words.div_ceil(RANK_WORDS)),
+            len: bytes.len(),
         };
         let mut ones = 0u64;
         for w in 0..bit_words {
-            if w % 8 == 0 {
+            if w % RANK_WORDS == 0 {
                 view.ranks.push(ones);
             }
             ones += view.bit_word(bytes, w).count_ones() as u64;
@@ -142,25 +148,35 @@ impl View {
 
     /// The slot of `key` in `bytes`, the section this view was made from (`None` for some keys
     /// it was not built on): [`Function::get`]. Every group and bit it computes lies inside
-    /// the section (each level has groups, and the lengths were checked), so it cannot panic.
+    /// the section (each level has groups, and the lengths were checked), whatever its
+    /// contents.
+    ///
+    /// # Panics
+    /// When `bytes` is not as long as the section the view was made from.
     #[inline]
     pub fn get(&self, bytes: &[u8], key: u64) -> Option<u64> {
+        assert_eq!(bytes.len(), self.len, "an MPHF view reads its own section");
+        // Seeds per 64-bit word, and the masks of a seed and of a bit within a group.
+        const SEEDS_PER_WORD: u64 = 64 / SEED_BITS as u64;
+        const SEED_MASK: u64 = (1 << SEED_BITS) - 1;
+        const IN_GROUP_MASK: u32 = GROUP_BITS as u32 - 1;
         let mut before = 0u64;
         for (level, &size) in self.levels.iter().enumerate() {
             let hash = ph::BuildSeededHasher::hash_one(&MphfHasher, key, level as u64);
-            // ph's `group_nr` (map64_to_64), its 4-bit seed of the group, and `in_group_index`.
+            // ph's `group_nr` (map64_to_64), the group's seed, and `in_group_index`.
             let group = before + ((hash as u128 * size as u128) >> 64) as u64;
-            let seed = (Self::word(bytes, self.seeds_at + 8 * (group / 16) as usize)
-                >> ((group % 16) * 4))
-                & 0xf;
-            let bit = (group * GROUP_BITS as u64 + (mix32(hash as u32 ^ seed as u32) & 15) as u64)
+            let seed = (Self::word(bytes, self.seeds_at + 8 * (group / SEEDS_PER_WORD) as usize)
+                >> ((group % SEEDS_PER_WORD) * SEED_BITS as u64))
+                & SEED_MASK;
+            let bit = (group * GROUP_BITS as u64
+                + (mix32(hash as u32 ^ seed as u32) & IN_GROUP_MASK) as u64)
                 as usize;
             let word = self.bit_word(bytes, bit / 64);
             if word >> (bit % 64) & 1 == 1 {
                 // ph's rank: the ones before `bit`.
-                let block = bit / 512;
+                let block = bit / (64 * RANK_WORDS);
                 let mut rank = self.ranks[block];
-                for w in block * 8..bit / 64 {
+                for w in block * RANK_WORDS..bit / 64 {
                     rank += self.bit_word(bytes, w).count_ones() as u64;
                 }
                 rank += (word & ((1u64 << (bit % 64)) - 1)).count_ones() as u64;

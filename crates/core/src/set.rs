@@ -849,8 +849,9 @@ impl SetWriter {
 
     /// Merges the two newest segments while the older holds at most [`MERGE_RATIO`] times the
     /// newer's live documents; returns how many segments were merged away. The whole cascade
-    /// is one merge of the newest segments it reaches: the same segment as merging them pair
-    /// by pair, written and committed once instead of once per pair.
+    /// is one merge of the newest segments it reaches: the same documents in the same order as
+    /// merging them pair by pair (only the segment's file number differs), written and
+    /// committed once instead of once per pair, so that it lands whole or not at all.
     fn apply_merge_policy(&mut self) -> Result<u64> {
         let s = &self.manifest.segments;
         let n = s.len();
