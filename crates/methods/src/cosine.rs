@@ -300,12 +300,7 @@ impl DocFreq {
 
     /// The L2 norm of a document's tf-idf vector (over its weights above 0, in term order).
     pub fn norm(&self, v: &TermVector) -> f64 {
-        self.norm_of(v.terms.iter().copied())
-    }
-
-    /// [`DocFreq::norm`] of a term vector given as its (term, count) pairs, ascending.
-    pub fn norm_of(&self, terms: impl IntoIterator<Item = (u64, u32)>) -> f64 {
-        norm_with(terms, |h| self.idf(h))
+        norm_with(v.terms.iter().copied(), |h| self.idf(h))
     }
 
     /// The [`dot`] of the two documents' [`DocFreq::weights`], to the last bit, from their term
@@ -333,7 +328,8 @@ impl IdfTable {
         self.table.get(&term).copied().unwrap_or(self.absent)
     }
 
-    /// [`DocFreq::norm_of`], the same value.
+    /// [`DocFreq::norm`] of a term vector given as its (term, count) pairs, ascending: the same
+    /// value.
     pub fn norm_of(&self, terms: impl IntoIterator<Item = (u64, u32)>) -> f64 {
         norm_with(terms, |h| self.idf(h))
     }

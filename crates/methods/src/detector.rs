@@ -311,11 +311,11 @@ impl Detector {
         FeatureStore::new(self.options.memory_limit)
     }
 
-    /// The features in a store of their own (cloned).
-    fn stored(&self, features: &[Features]) -> Result<FeatureStore> {
+    /// The features in a sealed store of their own.
+    fn stored(&self, features: impl IntoIterator<Item = Features>) -> Result<FeatureStore> {
         let mut store = self.store();
         for f in features {
-            store.push(f.clone())?;
+            store.push(f)?;
         }
         store.seal()?;
         Ok(store)
@@ -341,7 +341,7 @@ impl Detector {
     /// features into a [`FeatureStore`]; a large collection pushes them into
     /// [`Detector::store`] as they are made and calls [`Detector::find_in`].
     pub fn find(&self, features: &[Features]) -> Result<Outcome> {
-        self.find_in(&self.stored(features)?)
+        self.find_in(&self.stored(features.iter().cloned())?)
     }
 
     /// [`Detector::find`] over a sealed store of this detector's features.
@@ -425,7 +425,7 @@ impl Detector {
     /// with. For simhash, pairs are those within [`Options::max_hamming`] bits (and, when
     /// verifying, with cosine ≥ threshold). Pairs must share something (score > 0).
     pub fn brute_force(&self, features: &[Features]) -> Result<Vec<Pair>> {
-        let store = self.stored(features)?;
+        let store = self.stored(features.iter().cloned())?;
         self.check(&store)?;
         let t = self.threshold;
         let live: Vec<u32> = (0..store.len() as u32)
@@ -467,10 +467,5 @@ pub fn find_pairs<S: AsRef<str> + Sync>(
         .map(|t| detector.prepare(t.as_ref()))
         .collect();
     // Moved into the store, not copied as `Detector::find` must.
-    let mut store = detector.store();
-    for f in features {
-        store.push(f)?;
-    }
-    store.seal()?;
-    detector.find_in(&store)
+    detector.find_in(&detector.stored(features)?)
 }
