@@ -565,6 +565,15 @@ fn detectors() -> &'static [Detector] {
 /// pairs are checked against brute force; `compare` compares the first two by every measure.
 /// (One method per input: `compare` and the fuzzy method each take a millisecond.)
 pub fn methods(data: &[u8]) {
+    // The methods' parallel parts on this thread itself: a pool of one other thread would
+    // cost two context switches per parallel call (a fifth of the time in `perf`).
+    static POOL: OnceLock<()> = OnceLock::new();
+    POOL.get_or_init(|| {
+        let _ = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .use_current_thread()
+            .build_global();
+    });
     let Some((&pick, rest)) = data.split_first() else {
         return;
     };

@@ -139,7 +139,10 @@ pub struct BuildStats {
 impl IndexBuilder {
     /// A builder with the built-in reference and stopwords of `lang`.
     pub fn for_lang(lang: Lang, params: Params) -> Result<Self> {
-        Self::new(params, &Reference::builtin(lang), Analyzer::for_lang(lang))
+        Ok(Self::empty(
+            Fingerprinter::for_lang(lang, params)?,
+            lang.code().to_string(),
+        ))
     }
 
     /// A builder with any reference distribution and stopwords.

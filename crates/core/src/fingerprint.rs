@@ -784,8 +784,38 @@ impl Fingerprinter {
 
     /// A fingerprinter with the built-in reference and stopwords of `lang`: the one
     /// [`IndexBuilder::for_lang`](crate::IndexBuilder::for_lang) uses with the same parameters.
+    ///
+    /// The last few made are kept and shared (each is a few `Arc`s): parsing the reference and
+    /// packing its classes takes about a millisecond, which callers that make one per call
+    /// (`compare`, a fuzzy `dups` of a few documents) would otherwise pay every time, and a
+    /// shared one also keeps each thread's word table warm.
     pub fn for_lang(lang: Lang, params: Params) -> Result<Self> {
-        Self::with_reference(params, &Reference::builtin(lang), Analyzer::for_lang(lang))
+        const KEEP: usize = 4;
+        static MADE: std::sync::Mutex<Vec<(Lang, Fingerprinter)>> =
+            std::sync::Mutex::new(Vec::new());
+        let made = |m: &Vec<(Lang, Fingerprinter)>| {
+            m.iter()
+                .find(|(l, f)| *l == lang && f.params == params)
+                .map(|(_, f)| f.clone())
+        };
+        // A poisoned lock only means another thread panicked while pushing: the list is sound.
+        if let Some(f) = made(&MADE.lock().unwrap_or_else(|e| e.into_inner())) {
+            return Ok(f);
+        }
+        let f = Self::with_reference(
+            params.clone(),
+            &Reference::builtin(lang),
+            Analyzer::for_lang(lang),
+        )?;
+        let mut m = MADE.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(f) = made(&m) {
+            return Ok(f);
+        }
+        if m.len() == KEEP {
+            m.remove(0);
+        }
+        m.push((lang, f.clone()));
+        Ok(f)
     }
 
     /// A fingerprinter with any reference distribution and stopwords.
@@ -1888,6 +1918,59 @@ mod tests {
         Fingerprinter::new(p, classes, Analyzer::for_lang(Lang::En))
             .unwrap()
             .with_idf(Idf::uniform())
+    }
+
+    /// `for_lang` keeps the last few fingerprinters it made: each one it hands out, kept or
+    /// not, answers as one made afresh with the same parameters, and other parameters or another
+    /// language are never given a kept one.
+    #[test]
+    fn for_lang_shares_only_what_equal_parameters_made() {
+        let text = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../samples/wiki-en/Choir.txt"
+        ))
+        .unwrap();
+        // More parameter sets than are kept, twice over: the second round finds none of the
+        // first ones kept, the repeats within a round find theirs.
+        for _round in 0..2 {
+            for classes in [24u16, 26, 24, 28, 30, 32, 36, 36] {
+                let p = Params {
+                    classes,
+                    ..Params::default()
+                };
+                let fresh = Fingerprinter::with_reference(
+                    p.clone(),
+                    &Reference::builtin(Lang::En),
+                    Analyzer::for_lang(Lang::En),
+                )
+                .unwrap();
+                let made = Fingerprinter::for_lang(Lang::En, p).unwrap();
+                assert_eq!(made.params(), fresh.params());
+                assert_eq!(made.identity(), fresh.identity());
+                let (a, b) = (
+                    made.with_idf(Idf::uniform()),
+                    fresh.with_idf(Idf::uniform()),
+                );
+                assert_eq!(
+                    a.fingerprint(&text),
+                    b.fingerprint(&text),
+                    "{classes} classes"
+                );
+            }
+        }
+        let en = Fingerprinter::for_lang(Lang::En, Params::default()).unwrap();
+        let de = Fingerprinter::for_lang(Lang::De, Params::default()).unwrap();
+        assert_ne!(en.identity(), de.identity());
+        assert_eq!(
+            de.identity(),
+            Fingerprinter::with_reference(
+                Params::default(),
+                &Reference::builtin(Lang::De),
+                Analyzer::for_lang(Lang::De)
+            )
+            .unwrap()
+            .identity()
+        );
     }
 
     #[test]
