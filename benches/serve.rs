@@ -32,10 +32,12 @@
 //! and reused), `--test`. Timings are never asserted: this is a shared 2-core machine, and the
 //! load generator shares the cores with the server; compare numbers of one run only.
 //!
-//! The client is hyper's own HTTP/1.1 connection (`hyper::client::conn::http1`) on tokio rather
-//! than `oha`: it lets one process measure the library, the server and its answers in the same
-//! run with nothing to install, builds from crates already in the lock file (axum's), and costs
-//! a few µs of CPU per request, which matters when it shares two cores with the server.
+//! The load generator is a connection per task on tokio that writes each request whole and
+//! parses the answer's head with `httparse` (hyper's parser), as wrk does, rather than `oha`: it
+//! lets one process measure the library, the server and its answers in the same run with
+//! nothing to install, and costs a few µs of CPU per request, which matters when it shares two
+//! cores with the server. The answers after the load are read by hyper's own client
+//! connection, a second implementation of HTTP.
 
 mod common;
 
@@ -444,19 +446,14 @@ async fn connect(addr: SocketAddr) -> Result<Sender, String> {
     Ok(send)
 }
 
-/// POSTs one query and reads the whole answer: its status and body. An empty body sends
-/// `GET /healthz` instead, the cheapest request (`--floor`).
+/// POSTs one query and reads the whole answer: its status and body (the answers' check).
 async fn post(send: &mut Sender, addr: SocketAddr, body: Bytes) -> Result<(u16, Bytes), String> {
     send.ready().await.map_err(|e| format!("ready: {e}"))?;
-    let req = if body.is_empty() {
-        hyper::Request::get("/healthz")
-    } else {
-        hyper::Request::post("/v1/query")
-            .header(hyper::header::CONTENT_TYPE, "text/plain; charset=utf-8")
-    }
-    .header(hyper::header::HOST, addr.to_string())
-    .body(Full::new(body))
-    .expect("a request");
+    let req = hyper::Request::post("/v1/query")
+        .header(hyper::header::CONTENT_TYPE, "text/plain; charset=utf-8")
+        .header(hyper::header::HOST, addr.to_string())
+        .body(Full::new(body))
+        .expect("a request");
     let resp = send
         .send_request(req)
         .await
@@ -469,6 +466,102 @@ async fn post(send: &mut Sender, addr: SocketAddr, body: Bytes) -> Result<(u16, 
         .map_err(|e| format!("body: {e}"))?
         .to_bytes();
     Ok((status, body))
+}
+
+/// The bytes of one whole request: a query POSTed as text/plain, or, for an empty body,
+/// `GET /healthz`, the cheapest request (`--floor`).
+fn request(body: &str) -> Vec<u8> {
+    let mut r = if body.is_empty() {
+        "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".to_string()
+    } else {
+        format!(
+            "POST /v1/query HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: {}\r\n\r\n",
+            body.len()
+        )
+    };
+    r.push_str(body);
+    r.into_bytes()
+}
+
+/// One keep-alive connection of the load, as a load generator keeps one (wrk's way): a request
+/// is written whole, the answer read into one buffer and its head parsed with `httparse`
+/// (hyper's parser), in the connection's own task. hyper's client connection runs its I/O as a
+/// second task and hands each answer across a channel, which cost ~11 µs of CPU per request,
+/// a third of what the server spends, on the cores the server shares.
+struct Conn {
+    stream: tokio::net::TcpStream,
+    buf: Vec<u8>,
+}
+
+impl Conn {
+    async fn open(addr: SocketAddr) -> Result<Conn, String> {
+        let stream = tokio::net::TcpStream::connect(addr)
+            .await
+            .map_err(|e| format!("connect: {e}"))?;
+        // Requests are written whole; Nagle would only delay the next one.
+        stream.set_nodelay(true).map_err(|e| e.to_string())?;
+        Ok(Conn {
+            stream,
+            buf: Vec::with_capacity(1 << 16),
+        })
+    }
+
+    /// Sends `req` and reads its answer: the status, and the body when it is not 200 (for the
+    /// error message). An answer without a `Content-Length` is an error: the server sends one.
+    async fn exchange(&mut self, req: &[u8]) -> Result<(u16, String), String> {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        self.stream
+            .write_all(req)
+            .await
+            .map_err(|e| format!("send: {e}"))?;
+        self.buf.clear();
+        let (status, head, len) = loop {
+            if self
+                .stream
+                .read_buf(&mut self.buf)
+                .await
+                .map_err(|e| format!("read: {e}"))?
+                == 0
+            {
+                return Err("the server closed the connection".into());
+            }
+            let mut headers = [httparse::EMPTY_HEADER; 32];
+            let mut resp = httparse::Response::new(&mut headers);
+            match resp.parse(&self.buf) {
+                Ok(httparse::Status::Complete(head)) => {
+                    let len = resp
+                        .headers
+                        .iter()
+                        .find(|h| h.name.eq_ignore_ascii_case("content-length"))
+                        .and_then(|h| std::str::from_utf8(h.value).ok()?.parse::<usize>().ok())
+                        .ok_or("an answer without Content-Length")?;
+                    break (resp.code.unwrap_or(0), head, len);
+                }
+                Ok(httparse::Status::Partial) => continue,
+                Err(e) => return Err(format!("a malformed answer: {e}")),
+            }
+        };
+        while self.buf.len() < head + len {
+            if self
+                .stream
+                .read_buf(&mut self.buf)
+                .await
+                .map_err(|e| format!("read: {e}"))?
+                == 0
+            {
+                return Err("the server closed the connection mid-answer".into());
+            }
+        }
+        if self.buf.len() > head + len {
+            return Err("more bytes than the answer's Content-Length".into());
+        }
+        let body = if status == 200 {
+            String::new()
+        } else {
+            String::from_utf8_lossy(&self.buf[head..]).into_owned()
+        };
+        Ok((status, body))
+    }
 }
 
 fn runtime(threads: usize) -> tokio::runtime::Runtime {
@@ -487,7 +580,7 @@ fn runtime(threads: usize) -> tokio::runtime::Runtime {
 /// `connections` connections, each POSTing the queries in turn (from its own offset) and each
 /// next one as soon as the answer is in, until `secs` have passed; a connection that fails is
 /// counted and opened again.
-fn load(addr: SocketAddr, bodies: &Arc<Vec<Bytes>>, o: &Options, secs: f64) -> Load {
+fn load(addr: SocketAddr, requests: &Arc<Vec<Vec<u8>>>, o: &Options, secs: f64) -> Load {
     let rt = runtime(o.client_threads);
     let cpu0 = cpu_secs("self");
     let start = Instant::now();
@@ -495,8 +588,8 @@ fn load(addr: SocketAddr, bodies: &Arc<Vec<Bytes>>, o: &Options, secs: f64) -> L
     let results = rt.block_on(async {
         let tasks: Vec<_> = (0..o.connections)
             .map(|c| {
-                let bodies = bodies.clone();
-                let mut i = c * bodies.len() / o.connections;
+                let requests = requests.clone();
+                let mut i = c * requests.len() / o.connections;
                 tokio::spawn(async move {
                     let (mut ok, mut errors, mut first, mut micros) =
                         (0u64, 0u64, Vec::new(), Vec::with_capacity(1 << 14));
@@ -507,7 +600,7 @@ fn load(addr: SocketAddr, bodies: &Arc<Vec<Bytes>>, o: &Options, secs: f64) -> L
                         }
                     };
                     'connect: while tokio::time::Instant::now() < until {
-                        let mut send = match connect(addr).await {
+                        let mut conn = match Conn::open(addr).await {
                             Ok(s) => s,
                             Err(e) => {
                                 fail(e, &mut errors);
@@ -517,18 +610,17 @@ fn load(addr: SocketAddr, bodies: &Arc<Vec<Bytes>>, o: &Options, secs: f64) -> L
                         };
                         while tokio::time::Instant::now() < until {
                             let t0 = Instant::now();
-                            let r = post(&mut send, addr, bodies[i].clone()).await;
-                            i = (i + 1) % bodies.len();
+                            let r = conn.exchange(&requests[i]).await;
+                            i = (i + 1) % requests.len();
                             match r {
                                 Ok((200, _)) => {
                                     ok += 1;
                                     micros.push(t0.elapsed().as_micros().min(u32::MAX as u128)
                                         as u32);
                                 }
-                                Ok((status, body)) => fail(
-                                    format!("status {status}: {}", String::from_utf8_lossy(&body)),
-                                    &mut errors,
-                                ),
+                                Ok((status, body)) => {
+                                    fail(format!("status {status}: {body}"), &mut errors)
+                                }
                                 Err(e) => {
                                     fail(e, &mut errors);
                                     continue 'connect;
@@ -611,7 +703,7 @@ fn serve_run(
     round: usize,
     index: &Path,
     queries: &[String],
-    bodies: &Arc<Vec<Bytes>>,
+    requests: &Arc<Vec<Vec<u8>>>,
     expected: &[(usize, Value)],
 ) -> Run {
     let mut words = server.split_whitespace();
@@ -624,10 +716,10 @@ fn serve_run(
     let server = Server::start(&bin, index, &args);
     let pid = server.pid();
     // Warming up touches the index's pages and lets the allocator reach its working set.
-    let warm = load(server.addr, bodies, o, o.warmup);
+    let warm = load(server.addr, requests, o, o.warmup);
     let rss_before = rss(pid);
     let cpu0 = cpu_secs(&pid.to_string());
-    let l = load(server.addr, bodies, o, o.seconds);
+    let l = load(server.addr, requests, o, o.seconds);
     let server_cpu = cpu_secs(&pid.to_string()) - cpu0;
     let rss_after = rss(pid);
     let wrong = wrong_answers(server.addr, queries, expected);
@@ -635,7 +727,7 @@ fn serve_run(
         let cpu0 = cpu_secs(&pid.to_string());
         let f = load(
             server.addr,
-            &Arc::new(vec![Bytes::new()]),
+            &Arc::new(vec![request("")]),
             o,
             o.seconds.min(10.0),
         );
@@ -697,8 +789,7 @@ fn main() {
         .iter()
         .filter(|q| !set.query(q, &opts).expect("query").hits.is_empty())
         .count();
-    let bodies: Arc<Vec<Bytes>> =
-        Arc::new(queries.iter().map(|q| Bytes::from(q.clone())).collect());
+    let requests: Arc<Vec<Vec<u8>>> = Arc::new(queries.iter().map(|q| request(q)).collect());
     let lib_secs = o.library_seconds.unwrap_or((o.seconds / 3.0).max(1.0));
     const LIBRARY_THREADS: usize = 2;
 
@@ -720,7 +811,7 @@ fn main() {
         }
         for server in order {
             runs.push(serve_run(
-                &o, server, round, &index, &queries, &bodies, &expected,
+                &o, server, round, &index, &queries, &requests, &expected,
             ));
         }
         phase(&mut lib);
