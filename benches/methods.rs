@@ -4,6 +4,9 @@
 //! - `methods/<name>`: one whole run of a method over the corpus, as `pocketdex dups` does it
 //!   after reading: every document prepared (in parallel) and all pairs found, in documents/s.
 //!   Before the measurements, one timed run per method is printed to stderr with its pairs.
+//! - `compare/two-documents`: one `compare` of the corpus's first two documents (what `pocketdex
+//!   compare` and the server's `/v1/compare` compute: every method's measure and the fuzzy
+//!   path's codes), per call.
 //! - Before that, the trials check: for each overlap (Jaccard) p of the note's table, 1,000
 //!   pairs of random n-gram sets with exactly that overlap get signatures (14 hashes × 6 trials);
 //!   the share detected (≥ 2 trials agree) is printed beside the note's formula, and the run
@@ -30,6 +33,7 @@
 use criterion::{Criterion, SamplingMode, Throughput};
 use pocketdex::corpus::{self, Item, Source};
 use pocketdex_eval::synth::Rng;
+use pocketdex_methods::compare::{compare, Input};
 use pocketdex_methods::groups::group_pairs;
 use pocketdex_methods::trials::{probability, signature, TrialParams};
 use pocketdex_methods::{find_pairs, Options, ALL};
@@ -234,6 +238,17 @@ fn main() {
             b.iter(|| black_box(find_pairs(m, black_box(&texts), &options).expect("valid")))
         });
     }
+    group.finish();
+
+    let mut group = c.benchmark_group("compare");
+    group.throughput(Throughput::Elements(1));
+    let (a, b) = (&texts[0], &texts[1 % texts.len()]);
+    group.bench_function("two-documents", |bench| {
+        bench.iter(|| {
+            let (a, b) = (Input { raw: a, plain: a }, Input { raw: b, plain: b });
+            black_box(compare(a, b, &options).expect("valid"))
+        })
+    });
     group.finish();
     c.final_summary();
 }
