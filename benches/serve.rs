@@ -522,25 +522,27 @@ impl Conn {
         })
     }
 
+    /// Reads what has arrived into the buffer; `closed` is the error when nothing will.
+    async fn read_more(&mut self, closed: &str) -> Result<(), String> {
+        use tokio::io::AsyncReadExt;
+        match self.stream.read_buf(&mut self.buf).await {
+            Ok(0) => Err(closed.to_string()),
+            Ok(_) => Ok(()),
+            Err(e) => Err(format!("read: {e}")),
+        }
+    }
+
     /// Sends `req` and reads its answer: the status, and the body when it is not 200 (for the
     /// error message). An answer without a `Content-Length` is an error: the server sends one.
     async fn exchange(&mut self, req: &[u8]) -> Result<(u16, String), String> {
-        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        use tokio::io::AsyncWriteExt;
         self.stream
             .write_all(req)
             .await
             .map_err(|e| format!("send: {e}"))?;
         self.buf.clear();
         let (status, head, len) = loop {
-            if self
-                .stream
-                .read_buf(&mut self.buf)
-                .await
-                .map_err(|e| format!("read: {e}"))?
-                == 0
-            {
-                return Err("the server closed the connection".into());
-            }
+            self.read_more("the server closed the connection").await?;
             let mut headers = [httparse::EMPTY_HEADER; 32];
             let mut resp = httparse::Response::new(&mut headers);
             match resp.parse(&self.buf) {
@@ -558,15 +560,8 @@ impl Conn {
             }
         };
         while self.buf.len() < head + len {
-            if self
-                .stream
-                .read_buf(&mut self.buf)
-                .await
-                .map_err(|e| format!("read: {e}"))?
-                == 0
-            {
-                return Err("the server closed the connection mid-answer".into());
-            }
+            self.read_more("the server closed the connection mid-answer")
+                .await?;
         }
         if self.buf.len() > head + len {
             return Err("more bytes than the answer's Content-Length".into());
