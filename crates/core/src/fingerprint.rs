@@ -255,6 +255,12 @@ impl Default for Params {
 }
 
 impl Params {
+    /// Equal, and alike to the bit: `==` takes -0.0 for 0.0 in a scheme's boundaries, while
+    /// a fingerprinter's identity (and META) tells them apart.
+    pub(crate) fn identical(&self, other: &Params) -> bool {
+        self == other && format!("{self:?}") == format!("{other:?}")
+    }
+
     /// Checks that the parameters make sense; the error says which one does not.
     pub fn validate(&self) -> Result<()> {
         let bad = |m: String| Err(Error::Invalid(m));
@@ -795,7 +801,7 @@ impl Fingerprinter {
             std::sync::Mutex::new(Vec::new());
         let made = |m: &Vec<(Lang, Fingerprinter)>| {
             m.iter()
-                .find(|(l, f)| *l == lang && f.params == params)
+                .find(|(l, f)| *l == lang && f.params.identical(&params))
                 .map(|(_, f)| f.clone())
         };
         // A poisoned lock only means another thread panicked while pushing: the list is sound.
@@ -1958,6 +1964,17 @@ mod tests {
                 );
             }
         }
+        // Boundaries equal by `==` but not to the bit get a fingerprinter of their own.
+        let zero = |z: f32| Params {
+            schemes: vec![vec![z, 0.45]],
+            ..Params::default()
+        };
+        let (plus, minus) = (
+            Fingerprinter::for_lang(Lang::En, zero(0.0)).unwrap(),
+            Fingerprinter::for_lang(Lang::En, zero(-0.0)).unwrap(),
+        );
+        assert!(minus.params().schemes[0][0].is_sign_negative());
+        assert_ne!(plus.identity(), minus.identity());
         let en = Fingerprinter::for_lang(Lang::En, Params::default()).unwrap();
         let de = Fingerprinter::for_lang(Lang::De, Params::default()).unwrap();
         assert_ne!(en.identity(), de.identity());

@@ -141,13 +141,8 @@ impl<D: AsRef<[u8]>> Index<D> {
         };
         let meta = Meta::decode(meta)?;
         let fingerprinter = match like {
-            // `==` on the parameters takes -0.0 for 0.0; their `Debug` text (what the
-            // fingerprinter's identity hashes) does not.
             Some((params, c, i, f))
-                if *params == meta.params
-                    && c == classes
-                    && i == idf
-                    && format!("{params:?}") == format!("{:?}", meta.params) =>
+                if params.identical(&meta.params) && c == classes && i == idf =>
             {
                 f.clone()
             }
