@@ -10,7 +10,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${1:-20}"
-venv=target/venv-api-fuzz
+venv="$PWD/target/venv-api-fuzz"
 if [ ! -x "$venv/bin/schemathesis" ]; then
   python3 -m venv "$venv"
   "$venv/bin/pip" install --quiet --disable-pip-version-check 'schemathesis>=4.3,<5'
@@ -25,9 +25,10 @@ pid=$!
 for _ in $(seq 100); do grep -q "at http://" "$work/log" && break; sleep 0.1; done
 url=$(grep -o 'http://[0-9.:]*/' "$work/log" | head -1)
 [ -n "$url" ] || { cat "$work/log"; exit 1; }
-"$venv/bin/schemathesis" run "${url}v1/openapi.json" --max-time "$seconds" -w 2 \
+# From the temporary directory, where schemathesis keeps its cache (.schemathesis/).
+(cd "$work" && "$venv/bin/schemathesis" run "${url}v1/openapi.json" --max-time "$seconds" -w 2 \
   --checks not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance \
-  --seed 13
+  --seed 13)
 kill -TERM "$pid"
 wait "$pid"
 echo "api-fuzz: the server stopped cleanly after ${seconds} s of generated requests"
