@@ -473,30 +473,30 @@ async fn post(send: &mut Sender, addr: SocketAddr, body: Bytes) -> Result<(u16, 
     Ok((status, body))
 }
 
-/// The bytes of one whole request: a query POSTed as text/plain, or, for an empty body,
-/// `GET /healthz`, the cheapest request (`--floor`).
-fn request(body: &str) -> Vec<u8> {
-    let mut r = if body.is_empty() {
-        "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".to_string()
-    } else {
-        format!(
-            "POST /v1/query HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: {}\r\n\r\n",
+/// The bytes of one whole HTTP/1.1 request: `target` (e.g. `POST /v1/query`) and, when given,
+/// a body with its content type.
+fn raw_request(target: &str, body: Option<(&str, &str)>) -> Vec<u8> {
+    let mut r = format!("{target} HTTP/1.1\r\nHost: 127.0.0.1\r\n");
+    if let Some((content_type, body)) = body {
+        r += &format!(
+            "Content-Type: {content_type}\r\nContent-Length: {}\r\n\r\n{body}",
             body.len()
-        )
-    };
-    r.push_str(body);
+        );
+    } else {
+        r += "\r\n";
+    }
     r.into_bytes()
 }
 
-/// The bytes of a request that POSTs `texts` to `/v1/query/batch` as JSON.
-fn batch_request(texts: &[&String]) -> Vec<u8> {
+/// A query POSTed as text/plain to `/v1/query`.
+fn query_request(text: &str) -> Vec<u8> {
+    raw_request("POST /v1/query", Some(("text/plain; charset=utf-8", text)))
+}
+
+/// `texts` POSTed as JSON to `/v1/query/batch`.
+fn batch_request(texts: &[String]) -> Vec<u8> {
     let body = json!({ "texts": texts }).to_string();
-    let mut r = format!(
-        "POST /v1/query/batch HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
-        body.len()
-    );
-    r.push_str(&body);
-    r.into_bytes()
+    raw_request("POST /v1/query/batch", Some(("application/json", &body)))
 }
 
 /// One keep-alive connection of the load, as a load generator keeps one (wrk's way): a request
@@ -738,7 +738,8 @@ fn serve_run(
         let cpu0 = cpu_secs(&pid.to_string());
         let f = load(
             server.addr,
-            &Arc::new(vec![request("")]),
+            // The cheapest request.
+            &Arc::new(vec![raw_request("GET /healthz", None)]),
             o,
             o.seconds.min(10.0),
         );
@@ -803,12 +804,9 @@ fn main() {
     // With --batch N, each request asks for N consecutive queries (the last one for what is
     // left), so that every query is asked once per cycle, as without.
     let requests: Arc<Vec<Vec<u8>>> = Arc::new(if o.batch == 1 {
-        queries.iter().map(|q| request(q)).collect()
+        queries.iter().map(|q| query_request(q)).collect()
     } else {
-        queries
-            .chunks(o.batch)
-            .map(|c| batch_request(&c.iter().collect::<Vec<_>>()))
-            .collect()
+        queries.chunks(o.batch).map(batch_request).collect()
     });
     // Queries per request, on average over a cycle (the last batch may be shorter).
     let per_request = queries.len() as f64 / requests.len() as f64;

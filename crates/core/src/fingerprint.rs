@@ -799,24 +799,16 @@ impl Fingerprinter {
         const KEEP: usize = 4;
         static MADE: std::sync::Mutex<Vec<(Lang, Fingerprinter)>> =
             std::sync::Mutex::new(Vec::new());
-        let made = |m: &Vec<(Lang, Fingerprinter)>| {
-            m.iter()
-                .find(|(l, f)| *l == lang && f.params.identical(&params))
-                .map(|(_, f)| f.clone())
-        };
         // A poisoned lock only means another thread panicked while pushing: the list is sound.
-        if let Some(f) = made(&MADE.lock().unwrap_or_else(|e| e.into_inner())) {
-            return Ok(f);
-        }
-        let f = Self::with_reference(
-            params.clone(),
-            &Reference::builtin(lang),
-            Analyzer::for_lang(lang),
-        )?;
+        // Held while one is made (once per parameters), so that none is made twice.
         let mut m = MADE.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(f) = made(&m) {
-            return Ok(f);
+        if let Some((_, f)) = m
+            .iter()
+            .find(|(l, f)| *l == lang && f.params.identical(&params))
+        {
+            return Ok(f.clone());
         }
+        let f = Self::with_reference(params, &Reference::builtin(lang), Analyzer::for_lang(lang))?;
         if m.len() == KEEP {
             m.remove(0);
         }

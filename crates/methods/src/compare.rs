@@ -12,7 +12,7 @@ use pocketdex::error::Result;
 use pocketdex::fingerprint::{Code, Resolution};
 use pocketdex::sketch::Idf;
 use pocketdex::text;
-use pocketdex::IndexBuilder;
+use pocketdex::Fingerprinter;
 use serde::Serialize;
 use std::collections::HashSet;
 
@@ -285,8 +285,7 @@ pub fn compare(a: Input<'_>, b: Input<'_>, options: &Options) -> Result<Comparis
 
     // Two documents are no collection to learn idf from: uniform weights, and the resolution
     // of the smallest collections.
-    let builder = IndexBuilder::for_lang(o.lang, pocketdex::Params::default())?;
-    let f = builder.fingerprinter().clone().with_idf(Idf::uniform());
+    let f = Fingerprinter::for_lang(o.lang, pocketdex::Params::default())?.with_idf(Idf::uniform());
     let res = Resolution::for_docs(2);
     let budget = f.params().probes;
     let fps = [f.fingerprint(a.plain), f.fingerprint(b.plain)];

@@ -14,7 +14,7 @@ use bytemuck::cast_slice;
 use pocketdex::error::Result;
 use pocketdex::fingerprint::{Fingerprint, Material, Weighed};
 use pocketdex::sketch::Idf;
-use pocketdex::{Index, IndexBuilder, Lang, Params, QueryFingerprint, QueryOptions};
+use pocketdex::{Fingerprinter, Index, IndexBuilder, Lang, Params, QueryFingerprint, QueryOptions};
 use rayon::prelude::*;
 
 /// How far below the threshold the sketch estimate may be for a pair to be verified. The
@@ -350,9 +350,7 @@ impl Method for Fuzzy {
 
     /// The fingerprint, kept compactly, made by the fingerprinter of the index it goes into.
     fn describer(&self, o: &Options) -> Result<Describer> {
-        let f = IndexBuilder::for_lang(o.lang, params())?
-            .fingerprinter()
-            .clone();
+        let f = Fingerprinter::for_lang(o.lang, params())?;
         Ok(Box::new(move |text| {
             let fingerprint = f.fingerprint(text);
             if fingerprint.terms == 0 {
@@ -463,10 +461,7 @@ mod tests {
     /// rebuilds the fingerprint it was made from, terms in their order.
     #[test]
     fn verifier_is_the_tfidf_cosine_to_the_bit() {
-        let f = IndexBuilder::for_lang(Lang::En, params())
-            .unwrap()
-            .fingerprinter()
-            .clone();
+        let f = Fingerprinter::for_lang(Lang::En, params()).unwrap();
         let texts = [
             "The river flows north through the valley; the valley floods each spring.",
             "The river flows north through a valley that floods every spring and autumn.",
