@@ -12,7 +12,7 @@
 //! ```sh
 //! cargo bench --bench integrity                          # 10,000 flips; 20,000 generated documents
 //! cargo bench --bench integrity -- --test                # reduced (CI): 500 flips, 3,000 documents
-//! cargo bench --bench integrity -- --collection data/scale/gen-large_en-2000000.jsonl \
+//! cargo bench --bench integrity -- --collection data/scale/gen-large_en-v2-2000000.jsonl \
 //!     --queries data/scale/queries-large_en-20000-2000-0.01_0.05_0.1_0.2_0.4.jsonl
 //! ```
 //! Timings are of a shared 2-core machine: compare the numbers of one run.

@@ -143,15 +143,17 @@ pub fn sizes(value: &str) -> Vec<u64> {
 
 /// The generated collection of `n` documents in `out` (`pocketdex synth --generate`, over
 /// `vocab` or the built-in pseudo-words), made when missing: its tag (the vocabulary's name,
-/// or `builtin`) and its path, `OUT/gen-TAG-N.jsonl`, a name every scale bench reuses.
+/// or `builtin`, and the generator's version) and its path, `OUT/gen-TAG-N.jsonl`, a name every
+/// scale bench reuses (and no bench takes for another version's documents).
 pub fn generated(bin: &str, out: &Path, vocab: Option<&Path>, n: u64) -> (String, PathBuf) {
-    let tag = match vocab {
+    let name = match vocab {
         Some(v) => v
             .file_name()
             .and_then(|n| n.to_string_lossy().split('.').next().map(str::to_string))
             .unwrap_or_else(|| "vocab".into()),
         None => "builtin".into(),
     };
+    let tag = format!("{name}-v{}", pocketdex_eval::synth::generate::VERSION);
     let gen = out.join(format!("gen-{tag}-{n}.jsonl"));
     if !gen.exists() {
         let tmp = out.join(format!("gen-{tag}-{n}.jsonl.tmp"));

@@ -25,7 +25,9 @@ use std::process::ExitCode;
 ///
 /// Generated collections (--generate N): N documents {"id": "gNNNNNNNN", "text"}, each a
 /// mixture of the vocabulary's background frequencies (function words included) and one to
-/// three of --topics topics (a few hundred characteristic words each), 20–4,000 words long
+/// three of --topics topics (a few hundred characteristic words each, which every document
+/// stresses in an order of its own, so that documents on one topic are not near copies of
+/// each other), 20–4,000 words long
 /// (lognormal, median 120 and σ 0.9 of the log length; --words and --sigma change them, e.g.
 /// --words 145 --sigma 0.35 for documents of about 1 KB). The vocabulary is --vocab (a wordfreq .msgpack.gz list, see
 /// scripts/fetch-wordfreq.sh, or a word list: one word per line, optionally TAB count), or
