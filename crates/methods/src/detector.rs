@@ -2,6 +2,7 @@
 //! [`Features`] in a [`FeatureStore`], compares documents with identical features once, and maps
 //! what the method found back to document numbers; plus the types a method reads and returns.
 
+use super::groups::Collected;
 use super::shingles::jaccard;
 use super::store::{FeatureStore, Record};
 use super::{exact, Method, Options, Pair, IDENTITY_SEED};
@@ -182,6 +183,21 @@ pub struct Found {
     /// few signatures left by its idf filter), numbered by position in [`Docs::reps`]; their
     /// identical copies are set aside with them.
     pub set_aside: Vec<SetAside>,
+    /// Pairs found, when the method reduced large groups as it went ([`Found::collected`]) and
+    /// `pairs` holds fewer; `None`: `pairs` are all it found.
+    pub found: Option<u64>,
+}
+
+impl Found {
+    /// What a method that kept its pairs in a [`Collected`] found, with its candidates.
+    pub fn collected(kept: Collected, candidates: u64) -> Found {
+        Found {
+            found: Some(kept.found()),
+            pairs: kept.into_pairs(),
+            candidates,
+            ..Found::default()
+        }
+    }
 }
 
 impl From<(Vec<Pair>, u64)> for Found {
@@ -372,6 +388,7 @@ impl Detector {
             copies: classes.copies.len(),
         };
         let found = self.method.find(&docs, &self.options, self.threshold)?;
+        let mut found_pairs = found.found.unwrap_or(found.pairs.len() as u64);
         let mut pairs: Vec<Pair> = found
             .pairs
             .into_iter()
@@ -393,7 +410,10 @@ impl Detector {
                     doc: later,
                     reason: reason.clone(),
                 }),
-                None => pairs.push(Pair::identical(first, later)),
+                None => {
+                    pairs.push(Pair::identical(first, later));
+                    found_pairs += 1;
+                }
             }
         }
         set_aside.extend(
@@ -402,7 +422,6 @@ impl Detector {
         );
         set_aside.sort_by_key(|s| s.doc);
         pairs.sort_by_key(|p| (p.a, p.b));
-        let found_pairs = pairs.len() as u64;
         let (pairs, spanned) =
             super::groups::spanning(store.len(), pairs, self.options.spanning_above);
         Ok(Outcome {

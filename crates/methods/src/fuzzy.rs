@@ -7,6 +7,7 @@
 
 use super::compare::Comparison;
 use super::cosine::{merge_sum, shared_weight, DocFreq, IdfTable, TermVector};
+use super::groups::Collected;
 use super::{
     Described, Describer, Docs, Evidence, Found, Info, Method, Options, Pair, Record, Scorer,
 };
@@ -154,17 +155,20 @@ pub(crate) struct Doc<'a> {
 
 /// All pairs the index finds. With `tfidf` (the collection's tf-idf, for verifying):
 /// candidates with estimate ≥ t − [`SLACK`], kept when the tf-idf cosine reaches `t`; without:
-/// pairs with estimate ≥ t, score = estimate. Returns the pairs and the candidates.
+/// pairs with estimate ≥ t, score = estimate. Returns the pairs (groups of more than `above`
+/// reduced as they are verified) and the candidates.
 pub(crate) fn find(
     docs: &[Doc<'_>],
     lang: Lang,
     tfidf: Option<&TfIdf>,
     t: f64,
     block_bytes: u64,
-) -> Result<(Vec<Pair>, u64)> {
+    above: usize,
+) -> Result<Found> {
     let verify = tfidf.is_some();
+    let mut kept = Collected::new(docs.len(), above);
     if docs.len() < 2 {
-        return Ok((Vec::new(), 0));
+        return Ok(Found::collected(kept, 0));
     }
     let mut builder = IndexBuilder::for_lang(lang, params())?;
     builder.size_hint(docs.len() as u64);
@@ -251,34 +255,38 @@ pub(crate) fn find(
         block.push(at);
     }
     estimated.par_sort_unstable_by_key(|p| (block[p.0 as usize], block[p.1 as usize], p.0, p.1));
-    let mut pairs = Vec::new();
     // One pair of blocks at a time, in parallel within it; each run of one first document
     // makes its term vector once.
     for blocks in estimated.chunk_by(|p, q| {
         (block[p.0 as usize], block[p.1 as usize]) == (block[q.0 as usize], block[q.1 as usize])
     }) {
-        pairs.par_extend(blocks.par_chunk_by(|p, q| p.0 == q.0).flat_map_iter(|run| {
-            let a = run[0].0;
-            let ka = docs[a as usize].kept;
-            // The first document's term vector and idf weights, made once for its run.
-            let tf_a = tfidf.map(|w| Verifier::new(w, &ka, a));
-            run.iter().filter_map(move |&(_, b, groups, est)| {
-                let score = match &tf_a {
-                    Some(v) => v.cosine(&docs[b as usize].kept, b),
-                    None => est,
-                };
-                (score + 1e-9 >= t).then_some(Pair {
-                    a,
-                    b,
-                    score,
-                    estimate: Some(est),
-                    evidence: Evidence::Codes { groups },
+        // A few million candidates at a time, so that the verified pairs are reduced as they
+        // come (a run of one first document cut in two makes its term vector twice).
+        for some in blocks.chunks(super::pairs::BLOCK_PAIRS as usize) {
+            let mut pairs = Vec::new();
+            pairs.par_extend(some.par_chunk_by(|p, q| p.0 == q.0).flat_map_iter(|run| {
+                let a = run[0].0;
+                let ka = docs[a as usize].kept;
+                // The first document's term vector and idf weights, made once for its run.
+                let tf_a = tfidf.map(|w| Verifier::new(w, &ka, a));
+                run.iter().filter_map(move |&(_, b, groups, est)| {
+                    let score = match &tf_a {
+                        Some(v) => v.cosine(&docs[b as usize].kept, b),
+                        None => est,
+                    };
+                    (score + 1e-9 >= t).then_some(Pair {
+                        a,
+                        b,
+                        score,
+                        estimate: Some(est),
+                        evidence: Evidence::Codes { groups },
+                    })
                 })
-            })
-        }));
+            }));
+            kept.extend(pairs);
+        }
     }
-    pairs.par_sort_unstable_by_key(|p| (p.a, p.b));
-    Ok((pairs, candidates))
+    Ok(Found::collected(kept, candidates))
 }
 
 /// One document's side of verifying its candidates: its term vector and the idf of each of its
@@ -378,7 +386,7 @@ impl Method for Fuzzy {
         } else {
             u64::MAX
         };
-        Ok(find(&kept, o.lang, tfidf.as_ref(), t, block)?.into())
+        find(&kept, o.lang, tfidf.as_ref(), t, block, o.spanning_above)
     }
 
     fn scorer<'a>(&self, docs: &Docs<'a>, _: &'a Options) -> Result<Scorer<'a>> {

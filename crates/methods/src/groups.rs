@@ -160,6 +160,93 @@ pub fn spanning(n: usize, mut pairs: Vec<Pair>, above: usize) -> (Vec<Pair>, u64
     (pairs, reduced.len() as u64)
 }
 
+/// Pairs as a method verifies them, reduced while they come in: whenever the pairs held double,
+/// every group of more than `above` documents so far is cut to its maximum spanning tree
+/// ([`spanning`]). A pair left out of a tree is the worst on a cycle of better pairs, which
+/// later pairs cannot break, and groups only grow, so [`Collected::into_pairs`] then
+/// [`spanning`] give exactly what [`spanning`] of all the pairs would; meanwhile memory holds
+/// every pair of the small groups and one fewer than the members of each large one, not the up
+/// to m(m − 1)/2 pairs of m near-identical documents.
+///
+/// # Example
+/// ```
+/// use pocketdex_methods::{groups::{spanning, Collected}, Pair};
+/// // 300 near-identical documents: 44,850 pairs, listed as a tree of 299.
+/// let all: Vec<Pair> = (0..300u32)
+///     .flat_map(|a| (a + 1..300).map(move |b| Pair::new(a, b, 1.0 - (a + b) as f64 * 1e-4)))
+///     .collect();
+/// let mut c = Collected::new(300, 100);
+/// c.extend(all.iter().copied());
+/// assert_eq!(c.found(), 44_850);
+/// let mut held = c.into_pairs();
+/// held.sort_by_key(|p| (p.a, p.b));
+/// let tree = spanning(300, held, 100);
+/// assert_eq!(tree, spanning(300, all, 100));
+/// assert_eq!(tree.0.len(), 299);
+/// ```
+#[derive(Debug)]
+pub struct Collected {
+    n: usize,
+    above: usize,
+    pairs: Vec<Pair>,
+    found: u64,
+    /// Reduce when this many pairs are held.
+    reduce_at: usize,
+    /// The least `reduce_at` ([`REDUCE_FIRST`]; tests reduce sooner).
+    floor: usize,
+}
+
+/// Pairs held before the first reduction (40 MB): collections without large groups never
+/// reduce, and a reduction costs a sort of what is held.
+const REDUCE_FIRST: usize = 1 << 20;
+
+impl Collected {
+    /// Nothing yet, for pairs among documents `0..n`.
+    pub fn new(n: usize, above: usize) -> Self {
+        Collected {
+            n,
+            above,
+            pairs: Vec::new(),
+            found: 0,
+            reduce_at: REDUCE_FIRST,
+            floor: REDUCE_FIRST,
+        }
+    }
+
+    /// One more pair (each pair of documents once).
+    pub fn push(&mut self, pair: Pair) {
+        self.found += 1;
+        self.pairs.push(pair);
+        if self.pairs.len() >= self.reduce_at {
+            self.reduce();
+        }
+    }
+
+    /// More pairs.
+    pub fn extend(&mut self, pairs: impl IntoIterator<Item = Pair>) {
+        for p in pairs {
+            self.push(p);
+        }
+    }
+
+    fn reduce(&mut self) {
+        let (kept, _) = spanning(self.n, std::mem::take(&mut self.pairs), self.above);
+        self.pairs = kept;
+        self.reduce_at = (2 * self.pairs.len()).max(self.floor);
+    }
+
+    /// Pairs pushed so far.
+    pub fn found(&self) -> u64 {
+        self.found
+    }
+
+    /// The pairs held, in no particular order: every pair of the groups of at most `above`
+    /// documents, and at least a maximum spanning tree of each larger group.
+    pub fn into_pairs(self) -> Vec<Pair> {
+        self.pairs
+    }
+}
+
 /// One document's row in a deduplicated collection: its cluster (its group, or itself alone),
 /// the cluster's representative, and whether it is a duplicate of that representative. Keeping
 /// the rows with `!is_duplicate` keeps one document per cluster.
@@ -244,6 +331,74 @@ pub fn clusters(n: usize, groups: &[Group]) -> Vec<Cluster> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn collected_pairs_reduce_to_what_all_pairs_do() {
+        // Random scores over a few large groups, small groups and scattered pairs, pushed in a
+        // random order and reduced every few pairs: the trees and small groups at the end are
+        // those of all the pairs, and what is held stays near the trees' size.
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = || {
+            x = pocketdex::hash::fmix64(x.wrapping_add(1));
+            x
+        };
+        let n = 3000u32;
+        let mut all = Vec::new();
+        for g in 0..4u32 {
+            // A group of 250 near-identical documents: every pair.
+            let members: Vec<u32> = (0..250).map(|i| g * 250 + i).collect();
+            for (i, &a) in members.iter().enumerate() {
+                for &b in &members[i + 1..] {
+                    all.push((a, b));
+                }
+            }
+        }
+        for g in 0..50u32 {
+            // Groups of 5 documents.
+            let base = 1000 + g * 5;
+            for a in base..base + 5 {
+                for b in a + 1..base + 5 {
+                    all.push((a, b));
+                }
+            }
+        }
+        for _ in 0..2000 {
+            let (a, b) = ((next() % n as u64) as u32, (next() % n as u64) as u32);
+            if a != b && !all.contains(&(a.min(b), a.max(b))) {
+                all.push((a.min(b), a.max(b)));
+            }
+        }
+        for i in (1..all.len()).rev() {
+            all.swap(i, (next() % (i as u64 + 1)) as usize);
+        }
+        let pairs: Vec<Pair> = all
+            .iter()
+            // Few distinct scores, so that ties are broken by (a, b) as well.
+            .map(|&(a, b)| Pair::new(a, b, 0.8 + (next() % 16) as f64 / 100.0))
+            .collect();
+        for above in [3, 100, 300, 2000] {
+            let mut c = Collected::new(n as usize, above);
+            (c.reduce_at, c.floor) = (500, 500);
+            let mut most = 0;
+            for &p in &pairs {
+                c.push(p);
+                most = most.max(c.pairs.len());
+            }
+            assert_eq!(c.found(), pairs.len() as u64);
+            let mut held = c.into_pairs();
+            held.sort_by_key(|p| (p.a, p.b));
+            let mut sorted = pairs.clone();
+            sorted.sort_by_key(|p| (p.a, p.b));
+            assert_eq!(
+                spanning(n as usize, held, above),
+                spanning(n as usize, sorted, above)
+            );
+            if above == 100 {
+                // 124,500 pairs in the large groups; held at most twice what a reduction keeps.
+                assert!(most < 2 * (4 * 249 + 50 * 10 + 2000) + 500, "{most}");
+            }
+        }
+    }
 
     #[test]
     fn one_row_per_document_and_one_representative_per_cluster() {

@@ -142,6 +142,22 @@ impl Joined {
 /// Every pair with `measure ≥ t` (and at least one shared element), sorted by (a, b), and the
 /// number of candidate pairs verified.
 pub fn self_join(docs: &[SetDoc], measure: Measure, t: f64) -> (Vec<Joined>, u64) {
+    let mut pairs = Vec::new();
+    let candidates = self_join_by_block(docs, measure, t, |joined| pairs.extend(joined));
+    pairs.sort_unstable();
+    (pairs, candidates)
+}
+
+/// [`self_join`], handing the pairs to `each` a block of documents at a time (a few million
+/// pairs at most, unless one document alone has more; in no particular order) instead of
+/// holding them all: m near-identical documents' m² pairs are never held at once. Returns the
+/// number of candidate pairs verified.
+pub fn self_join_by_block(
+    docs: &[SetDoc],
+    measure: Measure,
+    t: f64,
+    mut each: impl FnMut(Vec<Joined>),
+) -> u64 {
     let n = docs.len();
     let mut order: Vec<u32> = (0..n as u32).collect();
     order.sort_by_key(|&d| (docs[d as usize].size, d));
@@ -170,71 +186,108 @@ pub fn self_join(docs: &[SetDoc], measure: Measure, t: f64) -> (Vec<Joined>, u64
         }
     }
     drop(fill);
-    let results: Vec<(Vec<Joined>, u64)> = (0..n)
+    // The prefix of a document's tokens that finds its candidates, and the size below which no
+    // document can reach `t` with it.
+    let probe = |pa: usize| -> Option<(&[u32], u32)> {
+        let da = &docs[order[pa] as usize];
+        let need = measure.bound(da.size, t);
+        if (da.tokens.len() as u32) < need {
+            return None;
+        }
+        let prefix = da.tokens.len() - need as usize + 1;
+        Some((
+            &da.tokens[..prefix],
+            sizes.partition_point(|&s| s < need) as u32,
+        ))
+    };
+    // At most the candidates each document can have: its block's pairs are at most the sum.
+    let weights: Vec<u64> = (0..n)
         .into_par_iter()
-        .map_init(
-            || (vec![0u32; n], Vec::<u32>::new()),
-            |(count, touched), pa| {
-                let da = &docs[order[pa] as usize];
-                let need = measure.bound(da.size, t);
-                if (da.tokens.len() as u32) < need {
-                    return (Vec::new(), 0);
-                }
-                let prefix = da.tokens.len() - need as usize + 1;
-                let lo = sizes.partition_point(|&s| s < need) as u32;
-                for &tok in &da.tokens[..prefix] {
+        .map(|pa| {
+            let Some((prefix, lo)) = probe(pa) else {
+                return 0;
+            };
+            prefix
+                .iter()
+                .map(|&tok| {
                     let list =
                         &postings[start[tok as usize] as usize..start[tok as usize + 1] as usize];
-                    let from = list.partition_point(|&p| p < lo);
-                    for &pb in &list[from..] {
-                        if pb as usize >= pa {
-                            break;
-                        }
-                        if count[pb as usize] == 0 {
-                            touched.push(pb);
-                        }
-                        count[pb as usize] += 1;
-                    }
-                }
-                // Each count is |prefix(A) ∩ B|; the rest of the overlap can only come from A's
-                // suffix, so a candidate whose count plus the suffix length falls short of what
-                // the pair needs is dropped without merging (All-Pairs, Bayardo et al. 2007).
-                let suffix = &da.tokens[prefix..];
-                let candidates = touched.len() as u64;
-                let mut out = Vec::new();
-                for &pb in touched.iter() {
-                    let c = std::mem::take(&mut count[pb as usize]);
-                    let db = &docs[order[pb as usize] as usize];
-                    let need_pair = measure.pair_bound(da.size, db.size, t);
-                    if c + (suffix.len() as u32) < need_pair {
-                        continue;
-                    }
-                    let rest = match suffix.first() {
-                        Some(&first) => {
-                            let from = db.tokens.partition_point(|&x| x < first);
-                            super::shingles::overlap(suffix, &db.tokens[from..]) as u32
-                        }
-                        None => 0,
-                    };
-                    let o = c + rest;
-                    if measure.score(o, da.size, db.size) + EPS >= t {
-                        let (a, b) = (order[pa], order[pb as usize]);
-                        out.push(Joined {
-                            a: a.min(b),
-                            b: a.max(b),
-                            overlap: o,
-                        });
-                    }
-                }
-                touched.clear();
-                (out, candidates)
-            },
-        )
+                    let below = list.partition_point(|&p| (p as usize) < pa);
+                    below.saturating_sub(list.partition_point(|&p| p < lo)) as u64
+                })
+                .sum()
+        })
         .collect();
-    let candidates = results.iter().map(|r| r.1).sum();
-    let mut pairs: Vec<Joined> = results.into_iter().flat_map(|r| r.0).collect();
-    pairs.sort_unstable();
-    (pairs, candidates)
+    let counters = super::pairs::Counters::new(n);
+    let mut candidates = 0u64;
+    let blocks = super::pairs::in_blocks(&weights, super::pairs::BLOCK_PAIRS, |block| {
+        let results: Vec<(Vec<Joined>, u64)> = block
+            .into_par_iter()
+            .map_init(
+                || counters.lend(),
+                |lent, pa| {
+                    let pa = pa as usize;
+                    let (count, touched) = lent.get();
+                    let da = &docs[order[pa] as usize];
+                    let Some((prefix_tokens, lo)) = probe(pa) else {
+                        return (Vec::new(), 0);
+                    };
+                    let prefix = prefix_tokens.len();
+                    for &tok in prefix_tokens {
+                        let list = &postings
+                            [start[tok as usize] as usize..start[tok as usize + 1] as usize];
+                        let from = list.partition_point(|&p| p < lo);
+                        for &pb in &list[from..] {
+                            if pb as usize >= pa {
+                                break;
+                            }
+                            if count[pb as usize] == 0 {
+                                touched.push(pb);
+                            }
+                            count[pb as usize] += 1;
+                        }
+                    }
+                    // Each count is |prefix(A) ∩ B|; the rest of the overlap can only come from A's
+                    // suffix, so a candidate whose count plus the suffix length falls short of what
+                    // the pair needs is dropped without merging (All-Pairs, Bayardo et al. 2007).
+                    let suffix = &da.tokens[prefix..];
+                    let candidates = touched.len() as u64;
+                    let mut out = Vec::new();
+                    for &pb in touched.iter() {
+                        let c = std::mem::take(&mut count[pb as usize]);
+                        let db = &docs[order[pb as usize] as usize];
+                        let need_pair = measure.pair_bound(da.size, db.size, t);
+                        if c + (suffix.len() as u32) < need_pair {
+                            continue;
+                        }
+                        let rest = match suffix.first() {
+                            Some(&first) => {
+                                let from = db.tokens.partition_point(|&x| x < first);
+                                super::shingles::overlap(suffix, &db.tokens[from..]) as u32
+                            }
+                            None => 0,
+                        };
+                        let o = c + rest;
+                        if measure.score(o, da.size, db.size) + EPS >= t {
+                            let (a, b) = (order[pa], order[pb as usize]);
+                            out.push(Joined {
+                                a: a.min(b),
+                                b: a.max(b),
+                                overlap: o,
+                            });
+                        }
+                    }
+                    touched.clear();
+                    (out, candidates)
+                },
+            )
+            .collect();
+        candidates += results.iter().map(|r| r.1).sum::<u64>();
+        each(results.into_iter().flat_map(|r| r.0).collect());
+        Ok(())
+    });
+    blocks.expect("the blocks' work does not fail");
+    candidates
 }
 
 #[cfg(test)]

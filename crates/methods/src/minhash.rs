@@ -12,13 +12,15 @@
 //! the estimate has standard error √(r(1 − r)/p): at most 0.044 for p = 128.
 
 use super::compare::Comparison;
-use super::pairs::count_shared;
+use super::groups::Collected;
+use super::pairs::count_shared_by_block;
 use super::shingles::{self, jaccard, overlap};
 use super::{Described, Describer, Docs, Evidence, Found, Info, Method, Options, Pair, Scorer};
 use bytemuck::cast_slice;
 use pocketdex::error::Result;
 use pocketdex::hash;
 use pocketdex::text::Analyzer;
+use rayon::prelude::*;
 
 /// Shingling and MinHash sketches (Broder): candidates share enough sketch values, scored by the
 /// Jaccard of the q-word shingles of content words.
@@ -67,7 +69,7 @@ impl Method for Minhash {
                 sketch: r.field(1),
             })
             .collect();
-        Ok(find(&docs, o.permutations, t, o.verify)?.into())
+        find(&docs, o.permutations, t, o.verify, o.spanning_above)
     }
 
     fn scorer<'a>(&self, docs: &Docs<'a>, _: &'a Options) -> Result<Scorer<'a>> {
@@ -131,8 +133,15 @@ pub(crate) struct Doc<'a> {
 /// All pairs of `docs` by sketch agreement. With `verify`, candidates are the pairs whose estimate
 /// reaches `t` less three standard errors, and each is kept when its exact Jaccard reaches `t`
 /// (score = exact Jaccard); without, pairs whose estimate reaches `t` (score = estimate). Returns
-/// the pairs (indices into `docs`) and the number of candidates.
-pub(crate) fn find(docs: &[Doc<'_>], p: usize, t: f64, verify: bool) -> Result<(Vec<Pair>, u64)> {
+/// the pairs (indices into `docs`; groups of more than `above` reduced as
+/// [`Collected`] does) and the number of candidates.
+pub(crate) fn find(
+    docs: &[Doc<'_>],
+    p: usize,
+    t: f64,
+    verify: bool,
+    above: usize,
+) -> Result<Found> {
     let slack = if verify {
         3.0 * standard_error(t, p)
     } else {
@@ -144,33 +153,38 @@ pub(crate) fn find(docs: &[Doc<'_>], p: usize, t: f64, verify: bool) -> Result<(
         let sketch = docs[d as usize].sketch.iter().enumerate();
         out.extend(sketch.map(|(j, &v)| hash::derived(v, j as u32)));
     };
-    let (shared, _) = count_shared(docs.len(), values, min_count)?;
-    let candidates = shared.len() as u64;
-    let pairs = shared
-        .into_iter()
-        .filter_map(|s| {
-            let est = s.count as f64 / p as f64;
-            let evidence = Evidence::Sketch {
-                agree: s.count,
-                of: p as u32,
-            };
-            let (da, db) = (&docs[s.a as usize], &docs[s.b as usize]);
-            let score = if verify {
-                let o = overlap(da.set, db.set);
-                super::shingles::jaccard_of(o, da.set.len(), db.set.len())
-            } else {
-                est
-            };
-            (score + 1e-9 >= t).then_some(Pair {
-                a: s.a,
-                b: s.b,
-                score,
-                estimate: Some(est),
-                evidence,
+    let mut kept = Collected::new(docs.len(), above);
+    let mut candidates = 0u64;
+    count_shared_by_block(docs.len(), values, min_count, |shared| {
+        candidates += shared.len() as u64;
+        let pairs: Vec<Pair> = shared
+            .into_par_iter()
+            .filter_map(|s| {
+                let est = s.count as f64 / p as f64;
+                let evidence = Evidence::Sketch {
+                    agree: s.count,
+                    of: p as u32,
+                };
+                let (da, db) = (&docs[s.a as usize], &docs[s.b as usize]);
+                let score = if verify {
+                    let o = overlap(da.set, db.set);
+                    super::shingles::jaccard_of(o, da.set.len(), db.set.len())
+                } else {
+                    est
+                };
+                (score + 1e-9 >= t).then_some(Pair {
+                    a: s.a,
+                    b: s.b,
+                    score,
+                    estimate: Some(est),
+                    evidence,
+                })
             })
-        })
-        .collect();
-    Ok((pairs, candidates))
+            .collect();
+        kept.extend(pairs);
+        Ok(())
+    })?;
+    Ok(Found::collected(kept, candidates))
 }
 
 /// Exact Jaccard of two shingle sets (re-exported for symmetry with the other methods).

@@ -4,7 +4,9 @@
 //!
 //! The pairs are counted per first document, in parallel: document `a` walks the lists of its
 //! values and counts the later documents `b` it meets, in a dense counter array. That gives the
-//! same counts as generating and sorting all pairs, without holding them all in memory. The work
+//! same counts as generating and sorting all pairs, without holding them all in memory; a block
+//! of first documents at a time, whose pairs go to the caller before the next block is counted
+//! ([`in_blocks`]), so that m near-identical documents' m² pairs are never held at once. The work
 //! is the number of generated pairs: Σ over values of (list length)²/2. The lists are found by
 //! sorting (value, document) entries; beyond 4 million entries they are spilled to temporary
 //! files by range of values and sorted one range at a time, and values are computed by the
@@ -53,15 +55,36 @@ pub fn count_shared<F>(n: usize, values: F, min_count: u32) -> Result<(Vec<Share
 where
     F: Fn(u32, &mut Vec<u64>) + Sync,
 {
-    count_shared_in(n, &values, min_count, PASS_ENTRIES)
+    let mut all = Vec::new();
+    let generated = count_shared_each(n, &values, min_count, PASS_ENTRIES, |shared| {
+        all.extend(shared);
+        Ok(())
+    })?;
+    Ok((all, generated))
 }
 
-fn count_shared_in<F>(
+/// [`count_shared`], handing the pairs to `each` a block at a time (in order of (a, b), about
+/// [`BLOCK_PAIRS`] per block) instead of returning them all: a caller that verifies and keeps
+/// fewer holds no more. Returns the number of (document, document) pairs generated.
+pub fn count_shared_by_block<F>(
+    n: usize,
+    values: F,
+    min_count: u32,
+    each: impl FnMut(Vec<Shared>) -> Result<()>,
+) -> Result<u64>
+where
+    F: Fn(u32, &mut Vec<u64>) + Sync,
+{
+    count_shared_each(n, &values, min_count, PASS_ENTRIES, each)
+}
+
+fn count_shared_each<F>(
     n: usize,
     values: &F,
     min_count: u32,
     pass_entries: usize,
-) -> Result<(Vec<Shared>, u64)>
+    mut each: impl FnMut(Vec<Shared>) -> Result<()>,
+) -> Result<u64>
 where
     F: Fn(u32, &mut Vec<u64>) + Sync,
 {
@@ -132,40 +155,135 @@ where
         }
     }
     drop(next);
-    let results: Vec<(Vec<Shared>, u64)> = (0..n as u32)
+    // What each first document can generate: its block's pairs are at most the sum.
+    let weights: Vec<u64> = (0..n as u32)
         .into_par_iter()
-        .map_init(
-            || (vec![0u32; n], Vec::<u32>::new()),
-            |(count, touched), a| {
-                let mut generated = 0u64;
-                let mine = &of_doc[at[a as usize] as usize..at[a as usize + 1] as usize];
-                for &l in mine {
+        .map(|a| {
+            let mine = &of_doc[at[a as usize] as usize..at[a as usize + 1] as usize];
+            mine.iter()
+                .map(|&l| {
                     let (s, e) = lists[l as usize];
                     let list = &docs[s as usize..e as usize];
-                    let after = list.partition_point(|&d| d <= a);
-                    generated += (list.len() - after) as u64;
-                    for &b in &list[after..] {
-                        if count[b as usize] == 0 {
-                            touched.push(b);
-                        }
-                        count[b as usize] += 1;
-                    }
-                }
-                touched.sort_unstable();
-                let mut out = Vec::new();
-                for &b in touched.iter() {
-                    let c = std::mem::take(&mut count[b as usize]);
-                    if c >= min_count {
-                        out.push(Shared { a, b, count: c });
-                    }
-                }
-                touched.clear();
-                (out, generated)
-            },
-        )
+                    (list.len() - list.partition_point(|&d| d <= a)) as u64
+                })
+                .sum()
+        })
         .collect();
-    let generated = results.iter().map(|r| r.1).sum();
-    Ok((results.into_iter().flat_map(|r| r.0).collect(), generated))
+    let counters = Counters::new(n);
+    let mut generated = 0u64;
+    in_blocks(&weights, BLOCK_PAIRS, |block| {
+        let results: Vec<(Vec<Shared>, u64)> = block
+            .into_par_iter()
+            .map_init(
+                || counters.lend(),
+                |lent, a| {
+                    let (count, touched) = lent.get();
+                    let mut generated = 0u64;
+                    let mine = &of_doc[at[a as usize] as usize..at[a as usize + 1] as usize];
+                    for &l in mine {
+                        let (s, e) = lists[l as usize];
+                        let list = &docs[s as usize..e as usize];
+                        let after = list.partition_point(|&d| d <= a);
+                        generated += (list.len() - after) as u64;
+                        for &b in &list[after..] {
+                            if count[b as usize] == 0 {
+                                touched.push(b);
+                            }
+                            count[b as usize] += 1;
+                        }
+                    }
+                    touched.sort_unstable();
+                    let mut out = Vec::new();
+                    for &b in touched.iter() {
+                        let c = std::mem::take(&mut count[b as usize]);
+                        if c >= min_count {
+                            out.push(Shared { a, b, count: c });
+                        }
+                    }
+                    touched.clear();
+                    (out, generated)
+                },
+            )
+            .collect();
+        generated += results.iter().map(|r| r.1).sum::<u64>();
+        each(results.into_iter().flat_map(|r| r.0).collect())
+    })?;
+    Ok(generated)
+}
+
+/// Pairs handed to a sink at once, at most (one document's own pairs aside): 48 MB of
+/// [`Shared`].
+pub(crate) const BLOCK_PAIRS: u64 = 1 << 22;
+
+/// Runs `block` over the documents `0..weights.len()`, a block of consecutive numbers at a
+/// time, in order: each block as long as its documents' `weights` (at least the pairs each can
+/// produce) sum to at most `budget`, and at least one document. So pairs are made and consumed
+/// a bounded number at a time even when m near-identical documents make m² of them, instead of
+/// all being held before the first is verified.
+pub(crate) fn in_blocks(
+    weights: &[u64],
+    budget: u64,
+    mut block: impl FnMut(std::ops::Range<u32>) -> Result<()>,
+) -> Result<()> {
+    let mut at = 0usize;
+    while at < weights.len() {
+        let (mut end, mut sum) = (at + 1, weights[at]);
+        while end < weights.len() && sum.saturating_add(weights[end]) <= budget {
+            sum += weights[end];
+            end += 1;
+        }
+        block(at as u32..end as u32)?;
+        at = end;
+    }
+    Ok(())
+}
+
+/// A counter per document and the list of those touched, zero between uses, lent to rayon's
+/// tasks block after block instead of allocated (n of them) for each.
+pub(crate) struct Counters {
+    n: usize,
+    free: Mutex<Vec<(Vec<u32>, Vec<u32>)>>,
+}
+
+impl Counters {
+    pub(crate) fn new(n: usize) -> Self {
+        Counters {
+            n,
+            free: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// A set of counters until the returned value is dropped.
+    pub(crate) fn lend(&self) -> Lent<'_> {
+        let kept = self.free.lock().expect("no task panicked").pop();
+        Lent {
+            from: self,
+            counters: Some(kept.unwrap_or_else(|| (vec![0; self.n], Vec::new()))),
+        }
+    }
+}
+
+/// Counters lent by [`Counters::lend`]; given back when dropped (the user leaves them zero).
+pub(crate) struct Lent<'a> {
+    from: &'a Counters,
+    counters: Option<(Vec<u32>, Vec<u32>)>,
+}
+
+impl Lent<'_> {
+    pub(crate) fn get(&mut self) -> (&mut Vec<u32>, &mut Vec<u32>) {
+        let (count, touched) = self.counters.as_mut().expect("held until dropped");
+        (count, touched)
+    }
+}
+
+impl Drop for Lent<'_> {
+    fn drop(&mut self) {
+        if let Some(c) = self.counters.take() {
+            if let Ok(mut free) = self.from.free.lock() {
+                free.push(c);
+            }
+        }
+    }
 }
 
 /// Lists of two or more documents that share a value, as (start, end) into `docs`.
@@ -285,6 +403,19 @@ mod tests {
         |d, out| out.extend_from_slice(&values[d as usize])
     }
 
+    /// The pairs and the pairs generated, `pass_entries` (value, document) entries sorted at
+    /// once.
+    fn count_in(values: &[Vec<u64>], min_count: u32, pass_entries: usize) -> (Vec<Shared>, u64) {
+        let mut all = Vec::new();
+        let generated =
+            count_shared_each(values.len(), &from(values), min_count, pass_entries, |s| {
+                all.extend(s);
+                Ok(())
+            })
+            .unwrap();
+        (all, generated)
+    }
+
     #[test]
     fn counts_match_brute_force() {
         let values = vec![
@@ -299,6 +430,34 @@ mod tests {
         let (got, _) = count_shared(values.len(), from(&values), 3).unwrap();
         assert_eq!(got.len(), 3);
         assert_eq!(got, brute_force(&values, 3));
+    }
+
+    /// Blocks cover the documents once, in order, within the budget unless one document
+    /// alone exceeds it.
+    #[test]
+    fn blocks_hold_at_most_the_budget() {
+        // Documents 30,000–39,999 are one group: each pairs with the rest of it.
+        let weights: Vec<u64> = (0..100_000u64)
+            .map(|d| {
+                if (30_000..40_000).contains(&d) {
+                    40_000 - d
+                } else {
+                    1
+                }
+            })
+            .collect();
+        for budget in [1, 5_000, 50_000, u64::MAX] {
+            let mut next = 0u32;
+            in_blocks(&weights, budget, |r| {
+                assert_eq!(r.start, next);
+                let held: u64 = weights[r.start as usize..r.end as usize].iter().sum();
+                assert!(held <= budget || r.len() == 1, "{r:?}: {held}");
+                next = r.end;
+                Ok(())
+            })
+            .unwrap();
+            assert_eq!(next, 100_000);
+        }
     }
 
     /// Spilled to disk in ranges of values (as a large collection is), the pairs, their counts
@@ -324,11 +483,10 @@ mod tests {
             .collect();
         for min_count in [1, 2, 3] {
             let want = brute_force(&values, min_count);
-            let one = count_shared_in(values.len(), &from(&values), min_count, usize::MAX).unwrap();
+            let one = count_in(&values, min_count, usize::MAX);
             assert_eq!(one.0, want);
             for pass_entries in [1, 7, 100] {
-                let many =
-                    count_shared_in(values.len(), &from(&values), min_count, pass_entries).unwrap();
+                let many = count_in(&values, min_count, pass_entries);
                 assert_eq!(many, one, "{pass_entries} entries per pass");
             }
         }

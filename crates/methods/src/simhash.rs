@@ -18,6 +18,7 @@
 
 use super::compare::Comparison;
 use super::cosine::{TermVector, TermsRef};
+use super::groups::Collected;
 use super::SIMHASH_SEED;
 use super::{
     Described, Describer, Docs, Evidence, Found, Info, Method, Options, Pair, Record, Scorer,
@@ -77,7 +78,7 @@ impl Method for Simhash {
 
     fn find(&self, docs: &Docs<'_>, o: &Options, t: f64) -> Result<Found> {
         let docs: Vec<Doc<'_>> = docs.reps_records()?.iter().map(Doc::of).collect();
-        Ok(find(&docs, o.max_hamming, t, o.verify).into())
+        Ok(find(&docs, o.max_hamming, t, o.verify, o.spanning_above))
     }
 
     /// Pairs within the radius only; their cosine, or its estimate when not verifying.
@@ -170,8 +171,22 @@ pub type Near = (u32, u32, u32);
 /// Every pair of fingerprints within Hamming distance `k` (documents a < b), by the block tables.
 /// Returns (a, b, distance) sorted, and the candidate pairs examined.
 pub fn within(fps: &[u64], k: u32) -> (Vec<Near>, u64) {
+    let all = std::sync::Mutex::new(Vec::new());
+    let examined = within_by_block(fps, k, |near| {
+        all.lock().expect("no block panicked").extend(near)
+    });
+    let mut all = all.into_inner().expect("no block panicked");
+    all.sort_unstable();
+    (all, examined)
+}
+
+/// [`within`], handing the pairs to `each` a few million at a time as the block tables find
+/// them (from several threads, in no particular order) instead of holding them all: m
+/// near-identical fingerprints' m² pairs are never held at once. Returns the candidate pairs
+/// examined.
+pub fn within_by_block(fps: &[u64], k: u32, each: impl Fn(Vec<Near>) + Sync) -> u64 {
     let blocks = blocks(k);
-    let per_block: Vec<(Vec<Near>, u64)> = blocks
+    blocks
         .par_iter()
         .enumerate()
         .map(|(bi, &(shift, mask))| {
@@ -204,18 +219,18 @@ pub fn within(fps: &[u64], k: u32) -> (Vec<Near>, u64) {
                         let h = hamming(fa, fb);
                         if h <= k {
                             out.push((a.min(b), a.max(b), h));
+                            if out.len() as u64 >= super::pairs::BLOCK_PAIRS {
+                                each(std::mem::take(&mut out));
+                            }
                         }
                     }
                 }
                 i = j;
             }
-            (out, examined)
+            each(out);
+            examined
         })
-        .collect();
-    let examined = per_block.iter().map(|r| r.1).sum();
-    let mut all: Vec<Near> = per_block.into_iter().flat_map(|r| r.0).collect();
-    all.sort_unstable();
-    (all, examined)
+        .sum()
 }
 
 /// One document: its fingerprint and tf vector.
@@ -236,30 +251,37 @@ impl<'a> Doc<'a> {
 
 /// The pairs within Hamming distance `k`. With `verify`, kept when the exact cosine of the tf
 /// vectors reaches `t` (score = exact cosine); without, kept when the estimate cos(π·h/64)
-/// reaches `t` (score = estimate). Returns the pairs and the candidates (pairs within `k`).
-pub(crate) fn find(docs: &[Doc<'_>], k: u32, t: f64, verify: bool) -> (Vec<Pair>, u64) {
+/// reaches `t` (score = estimate). Returns the pairs (groups of more than `above` reduced as
+/// they come) and the candidates (pairs within `k`).
+pub(crate) fn find(docs: &[Doc<'_>], k: u32, t: f64, verify: bool, above: usize) -> Found {
     let fps: Vec<u64> = docs.iter().map(|d| d.fingerprint).collect();
-    let (near, _) = within(&fps, k);
-    let candidates = near.len() as u64;
-    let pairs = near
-        .into_par_iter()
-        .filter_map(|(a, b, h)| {
-            let est = estimate(h);
-            let score = if verify {
-                docs[a as usize].tf.cosine(&docs[b as usize].tf)
-            } else {
-                est
-            };
-            (score + 1e-9 >= t).then_some(Pair {
-                a,
-                b,
-                score,
-                estimate: Some(est),
-                evidence: Evidence::Hamming { distance: h },
+    let kept = std::sync::Mutex::new((Collected::new(docs.len(), above), 0u64));
+    within_by_block(&fps, k, |near| {
+        let candidates = near.len() as u64;
+        let pairs: Vec<Pair> = near
+            .into_par_iter()
+            .filter_map(|(a, b, h)| {
+                let est = estimate(h);
+                let score = if verify {
+                    docs[a as usize].tf.cosine(&docs[b as usize].tf)
+                } else {
+                    est
+                };
+                (score + 1e-9 >= t).then_some(Pair {
+                    a,
+                    b,
+                    score,
+                    estimate: Some(est),
+                    evidence: Evidence::Hamming { distance: h },
+                })
             })
-        })
-        .collect();
-    (pairs, candidates)
+            .collect();
+        let mut kept = kept.lock().expect("no block panicked");
+        kept.0.extend(pairs);
+        kept.1 += candidates;
+    });
+    let (pairs, candidates) = kept.into_inner().expect("no block panicked");
+    Found::collected(pairs, candidates)
 }
 
 #[cfg(test)]

@@ -18,9 +18,10 @@
 //! The score is exact (up to 64-bit chunk-hash collisions).
 
 use super::compare::Comparison;
-use super::join::{index_sets, self_join, Measure};
+use super::groups::Collected;
+use super::join::{index_sets, self_join_by_block, Measure};
 use super::shingles::{shingle_hash, shingles, word_hash};
-use super::{Described, Describer, Docs, Found, Info, Method, Options, Pair, Scorer};
+use super::{Described, Describer, Docs, Found, Info, Method, Options, Scorer};
 use pocketdex::error::Result;
 use pocketdex::text;
 use rayon::prelude::*;
@@ -64,19 +65,17 @@ impl Method for Spex {
             .into_iter()
             .map(|r| r.field(0))
             .collect();
-        let (pairs, candidates, passes) = find(&words, o.chunk, t);
+        let (kept, candidates, passes) = find(&words, o.chunk, t, o.spanning_above);
         let summary: Vec<String> = passes
             .iter()
             .map(|p| format!("{}: {}→{}", p.words, p.candidates, p.repeated))
             .collect();
         Ok(Found {
-            pairs,
-            candidates,
             notes: vec![format!(
                 "spex passes (window words: windows hashed → seen more than once): {}",
                 summary.join(", ")
             )],
-            set_aside: Vec::new(),
+            ..Found::collected(kept, candidates)
         })
     }
 
@@ -322,17 +321,26 @@ pub fn select(docs: &[&[u64]], chunk: usize) -> Selection {
 }
 
 /// All pairs with S3 ≥ `t`, by spex selection and the inverted-index join; score = S3 (exact).
-/// Returns the pairs, the candidates verified, and the selection's passes.
-pub(crate) fn find(docs: &[&[u64]], chunk: usize, t: f64) -> (Vec<Pair>, u64, Vec<Pass>) {
+/// Returns the pairs (groups of more than `above` reduced as they come), the candidates
+/// verified, and the selection's passes.
+pub(crate) fn find(
+    docs: &[&[u64]],
+    chunk: usize,
+    t: f64,
+    above: usize,
+) -> (Collected, u64, Vec<Pass>) {
     let sel = select(docs, chunk);
     let kept: Vec<&[u64]> = sel.kept.iter().map(|k| k.as_slice()).collect();
     let set_docs = index_sets(&kept, &sel.sizes);
     drop(sel.kept);
-    let (joined, candidates) = self_join(&set_docs, Measure::Dice, t);
-    let pairs = joined
-        .into_iter()
-        .map(|j| j.into_pair(Measure::Dice, &sel.sizes))
-        .collect();
+    let mut pairs = Collected::new(docs.len(), above);
+    let candidates = self_join_by_block(&set_docs, Measure::Dice, t, |joined| {
+        pairs.extend(
+            joined
+                .into_iter()
+                .map(|j| j.into_pair(Measure::Dice, &sel.sizes)),
+        )
+    });
     (pairs, candidates, sel.passes)
 }
 
@@ -489,7 +497,8 @@ mod tests {
         assert_eq!(sel.sizes, [5, 5, 3]);
         assert_eq!(sel.passes.len(), 8);
         assert!(sel.passes[7].candidates < sel.passes[0].candidates);
-        let (pairs, _, _) = find(&[&a, &b, &c], 8, 0.3);
+        let (pairs, _, _) = find(&[&a, &b, &c], 8, 0.3, 100);
+        let pairs = pairs.into_pairs();
         assert_eq!(pairs.len(), 1);
         assert!((pairs[0].score - 2.0 * 2.0 / 10.0).abs() < 1e-12);
     }

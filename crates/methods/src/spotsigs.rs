@@ -34,7 +34,8 @@
 //! candidate is verified.
 
 use super::compare::Comparison;
-use super::join::{index_sets, self_join, Measure};
+use super::groups::Collected;
+use super::join::{index_sets, self_join_by_block, Measure};
 use super::shingles::{shingle_hash, word_hash};
 use super::{Described, Describer, Docs, Found, Info, Method, Options, Record, Scorer, SetAside};
 use pocketdex::error::Result;
@@ -199,17 +200,17 @@ impl Method for Spotsigs {
             }
         }
         let refs: Vec<&[u64]> = sets.iter().map(Vec::as_slice).collect();
-        let (joined, candidates) = self_join(&index_sets(&refs, &sizes), Measure::Jaccard, t);
+        let set_docs = index_sets(&refs, &sizes);
         drop(sets);
-        let pairs = joined
-            .into_iter()
-            .map(|j| {
+        let mut pairs = Collected::new(docs.reps().len(), o.spanning_above);
+        let candidates = self_join_by_block(&set_docs, Measure::Jaccard, t, |joined| {
+            pairs.extend(joined.into_iter().map(|j| {
                 let mut p = j.into_pair(Measure::Jaccard, &sizes);
                 p.a = live[p.a as usize];
                 p.b = live[p.b as usize];
                 p
-            })
-            .collect();
+            }))
+        });
         let mut notes = Vec::new();
         if filters(o) {
             notes.push(format!(
@@ -222,10 +223,9 @@ impl Method for Spotsigs {
             ));
         }
         Ok(Found {
-            pairs,
-            candidates,
             notes,
             set_aside,
+            ..Found::collected(pairs, candidates)
         })
     }
 

@@ -11,13 +11,15 @@
 //! the note's `1 - ((1 - q)**6 + 6 * q * (1 - q)**5)` ([`probability`]).
 
 use super::compare::Comparison;
-use super::pairs::count_shared;
+use super::groups::Collected;
+use super::pairs::count_shared_by_block;
 use super::shingles::{content_shingles, jaccard_of, overlap, shingle_hash};
 use super::{Described, Describer, Docs, Evidence, Found, Info, Method, Options, Pair, Scorer};
 use bytemuck::cast_slice;
 use pocketdex::error::Result;
 use pocketdex::hash;
 use pocketdex::text::Analyzer;
+use rayon::prelude::*;
 
 /// The multi-trial signature (search-engine duplicate-elimination note): candidates agree in
 /// enough trials, scored by the Jaccard of the n-grams of content words.
@@ -68,7 +70,7 @@ impl Method for Trials {
                 signature: r.field(1),
             })
             .collect();
-        Ok(find(&docs, &o.trial_params(), t, o.verify)?.into())
+        find(&docs, &o.trial_params(), t, o.verify, o.spanning_above)
     }
 
     fn scorer<'a>(&self, docs: &Docs<'a>, _: &'a Options) -> Result<Scorer<'a>> {
@@ -168,43 +170,50 @@ pub(crate) struct Doc<'a> {
 /// The pairs whose signatures agree in at least `agree` trials. With `verify`, each is kept when
 /// the exact Jaccard of the n-gram sets reaches `t` (score = exact Jaccard); without, when the
 /// estimate from the agreeing trials reaches `t` (score = estimate). Returns the pairs and the
-/// number of candidates (pairs the signature accepts).
+/// number of candidates (pairs the signature accepts); groups of more than `above` are reduced
+/// as [`Collected`] does.
 pub(crate) fn find(
     docs: &[Doc<'_>],
     params: &TrialParams,
     t: f64,
     verify: bool,
-) -> Result<(Vec<Pair>, u64)> {
+    above: usize,
+) -> Result<Found> {
     // A trial's value tagged with its number, computed per pass rather than held.
     let values = |d: u32, out: &mut Vec<u64>| {
         let signature = docs[d as usize].signature.iter().enumerate();
         out.extend(signature.map(|(r, &v)| hash::derived(v, r as u32)));
     };
-    let (shared, _) = count_shared(docs.len(), values, params.agree.max(1) as u32)?;
-    let candidates = shared.len() as u64;
-    let pairs = shared
-        .into_iter()
-        .filter_map(|s| {
-            let est = estimate(s.count as usize, params);
-            let (da, db) = (&docs[s.a as usize], &docs[s.b as usize]);
-            let score = if verify {
-                jaccard_of(overlap(da.set, db.set), da.set.len(), db.set.len())
-            } else {
-                est
-            };
-            (score + 1e-9 >= t).then_some(Pair {
-                a: s.a,
-                b: s.b,
-                score,
-                estimate: Some(est),
-                evidence: Evidence::Trials {
-                    agree: s.count,
-                    of: params.trials as u32,
-                },
+    let mut kept = Collected::new(docs.len(), above);
+    let mut candidates = 0u64;
+    count_shared_by_block(docs.len(), values, params.agree.max(1) as u32, |shared| {
+        candidates += shared.len() as u64;
+        let pairs: Vec<Pair> = shared
+            .into_par_iter()
+            .filter_map(|s| {
+                let est = estimate(s.count as usize, params);
+                let (da, db) = (&docs[s.a as usize], &docs[s.b as usize]);
+                let score = if verify {
+                    jaccard_of(overlap(da.set, db.set), da.set.len(), db.set.len())
+                } else {
+                    est
+                };
+                (score + 1e-9 >= t).then_some(Pair {
+                    a: s.a,
+                    b: s.b,
+                    score,
+                    estimate: Some(est),
+                    evidence: Evidence::Trials {
+                        agree: s.count,
+                        of: params.trials as u32,
+                    },
+                })
             })
-        })
-        .collect();
-    Ok((pairs, candidates))
+            .collect();
+        kept.extend(pairs);
+        Ok(())
+    })?;
+    Ok(Found::collected(kept, candidates))
 }
 
 #[cfg(test)]
