@@ -183,8 +183,8 @@ pub struct Found {
     /// few signatures left by its idf filter), numbered by position in [`Docs::reps`]; their
     /// identical copies are set aside with them.
     pub set_aside: Vec<SetAside>,
-    /// Pairs found, when the method reduced large groups as it went ([`Found::collected`]) and
-    /// `pairs` holds fewer; `None`: `pairs` are all it found.
+    /// Pairs found, when the method collected them in a [`Collected`] ([`Found::collected`]),
+    /// which may hold fewer; `None`: `pairs` are all it found.
     pub found: Option<u64>,
 }
 

@@ -156,6 +156,17 @@ pub fn self_join_by_block(
     docs: &[SetDoc],
     measure: Measure,
     t: f64,
+    each: impl FnMut(Vec<Joined>),
+) -> u64 {
+    self_join_blocks(docs, measure, t, super::pairs::BLOCK_PAIRS, each)
+}
+
+/// [`self_join_by_block`] with blocks of at most `block_pairs` candidates.
+fn self_join_blocks(
+    docs: &[SetDoc],
+    measure: Measure,
+    t: f64,
+    block_pairs: u64,
     mut each: impl FnMut(Vec<Joined>),
 ) -> u64 {
     let n = docs.len();
@@ -200,14 +211,15 @@ pub fn self_join_by_block(
             sizes.partition_point(|&s| s < need) as u32,
         ))
     };
-    // At most the candidates each document can have: its block's pairs are at most the sum.
+    // At most the candidates each document can have (the postings it walks, and no more than
+    // the documents in its range): its block's pairs are at most the sum.
     let weights: Vec<u64> = (0..n)
         .into_par_iter()
         .map(|pa| {
             let Some((prefix, lo)) = probe(pa) else {
                 return 0;
             };
-            prefix
+            let walked: u64 = prefix
                 .iter()
                 .map(|&tok| {
                     let list =
@@ -215,12 +227,13 @@ pub fn self_join_by_block(
                     let below = list.partition_point(|&p| (p as usize) < pa);
                     below.saturating_sub(list.partition_point(|&p| p < lo)) as u64
                 })
-                .sum()
+                .sum();
+            walked.min(pa.saturating_sub(lo as usize) as u64)
         })
         .collect();
     let counters = super::pairs::Counters::new(n);
     let mut candidates = 0u64;
-    let blocks = super::pairs::in_blocks(&weights, super::pairs::BLOCK_PAIRS, |block| {
+    let blocks = super::pairs::in_blocks(&weights, block_pairs, |block| {
         let results: Vec<(Vec<Joined>, u64)> = block
             .into_par_iter()
             .map_init(
@@ -337,7 +350,21 @@ mod tests {
         ) {
             let sets: Vec<Vec<u64>> = sets.into_iter().map(|s| s.into_iter().collect()).collect();
             let m = if dice { Measure::Dice } else { Measure::Jaccard };
-            prop_assert_eq!(join(&sets, m, t), brute(&sets, m, t));
+            let want = brute(&sets, m, t);
+            prop_assert_eq!(join(&sets, m, t), want.clone());
+            // A block of documents at a time (as few as one), with counters lent from block
+            // to block: the same pairs and candidates.
+            let refs: Vec<&[u64]> = sets.iter().map(|s| s.as_slice()).collect();
+            let sizes: Vec<u32> = sets.iter().map(|s| s.len() as u32).collect();
+            let docs = index_sets(&refs, &sizes);
+            let whole = self_join(&docs, m, t).1;
+            for block_pairs in [1, 5] {
+                let mut got = Vec::new();
+                let candidates = self_join_blocks(&docs, m, t, block_pairs, |j| got.extend(j));
+                got.sort_unstable();
+                prop_assert_eq!(&got, &want);
+                prop_assert_eq!(candidates, whole);
+            }
         }
     }
 }

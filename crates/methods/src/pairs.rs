@@ -56,10 +56,11 @@ where
     F: Fn(u32, &mut Vec<u64>) + Sync,
 {
     let mut all = Vec::new();
-    let generated = count_shared_each(n, &values, min_count, PASS_ENTRIES, |shared| {
-        all.extend(shared);
-        Ok(())
-    })?;
+    let generated =
+        count_shared_each(n, &values, min_count, PASS_ENTRIES, BLOCK_PAIRS, |shared| {
+            all.extend(shared);
+            Ok(())
+        })?;
     Ok((all, generated))
 }
 
@@ -75,7 +76,7 @@ pub fn count_shared_by_block<F>(
 where
     F: Fn(u32, &mut Vec<u64>) + Sync,
 {
-    count_shared_each(n, &values, min_count, PASS_ENTRIES, each)
+    count_shared_each(n, &values, min_count, PASS_ENTRIES, BLOCK_PAIRS, each)
 }
 
 fn count_shared_each<F>(
@@ -83,6 +84,7 @@ fn count_shared_each<F>(
     values: &F,
     min_count: u32,
     pass_entries: usize,
+    block_pairs: u64,
     mut each: impl FnMut(Vec<Shared>) -> Result<()>,
 ) -> Result<u64>
 where
@@ -155,23 +157,26 @@ where
         }
     }
     drop(next);
-    // What each first document can generate: its block's pairs are at most the sum.
+    // At most the pairs each first document can make (the later documents it meets, and no more
+    // than there are): its block's pairs are at most the sum.
     let weights: Vec<u64> = (0..n as u32)
         .into_par_iter()
         .map(|a| {
             let mine = &of_doc[at[a as usize] as usize..at[a as usize + 1] as usize];
-            mine.iter()
+            let met: u64 = mine
+                .iter()
                 .map(|&l| {
                     let (s, e) = lists[l as usize];
                     let list = &docs[s as usize..e as usize];
                     (list.len() - list.partition_point(|&d| d <= a)) as u64
                 })
-                .sum()
+                .sum();
+            met.min((n - 1 - a as usize) as u64)
         })
         .collect();
     let counters = Counters::new(n);
     let mut generated = 0u64;
-    in_blocks(&weights, BLOCK_PAIRS, |block| {
+    in_blocks(&weights, block_pairs, |block| {
         let results: Vec<(Vec<Shared>, u64)> = block
             .into_par_iter()
             .map_init(
@@ -211,9 +216,9 @@ where
     Ok(generated)
 }
 
-/// Pairs handed to a sink at once, at most (one document's own pairs aside): 48 MB of
-/// [`Shared`].
-pub(crate) const BLOCK_PAIRS: u64 = 1 << 22;
+/// Candidate pairs made at once, at most (one document's own pairs aside): 12 MB of [`Shared`],
+/// and up to a million verified pairs (48 MB).
+pub(crate) const BLOCK_PAIRS: u64 = 1 << 20;
 
 /// Runs `block` over the documents `0..weights.len()`, a block of consecutive numbers at a
 /// time, in order: each block as long as its documents' `weights` (at least the pairs each can
@@ -229,7 +234,7 @@ pub(crate) fn in_blocks(
     while at < weights.len() {
         let (mut end, mut sum) = (at + 1, weights[at]);
         while end < weights.len() && sum.saturating_add(weights[end]) <= budget {
-            sum += weights[end];
+            sum = sum.saturating_add(weights[end]);
             end += 1;
         }
         block(at as u32..end as u32)?;
@@ -404,15 +409,28 @@ mod tests {
     }
 
     /// The pairs and the pairs generated, `pass_entries` (value, document) entries sorted at
-    /// once.
-    fn count_in(values: &[Vec<u64>], min_count: u32, pass_entries: usize) -> (Vec<Shared>, u64) {
+    /// once, blocks of at most `block_pairs` pairs.
+    fn count_in(
+        values: &[Vec<u64>],
+        min_count: u32,
+        pass_entries: usize,
+        block_pairs: u64,
+    ) -> (Vec<Shared>, u64) {
         let mut all = Vec::new();
-        let generated =
-            count_shared_each(values.len(), &from(values), min_count, pass_entries, |s| {
+        let n = values.len();
+        let generated = count_shared_each(
+            n,
+            &from(values),
+            min_count,
+            pass_entries,
+            block_pairs,
+            |s| {
+                assert!(s.windows(2).all(|w| (w[0].a, w[0].b) < (w[1].a, w[1].b)));
                 all.extend(s);
                 Ok(())
-            })
-            .unwrap();
+            },
+        )
+        .unwrap();
         (all, generated)
     }
 
@@ -483,11 +501,17 @@ mod tests {
             .collect();
         for min_count in [1, 2, 3] {
             let want = brute_force(&values, min_count);
-            let one = count_in(&values, min_count, usize::MAX);
+            let one = count_in(&values, min_count, usize::MAX, u64::MAX);
             assert_eq!(one.0, want);
             for pass_entries in [1, 7, 100] {
-                let many = count_in(&values, min_count, pass_entries);
+                let many = count_in(&values, min_count, pass_entries, u64::MAX);
                 assert_eq!(many, one, "{pass_entries} entries per pass");
+            }
+            // Counted a block of first documents at a time, with counters lent from block to
+            // block: the same pairs, in the same order.
+            for block_pairs in [1, 7, 100] {
+                let blocks = count_in(&values, min_count, 100, block_pairs);
+                assert_eq!(blocks, one, "blocks of {block_pairs} pairs");
             }
         }
     }

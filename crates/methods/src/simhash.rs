@@ -185,6 +185,11 @@ pub fn within(fps: &[u64], k: u32) -> (Vec<Near>, u64) {
 /// near-identical fingerprints' m² pairs are never held at once. Returns the candidate pairs
 /// examined.
 pub fn within_by_block(fps: &[u64], k: u32, each: impl Fn(Vec<Near>) + Sync) -> u64 {
+    within_flushing(fps, k, super::pairs::BLOCK_PAIRS as usize, each)
+}
+
+/// [`within_by_block`], handing on each block table's pairs every `flush` pairs.
+fn within_flushing(fps: &[u64], k: u32, flush: usize, each: impl Fn(Vec<Near>) + Sync) -> u64 {
     let blocks = blocks(k);
     blocks
         .par_iter()
@@ -219,7 +224,7 @@ pub fn within_by_block(fps: &[u64], k: u32, each: impl Fn(Vec<Near>) + Sync) -> 
                         let h = hamming(fa, fb);
                         if h <= k {
                             out.push((a.min(b), a.max(b), h));
-                            if out.len() as u64 >= super::pairs::BLOCK_PAIRS {
+                            if out.len() >= flush {
                                 each(std::mem::take(&mut out));
                             }
                         }
@@ -316,6 +321,15 @@ mod tests {
                 }
             }
             assert_eq!(within(&fps, k).0, brute, "k = {k}");
+            // Handed on a pair at a time: the same pairs, each once.
+            let got = std::sync::Mutex::new(Vec::new());
+            within_flushing(&fps, k, 1, |near| {
+                assert!(near.len() <= 1);
+                got.lock().unwrap().extend(near)
+            });
+            let mut got = got.into_inner().unwrap();
+            got.sort_unstable();
+            assert_eq!(got, brute, "k = {k}, one at a time");
         }
         assert_eq!(blocks(3).iter().map(|b| b.1.count_ones()).sum::<u32>(), 64);
         assert_eq!(blocks(63).len(), 64);
