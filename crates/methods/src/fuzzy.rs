@@ -12,7 +12,7 @@ use super::{
     Described, Describer, Docs, Evidence, Found, Info, Method, Options, Pair, Record, Scorer,
 };
 use bytemuck::cast_slice;
-use pocketdex::error::Result;
+use pocketdex::error::{Error, Result};
 use pocketdex::fingerprint::{Fingerprint, Material, Weighed};
 use pocketdex::sketch::Idf;
 use pocketdex::{Fingerprinter, Index, IndexBuilder, Lang, Params, QueryFingerprint, QueryOptions};
@@ -164,6 +164,7 @@ pub(crate) fn find(
     t: f64,
     block_bytes: u64,
     above: usize,
+    run_entries: usize,
 ) -> Result<Found> {
     let verify = tfidf.is_some();
     let mut kept = Collected::new(docs.len(), above);
@@ -208,36 +209,6 @@ pub(crate) fn find(
         ..QueryOptions::default()
     };
     let idf = index.fingerprinter().idf().map_or(0, Idf::id);
-    // (a, b, colliding code groups, estimate) with a < b, found from either end; the documents
-    // query a chunk at a time, so that only one chunk's hits are held twice.
-    let mut estimated: Vec<(u32, u32, u32, f64)> = Vec::new();
-    for first in (0..docs.len()).step_by(QUERY_CHUNK) {
-        let found = (first..(first + QUERY_CHUNK).min(docs.len()))
-            .into_par_iter()
-            .map(|a| -> Result<Vec<_>> {
-                // The document's sketch is in the index already: handed over as weighed with
-                // the index's idf, the query path uses it instead of drawing it again.
-                let mut fp = docs[a].kept.fingerprint();
-                fp.weighed = Some(Weighed {
-                    idf,
-                    material: Material::default(),
-                    sketch: index.sketch(a as u32)?.unwrap_or_default(),
-                });
-                let r = index.query_fingerprint(&QueryFingerprint::from(fp), &opts)?;
-                let a = a as u32;
-                Ok(r.hits
-                    .into_iter()
-                    .filter(|h| h.doc != a)
-                    .map(|h| (a.min(h.doc), a.max(h.doc), h.codes as u32, h.score as f64))
-                    .collect())
-            })
-            .collect::<Result<Vec<Vec<_>>>>()?;
-        estimated.extend(found.into_iter().flatten());
-    }
-    // Found from both ends: keep one, with the larger number of colliding groups.
-    estimated.sort_unstable_by(|p, q| (p.0, p.1).cmp(&(q.0, q.1)).then(q.2.cmp(&p.2)));
-    estimated.dedup_by_key(|p| (p.0, p.1));
-    let candidates = estimated.len() as u64;
     // Documents in blocks of at most `block_bytes` of features, and the candidates verified one
     // pair of blocks at a time: when the features were spilled to a file, each block is read
     // from it once per block it is paired with instead of once per candidate (2 million
@@ -254,22 +225,57 @@ pub(crate) fn find(
         bytes += size;
         block.push(at);
     }
-    estimated.par_sort_unstable_by_key(|p| (block[p.0 as usize], block[p.1 as usize], p.0, p.1));
-    // One pair of blocks at a time, in parallel within it; each run of one first document
-    // makes its term vector once.
-    for blocks in estimated.chunk_by(|p, q| {
-        (block[p.0 as usize], block[p.1 as usize]) == (block[q.0 as usize], block[q.1 as usize])
-    }) {
-        // A few million candidates at a time, so that the verified pairs are reduced as they
-        // come (a run of one first document cut in two makes its term vector twice).
-        for some in blocks.chunks(super::pairs::BLOCK_PAIRS as usize) {
-            let mut pairs = Vec::new();
-            pairs.par_extend(some.par_chunk_by(|p, q| p.0 == q.0).flat_map_iter(|run| {
+    let order = |c: &Candidate| {
+        (
+            block[c.0 as usize],
+            block[c.1 as usize],
+            c.0,
+            c.1,
+            // Found from both ends: the larger number of colliding groups first (and the
+            // larger estimate, though both ends estimate alike), the one kept.
+            std::cmp::Reverse(c.2),
+            std::cmp::Reverse(c.3.to_bits()),
+        )
+    };
+    // (a, b, colliding code groups, estimate) with a < b, found from either end, in sorted runs
+    // of at most `run_entries` (spilled to temporary files beyond one), so that the candidates
+    // are never all held: m near-identical documents find m² of them. Each query's hits go to
+    // the runs as soon as it is made.
+    let runs = std::sync::Mutex::new(Runs::new(run_entries));
+    (0..docs.len())
+        .into_par_iter()
+        .try_for_each(|a| -> Result<()> {
+            // The document's sketch is in the index already: handed over as weighed with the
+            // index's idf, the query path uses it instead of drawing it again.
+            let mut fp = docs[a].kept.fingerprint();
+            fp.weighed = Some(Weighed {
+                idf,
+                material: Material::default(),
+                sketch: index.sketch(a as u32)?.unwrap_or_default(),
+            });
+            let r = index.query_fingerprint(&QueryFingerprint::from(fp), &opts)?;
+            let a = a as u32;
+            let hits = r
+                .hits
+                .into_iter()
+                .filter(|h| h.doc != a)
+                .map(|h| (a.min(h.doc), a.max(h.doc), h.codes as u32, h.score));
+            runs.lock().expect("no query panicked").add(hits, &order)
+        })?;
+    let runs = runs.into_inner().expect("no query panicked");
+    let mut candidates = 0u64;
+    let mut batch: Vec<Candidate> = Vec::new();
+    let mut verify_batch = |batch: &mut Vec<Candidate>| {
+        // In parallel; each run of one first document makes its term vector once.
+        let pairs: Vec<Pair> = batch
+            .par_chunk_by(|p, q| p.0 == q.0)
+            .flat_map_iter(|run| {
                 let a = run[0].0;
                 let ka = docs[a as usize].kept;
                 // The first document's term vector and idf weights, made once for its run.
                 let tf_a = tfidf.map(|w| Verifier::new(w, &ka, a));
                 run.iter().filter_map(move |&(_, b, groups, est)| {
+                    let est = est as f64;
                     let score = match &tf_a {
                         Some(v) => v.cosine(&docs[b as usize].kept, b),
                         None => est,
@@ -282,11 +288,183 @@ pub(crate) fn find(
                         evidence: Evidence::Codes { groups },
                     })
                 })
-            }));
-            kept.extend(pairs);
+            })
+            .collect();
+        kept.extend(pairs);
+        batch.clear();
+    };
+    runs.merged(&order, |c| {
+        candidates += 1;
+        // One pair of blocks at a time, at most a million candidates.
+        if let Some(last) = batch.last() {
+            let pair_of = |c: &Candidate| (block[c.0 as usize], block[c.1 as usize]);
+            if pair_of(last) != pair_of(&c) || batch.len() >= super::pairs::BLOCK_PAIRS as usize {
+                verify_batch(&mut batch);
+            }
+        }
+        batch.push(c);
+    })?;
+    verify_batch(&mut batch);
+    Ok(Found::collected(kept, candidates))
+}
+
+/// A candidate pair as the index found it: a < b, colliding code groups, the estimate.
+type Candidate = (u32, u32, u32, f32);
+
+/// Bytes of a spilled [`Candidate`], little-endian.
+const CANDIDATE_BYTES: usize = 16;
+
+/// Candidates in sorted runs, each deduplicated by (a, b) keeping the first in the order: the
+/// current run in memory, earlier ones in temporary files (removed when dropped).
+struct Runs {
+    run_entries: usize,
+    current: Vec<Candidate>,
+    spilled: Option<(tempfile::TempDir, Vec<std::path::PathBuf>)>,
+}
+
+impl Runs {
+    fn new(run_entries: usize) -> Runs {
+        Runs {
+            run_entries: run_entries.max(1),
+            current: Vec::new(),
+            spilled: None,
         }
     }
-    Ok(Found::collected(kept, candidates))
+
+    /// Sorts `run` by `order` and drops all but the first of each (a, b).
+    fn sort<K: Ord>(run: &mut Vec<Candidate>, order: &impl Fn(&Candidate) -> K) {
+        // Not rayon's sort: a spill runs under the lock of the queries' tasks, and a thread
+        // waiting in a parallel sort could take up one of them, which would wait for the lock.
+        run.sort_unstable_by_key(order);
+        run.dedup_by_key(|c| (c.0, c.1));
+    }
+
+    fn add<K: Ord>(
+        &mut self,
+        found: impl IntoIterator<Item = Candidate>,
+        order: &impl Fn(&Candidate) -> K,
+    ) -> Result<()> {
+        for c in found {
+            self.current.push(c);
+            if self.current.len() >= self.run_entries {
+                self.spill(order)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes the current run to a file of its own.
+    fn spill<K: Ord>(&mut self, order: &impl Fn(&Candidate) -> K) -> Result<()> {
+        use std::io::Write;
+        Self::sort(&mut self.current, order);
+        if self.spilled.is_none() {
+            let dir = tempfile::Builder::new()
+                .prefix("pocketdex-fuzzy-")
+                .tempdir()
+                .map_err(|e| Error::io(std::env::temp_dir(), e))?;
+            self.spilled = Some((dir, Vec::new()));
+        }
+        let (dir, files) = self.spilled.as_mut().expect("made just above");
+        let path = dir.path().join(files.len().to_string());
+        let file = std::fs::File::create(&path).map_err(|e| Error::io(&path, e))?;
+        let mut w = std::io::BufWriter::with_capacity(1 << 16, file);
+        for c in self.current.drain(..) {
+            let mut e = [0u8; CANDIDATE_BYTES];
+            e[..4].copy_from_slice(&c.0.to_le_bytes());
+            e[4..8].copy_from_slice(&c.1.to_le_bytes());
+            e[8..12].copy_from_slice(&c.2.to_le_bytes());
+            e[12..].copy_from_slice(&c.3.to_le_bytes());
+            w.write_all(&e).map_err(|e| Error::io(&path, e))?;
+        }
+        w.flush().map_err(|e| Error::io(&path, e))?;
+        files.push(path);
+        Ok(())
+    }
+
+    /// Every candidate once, in `order`, the first of each (a, b) across runs.
+    fn merged<K: Ord>(
+        mut self,
+        order: &impl Fn(&Candidate) -> K,
+        mut each: impl FnMut(Candidate),
+    ) -> Result<()> {
+        let Some((_dir, files)) = self.spilled.take() else {
+            Self::sort(&mut self.current, order);
+            self.current.into_iter().for_each(each);
+            return Ok(());
+        };
+        Self::sort(&mut self.current, order);
+        let mut readers = files
+            .iter()
+            .map(|p| {
+                std::fs::File::open(p)
+                    .map(|f| (std::io::BufReader::with_capacity(1 << 16, f), p))
+                    .map_err(|e| Error::io(p, e))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let read = |r: &mut (std::io::BufReader<std::fs::File>, &std::path::PathBuf)| {
+            use std::io::Read;
+            let mut e = [0u8; CANDIDATE_BYTES];
+            match r.0.read_exact(&mut e) {
+                Ok(()) => Ok(Some((
+                    u32::from_le_bytes(e[..4].try_into().expect("4 bytes")),
+                    u32::from_le_bytes(e[4..8].try_into().expect("4 bytes")),
+                    u32::from_le_bytes(e[8..12].try_into().expect("4 bytes")),
+                    f32::from_le_bytes(e[12..].try_into().expect("4 bytes")),
+                ))),
+                Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => Ok(None),
+                Err(e) => Err(Error::io(r.1, e)),
+            }
+        };
+        // The smallest head of every run (files, then the run in memory at index `files`).
+        let mut memory = self.current.into_iter();
+        let mut heap = std::collections::BinaryHeap::new();
+        for (i, r) in readers.iter_mut().enumerate() {
+            if let Some(c) = read(r)? {
+                heap.push(std::cmp::Reverse((
+                    order(&c),
+                    i,
+                    c.0,
+                    c.1,
+                    c.2,
+                    c.3.to_bits(),
+                )));
+            }
+        }
+        let from_memory = readers.len();
+        if let Some(c) = memory.next() {
+            heap.push(std::cmp::Reverse((
+                order(&c),
+                from_memory,
+                c.0,
+                c.1,
+                c.2,
+                c.3.to_bits(),
+            )));
+        }
+        let mut last: Option<(u32, u32)> = None;
+        while let Some(std::cmp::Reverse((_, i, a, b, groups, est))) = heap.pop() {
+            if last != Some((a, b)) {
+                last = Some((a, b));
+                each((a, b, groups, f32::from_bits(est)));
+            }
+            let next = if i == from_memory {
+                memory.next()
+            } else {
+                read(&mut readers[i])?
+            };
+            if let Some(c) = next {
+                heap.push(std::cmp::Reverse((
+                    order(&c),
+                    i,
+                    c.0,
+                    c.1,
+                    c.2,
+                    c.3.to_bits(),
+                )));
+            }
+        }
+        Ok(())
+    }
 }
 
 /// One document's side of verifying its candidates: its term vector and the idf of each of its
@@ -333,9 +511,6 @@ impl<'w> Verifier<'w> {
 
 /// Documents weighed at once in [`find`] (their samples are held until they are added).
 const WEIGH_CHUNK: usize = 1 << 13;
-
-/// Documents that query the index at once in [`find`].
-const QUERY_CHUNK: usize = 1 << 16;
 
 /// pocketdex's fuzzy-fingerprint index, queried with every document: candidates from colliding
 /// codes, scored by the tf-idf cosine of content words.
@@ -386,7 +561,17 @@ impl Method for Fuzzy {
         } else {
             u64::MAX
         };
-        find(&kept, o.lang, tfidf.as_ref(), t, block, o.spanning_above)
+        // Candidates are sorted in runs of a quarter of the memory limit.
+        let run = (o.memory_limit / 4 / CANDIDATE_BYTES as u64).max(1 << 16) as usize;
+        find(
+            &kept,
+            o.lang,
+            tfidf.as_ref(),
+            t,
+            block,
+            o.spanning_above,
+            run,
+        )
     }
 
     fn scorer<'a>(&self, docs: &Docs<'a>, _: &'a Options) -> Result<Scorer<'a>> {
@@ -464,6 +649,67 @@ impl TfIdf {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Candidates sorted in runs spilled to files (as few as one per run) and merged give the
+    /// pairs, scores and candidate counts of one sort in memory, with and without verifying,
+    /// in one block of features or many.
+    #[test]
+    fn spilled_runs_find_what_one_sort_finds() {
+        let f = Fingerprinter::for_lang(Lang::En, params()).unwrap();
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let vocab: Vec<String> = (0..600).map(|i| format!("w{}x{}", i * 7 % 13, i)).collect();
+        // 30 originals of 70 words, each with 5 copies that have 1–6 words replaced.
+        let mut texts = Vec::new();
+        for _ in 0..30 {
+            let base: Vec<&str> = (0..70)
+                .map(|_| vocab[(next() % vocab.len() as u64) as usize].as_str())
+                .collect();
+            texts.push(base.join(" "));
+            for c in 0..5 {
+                let mut copy = base.clone();
+                for _ in 0..=c {
+                    copy[(next() % 70) as usize] = &vocab[(next() % vocab.len() as u64) as usize];
+                }
+                texts.push(copy.join(" "));
+            }
+        }
+        let fps: Vec<Fingerprint> = texts.iter().map(|t| f.fingerprint(t)).collect();
+        let described: Vec<Described> = fps.iter().map(Kept::describe).collect();
+        let docs: Vec<Doc<'_>> = described
+            .iter()
+            .map(|d| Doc {
+                kept: Kept::of(d.record()),
+            })
+            .collect();
+        let tfs: Vec<TermVector> = docs.iter().map(|d| d.kept.tf()).collect();
+        let df = DocFreq::new(&tfs, tfs.len());
+        let norms = tfs.iter().map(|v| df.norm(v)).collect();
+        let tfidf = TfIdf {
+            idf: df.idf_table(),
+            df,
+            norms,
+        };
+        let sorted = |found: Found| {
+            let mut p = found.pairs;
+            p.sort_by_key(|p| (p.a, p.b));
+            (p, found.candidates, found.found)
+        };
+        for verify in [None, Some(&tfidf)] {
+            let one =
+                sorted(find(&docs, Lang::En, verify, 0.8, u64::MAX, 100, usize::MAX).unwrap());
+            assert!(one.0.len() >= 100, "{} pairs", one.0.len());
+            for (run, block) in [(1, u64::MAX), (7, u64::MAX), (50, 2000), (usize::MAX, 2000)] {
+                let got = sorted(find(&docs, Lang::En, verify, 0.8, block, 100, run).unwrap());
+                assert_eq!(got, one, "runs of {run}, blocks of {block} bytes");
+            }
+        }
+    }
 
     /// The verifier's merge gives the cosine of [`TfIdf::cosine`] to the last bit, and a record
     /// rebuilds the fingerprint it was made from, terms in their order.
