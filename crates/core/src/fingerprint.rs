@@ -1046,7 +1046,10 @@ impl Fingerprinter {
         let weights = weigh_terms(&fp.term_hashes, idf, true);
         if fp.exact.is_none() {
             let weighted = &weights.samples;
-            let mut drawn = Vec::new();
+            // Every path's samples in as few passes over the terms as there are 16 of them
+            // (the similar path's on the cubed weights, [`similar_weights`]), each sample drawn
+            // exactly as alone.
+            let mut seeds = Vec::new();
             if n >= p.min_terms && n > 0 {
                 let dev = self.deviations(&fp.class_counts);
                 for bounds in &p.schemes {
@@ -1054,30 +1057,36 @@ impl Fingerprinter {
                         .digits
                         .extend(dev.iter().map(|&d| interval(d, bounds)));
                 }
-                let seeds =
-                    sample_numbers(FUZZY_SAMPLES, caps.bands as usize, caps.samples as usize);
-                draw(weighted, &seeds, false, &mut drawn);
-                material.samples.extend(drawn.drain(..).map(|d| d.0));
+                seeds.extend(sample_numbers(
+                    FUZZY_SAMPLES,
+                    caps.bands as usize,
+                    caps.samples as usize,
+                ));
             }
+            let fuzzy = seeds.len();
             if n < p.short_below || n == 0 {
-                let seeds = sample_numbers(
+                seeds.extend(sample_numbers(
                     SHORT_SAMPLES,
                     p.minhash_bands as usize,
                     caps.short_rows as usize,
-                );
-                draw(weighted, &seeds, false, &mut drawn);
-                material.short.extend(drawn.drain(..).map(|d| d.0));
+                ));
             }
+            let short = seeds.len();
             if p.similar_bands > 0 {
-                let seeds = sample_numbers(
+                seeds.extend(sample_numbers(
                     SIMILAR_SAMPLES,
                     p.similar_bands as usize,
                     caps.similar_rows as usize,
-                );
-                let sw = similar_weights(weighted);
-                draw(&sw, &seeds, false, &mut drawn);
-                material.similar.extend(drawn.drain(..).map(|d| d.0));
+                ));
             }
+            let mut drawn = Vec::with_capacity(seeds.len());
+            draw_cubed_from(weighted, &seeds, short, &mut drawn);
+            let frags = drawn.iter().map(|d| d.0);
+            material.samples.extend(frags.clone().take(fuzzy));
+            material
+                .short
+                .extend(frags.clone().skip(fuzzy).take(short - fuzzy));
+            material.similar.extend(frags.skip(short));
         }
         fp.weighed = Some(Weighed {
             idf: idf.id(),
@@ -1514,18 +1523,43 @@ fn weigh_terms(terms: &[TermHash], idf: &Idf, with_sketch: bool) -> Weights {
 /// element's. Ties go to the smaller base.
 fn draw(terms: &[(u64, f64)], seeds: &[u32], runner_up: bool, out: &mut Vec<(u32, Option<u32>)>) {
     for chunk in seeds.chunks(16) {
-        draw16(terms, chunk, runner_up, out);
+        draw16(terms, chunk, 0, runner_up, out);
     }
 }
 
-/// [`draw`] for at most 16 seeds, in one pass over the terms.
-fn draw16(terms: &[(u64, f64)], seeds: &[u32], runner_up: bool, out: &mut Vec<(u32, Option<u32>)>) {
+/// [`draw`] of every seed, those from position `cubed` on over the cubed weights
+/// ([`similar_weights`]): the same samples as drawing the two parts apart, with the two kinds
+/// side by side in the passes over the terms.
+fn draw_cubed_from(
+    terms: &[(u64, f64)],
+    seeds: &[u32],
+    cubed: usize,
+    out: &mut Vec<(u32, Option<u32>)>,
+) {
+    for (c, chunk) in seeds.chunks(16).enumerate() {
+        // The lanes of this chunk at or past `cubed`.
+        let first = cubed.saturating_sub(16 * c).min(chunk.len());
+        let cube = ((1u32 << chunk.len()) - (1u32 << first)) as u16;
+        draw16(terms, chunk, cube, false, out);
+    }
+}
+
+/// [`draw`] for at most 16 seeds, in one pass over the terms; seed `i` over the cubed weights
+/// where bit `i` of `cube` is set.
+fn draw16(
+    terms: &[(u64, f64)],
+    seeds: &[u32],
+    cube: u16,
+    runner_up: bool,
+    out: &mut Vec<(u32, Option<u32>)>,
+) {
     // (clock, base) of the best and second best element per sample.
     let none = (f64::INFINITY, u64::MAX);
     let mut kept = ([none; 16], [none; 16]);
     clocks(
         terms,
         seeds,
+        cube,
         &mut kept,
         |(best, second), i| if runner_up { second[i].0 } else { best[i].0 },
         |(best, second), i, e| {
@@ -1554,12 +1588,14 @@ fn before(a: (f64, u64), b: (f64, u64)) -> bool {
 
 /// The one pass over a set's elements that every draw makes, for at most 16 sample numbers:
 /// for element `(base, weight)` and sample `seeds[i]`, its clock `−ln(U) / weight` (§8.4 of
-/// index-format.md) is handed to `keep(state, i, (clock, base))` unless `1 − U` already shows it
-/// cannot beat `bar(state, i)`.
+/// index-format.md; the weight cubed, `(w · w) · w`, where bit `i` of `cube` is set) is handed
+/// to `keep(state, i, (clock, base))` unless `1 − U` already shows it cannot beat
+/// `bar(state, i)`.
 #[inline(always)]
 fn clocks<S>(
     terms: &[(u64, f64)],
     seeds: &[u32],
+    cube: u16,
     state: &mut S,
     bar: impl Fn(&S, usize) -> f64,
     keep: impl FnMut(&mut S, usize, (f64, u64)),
@@ -1571,10 +1607,10 @@ fn clocks<S>(
         && std::is_x86_feature_detected!("avx512dq")
     {
         // SAFETY: the CPU has AVX-512 F and DQ, checked just above.
-        unsafe { clocks_avx512(terms, seeds, state, bar, keep) };
+        unsafe { clocks_avx512(terms, seeds, cube, state, bar, keep) };
         return;
     }
-    clocks_scalar(terms, seeds, state, bar, keep)
+    clocks_scalar(terms, seeds, cube, state, bar, keep)
 }
 
 /// [`clocks`], one sample at a time.
@@ -1582,13 +1618,16 @@ fn clocks<S>(
 fn clocks_scalar<S>(
     terms: &[(u64, f64)],
     seeds: &[u32],
+    cube: u16,
     state: &mut S,
     bar: impl Fn(&S, usize) -> f64,
     mut keep: impl FnMut(&mut S, usize, (f64, u64)),
 ) {
-    for &(base, w) in terms {
+    for &(base, plain) in terms {
+        let cubed = plain * plain * plain;
         let mut pair = (u32::MAX, 0u64);
         for (i, &g) in seeds.iter().enumerate() {
+            let w = if cube >> i & 1 == 1 { cubed } else { plain };
             if pair.0 != g / 2 {
                 pair = (g / 2, hash::derived(base, SAMPLE_SEED_BASE + g / 2));
             }
@@ -1618,6 +1657,7 @@ fn clocks_scalar<S>(
 unsafe fn clocks_avx512<S>(
     terms: &[(u64, f64)],
     seeds: &[u32],
+    cube: u16,
     state: &mut S,
     bar: impl Fn(&S, usize) -> f64,
     mut keep: impl FnMut(&mut S, usize, (f64, u64)),
@@ -1648,8 +1688,9 @@ unsafe fn clocks_avx512<S>(
         _mm512_set1_pd(1.0 + 1e-9),
     );
     let mut v = [0u64; 16];
-    for &(base, w) in terms {
-        let bw = _mm512_set1_pd(w);
+    for &(base, plain) in terms {
+        let cubed = plain * plain * plain;
+        let (bw_plain, bw_cubed) = (_mm512_set1_pd(plain), _mm512_set1_pd(cubed));
         let b = _mm512_set1_epi64(base as i64);
         let mut mask: u16 = 0;
         for h in 0..2 {
@@ -1672,6 +1713,8 @@ unsafe fn clocks_avx512<S>(
                 _mm512_add_pd(_mm512_cvtepu64_pd(_mm512_xor_si512(u, low)), half),
                 scale,
             );
+            // Each lane's weight: plain, or cubed where `cube` says.
+            let bw = _mm512_mask_blend_pd((cube >> at) as u8, bw_plain, bw_cubed);
             let bound = _mm512_mul_pd(
                 _mm512_mul_pd(_mm512_loadu_pd(bars.as_ptr().add(at)), bw),
                 margin,
@@ -1684,6 +1727,7 @@ unsafe fn clocks_avx512<S>(
         while mask != 0 {
             let i = mask.trailing_zeros() as usize;
             mask &= mask - 1;
+            let w = if cube >> i & 1 == 1 { cubed } else { plain };
             keep(state, i, (neg_ln_unit(v[i] as u32) / w, base));
             bars[i] = bar(state, i);
         }
@@ -1714,6 +1758,7 @@ fn draw_ranked(terms: &[(u64, f64)], seeds: &[u32], k: usize) -> Vec<Vec<u32>> {
         clocks(
             terms,
             chunk,
+            0,
             &mut kept,
             |(best, _), i| best[i][k - 1].0,
             |(best, len), i, e| {
@@ -2180,15 +2225,34 @@ mod tests {
             bases in proptest::collection::vec(proptest::prelude::any::<u64>(), 0..120),
             weights in proptest::collection::vec(1e-6f64..1e7, 120),
             seeds in proptest::collection::vec(0u32..5000, 1..=16),
+            cube in proptest::prelude::any::<u16>(),
         ) {
             let terms: Vec<(u64, f64)> = bases.iter().zip(&weights).map(|(&b, &w)| (b, w)).collect();
             let scalar = clock_trace(&terms, &seeds, |t, s, st, bar, keep| {
-                clocks_scalar(t, s, st, bar, keep)
+                clocks_scalar(t, s, cube, st, bar, keep)
             });
             let dispatched = clock_trace(&terms, &seeds, |t, s, st, bar, keep| {
-                clocks(t, s, st, bar, keep)
+                clocks(t, s, cube, st, bar, keep)
             });
             proptest::prop_assert_eq!(scalar, dispatched);
+        }
+
+        /// Drawn side by side in shared passes, plain and cubed samples are those drawn apart.
+        #[test]
+        fn mixed_draws_equal_separate_draws(
+            bases in proptest::collection::vec(proptest::prelude::any::<u64>(), 0..80),
+            weights in proptest::collection::vec(1.0f64..5000.0, 80),
+            seeds in proptest::collection::vec(0u32..9000, 0..40),
+            cubed in 0usize..40,
+        ) {
+            let terms: Vec<(u64, f64)> = bases.iter().zip(&weights).map(|(&b, &w)| (b, w)).collect();
+            let cubed = cubed.min(seeds.len());
+            let mut apart = Vec::new();
+            draw(&terms, &seeds[..cubed], false, &mut apart);
+            draw(&similar_weights(&terms), &seeds[cubed..], false, &mut apart);
+            let mut together = Vec::new();
+            draw_cubed_from(&terms, &seeds, cubed, &mut together);
+            proptest::prop_assert_eq!(together, apart);
         }
     }
 
