@@ -315,12 +315,18 @@ type Candidate = (u32, u32, u32, f32);
 const CANDIDATE_BYTES: usize = 16;
 
 /// Candidates in sorted runs, each deduplicated by (a, b) keeping the first in the order: the
-/// current run in memory, earlier ones in temporary files (removed when dropped).
+/// current run in memory, earlier ones in temporary files (removed when dropped). At most
+/// [`MAX_RUN_FILES`] files: more are merged into one first, so a merge never opens more.
 struct Runs {
     run_entries: usize,
     current: Vec<Candidate>,
     spilled: Option<(tempfile::TempDir, Vec<std::path::PathBuf>)>,
+    /// Files written so far (their names).
+    written: usize,
 }
+
+/// Run files merged at once, at most (each read through a 64 KiB buffer).
+const MAX_RUN_FILES: usize = 64;
 
 impl Runs {
     fn new(run_entries: usize) -> Runs {
@@ -328,6 +334,7 @@ impl Runs {
             run_entries: run_entries.max(1),
             current: Vec::new(),
             spilled: None,
+            written: 0,
         }
     }
 
@@ -345,6 +352,13 @@ impl Runs {
         order: &impl Fn(&Candidate) -> K,
     ) -> Result<()> {
         for c in found {
+            if self.current.len() == self.current.capacity() {
+                // Grown by doubling up to a run exactly, not past it.
+                let want = (2 * self.current.capacity())
+                    .max(1024)
+                    .min(self.run_entries);
+                self.current.reserve_exact(want - self.current.len());
+            }
             self.current.push(c);
             if self.current.len() >= self.run_entries {
                 self.spill(order)?;
@@ -353,10 +367,8 @@ impl Runs {
         Ok(())
     }
 
-    /// Writes the current run to a file of its own.
-    fn spill<K: Ord>(&mut self, order: &impl Fn(&Candidate) -> K) -> Result<()> {
-        use std::io::Write;
-        Self::sort(&mut self.current, order);
+    /// A new run file, in the temporary directory made for the first.
+    fn new_file(&mut self) -> Result<(std::path::PathBuf, std::io::BufWriter<std::fs::File>)> {
         if self.spilled.is_none() {
             let dir = tempfile::Builder::new()
                 .prefix("pocketdex-fuzzy-")
@@ -364,20 +376,38 @@ impl Runs {
                 .map_err(|e| Error::io(std::env::temp_dir(), e))?;
             self.spilled = Some((dir, Vec::new()));
         }
-        let (dir, files) = self.spilled.as_mut().expect("made just above");
-        let path = dir.path().join(files.len().to_string());
+        let (dir, _) = self.spilled.as_ref().expect("made just above");
+        let path = dir.path().join(self.written.to_string());
+        self.written += 1;
         let file = std::fs::File::create(&path).map_err(|e| Error::io(&path, e))?;
-        let mut w = std::io::BufWriter::with_capacity(1 << 16, file);
+        Ok((path, std::io::BufWriter::with_capacity(1 << 16, file)))
+    }
+
+    /// Writes the current run to a file of its own; at [`MAX_RUN_FILES`] files, merges them
+    /// into one.
+    fn spill<K: Ord>(&mut self, order: &impl Fn(&Candidate) -> K) -> Result<()> {
+        Self::sort(&mut self.current, order);
+        let (path, mut w) = self.new_file()?;
         for c in self.current.drain(..) {
-            let mut e = [0u8; CANDIDATE_BYTES];
-            e[..4].copy_from_slice(&c.0.to_le_bytes());
-            e[4..8].copy_from_slice(&c.1.to_le_bytes());
-            e[8..12].copy_from_slice(&c.2.to_le_bytes());
-            e[12..].copy_from_slice(&c.3.to_le_bytes());
-            w.write_all(&e).map_err(|e| Error::io(&path, e))?;
+            write_candidate(&mut w, &path, c)?;
         }
-        w.flush().map_err(|e| Error::io(&path, e))?;
+        finish(w, &path)?;
+        let (_, files) = self.spilled.as_mut().expect("a file was made");
         files.push(path);
+        if files.len() >= MAX_RUN_FILES {
+            let merging = std::mem::take(files);
+            let (path, mut w) = self.new_file()?;
+            merge_files(&merging, Vec::new(), order, |c| {
+                write_candidate(&mut w, &path, c)
+            })?;
+            finish(w, &path)?;
+            for f in &merging {
+                // Merged into the new file: their space goes back now.
+                let _ = std::fs::remove_file(f);
+            }
+            let (_, files) = self.spilled.as_mut().expect("a file was made");
+            files.push(path);
+        }
         Ok(())
     }
 
@@ -387,84 +417,102 @@ impl Runs {
         order: &impl Fn(&Candidate) -> K,
         mut each: impl FnMut(Candidate),
     ) -> Result<()> {
+        Self::sort(&mut self.current, order);
         let Some((_dir, files)) = self.spilled.take() else {
-            Self::sort(&mut self.current, order);
             self.current.into_iter().for_each(each);
             return Ok(());
         };
-        Self::sort(&mut self.current, order);
-        let mut readers = files
-            .iter()
-            .map(|p| {
-                std::fs::File::open(p)
-                    .map(|f| (std::io::BufReader::with_capacity(1 << 16, f), p))
-                    .map_err(|e| Error::io(p, e))
-            })
-            .collect::<Result<Vec<_>>>()?;
-        let read = |r: &mut (std::io::BufReader<std::fs::File>, &std::path::PathBuf)| {
-            use std::io::Read;
-            let mut e = [0u8; CANDIDATE_BYTES];
-            match r.0.read_exact(&mut e) {
-                Ok(()) => Ok(Some((
-                    u32::from_le_bytes(e[..4].try_into().expect("4 bytes")),
-                    u32::from_le_bytes(e[4..8].try_into().expect("4 bytes")),
-                    u32::from_le_bytes(e[8..12].try_into().expect("4 bytes")),
-                    f32::from_le_bytes(e[12..].try_into().expect("4 bytes")),
-                ))),
-                Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => Ok(None),
-                Err(e) => Err(Error::io(r.1, e)),
-            }
-        };
-        // The smallest head of every run (files, then the run in memory at index `files`).
-        let mut memory = self.current.into_iter();
-        let mut heap = std::collections::BinaryHeap::new();
-        for (i, r) in readers.iter_mut().enumerate() {
-            if let Some(c) = read(r)? {
-                heap.push(std::cmp::Reverse((
-                    order(&c),
-                    i,
-                    c.0,
-                    c.1,
-                    c.2,
-                    c.3.to_bits(),
-                )));
-            }
-        }
-        let from_memory = readers.len();
-        if let Some(c) = memory.next() {
-            heap.push(std::cmp::Reverse((
-                order(&c),
-                from_memory,
-                c.0,
-                c.1,
-                c.2,
-                c.3.to_bits(),
-            )));
-        }
-        let mut last: Option<(u32, u32)> = None;
-        while let Some(std::cmp::Reverse((_, i, a, b, groups, est))) = heap.pop() {
-            if last != Some((a, b)) {
-                last = Some((a, b));
-                each((a, b, groups, f32::from_bits(est)));
-            }
-            let next = if i == from_memory {
-                memory.next()
-            } else {
-                read(&mut readers[i])?
-            };
-            if let Some(c) = next {
-                heap.push(std::cmp::Reverse((
-                    order(&c),
-                    i,
-                    c.0,
-                    c.1,
-                    c.2,
-                    c.3.to_bits(),
-                )));
-            }
-        }
-        Ok(())
+        merge_files(&files, self.current, order, |c| {
+            each(c);
+            Ok(())
+        })
     }
+}
+
+/// Appends one candidate to a run file.
+fn write_candidate(
+    w: &mut std::io::BufWriter<std::fs::File>,
+    path: &std::path::Path,
+    c: Candidate,
+) -> Result<()> {
+    use std::io::Write;
+    let mut e = [0u8; CANDIDATE_BYTES];
+    e[..4].copy_from_slice(&c.0.to_le_bytes());
+    e[4..8].copy_from_slice(&c.1.to_le_bytes());
+    e[8..12].copy_from_slice(&c.2.to_le_bytes());
+    e[12..].copy_from_slice(&c.3.to_le_bytes());
+    w.write_all(&e).map_err(|e| Error::io(path, e))
+}
+
+fn finish(mut w: std::io::BufWriter<std::fs::File>, path: &std::path::Path) -> Result<()> {
+    use std::io::Write;
+    w.flush().map_err(|e| Error::io(path, e))
+}
+
+/// The candidates of sorted, deduplicated run `files` and the sorted, deduplicated run
+/// `memory`, merged in `order`, each (a, b) once (its first).
+fn merge_files<K: Ord>(
+    files: &[std::path::PathBuf],
+    memory: Vec<Candidate>,
+    order: &impl Fn(&Candidate) -> K,
+    mut each: impl FnMut(Candidate) -> Result<()>,
+) -> Result<()> {
+    use std::io::{BufRead, Read};
+    let mut readers = files
+        .iter()
+        .map(|p| {
+            std::fs::File::open(p)
+                .map(|f| (std::io::BufReader::with_capacity(1 << 16, f), p))
+                .map_err(|e| Error::io(p, e))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let read = |r: &mut (std::io::BufReader<std::fs::File>, &std::path::PathBuf)| -> Result<Option<Candidate>> {
+        let at_end = r.0.fill_buf().map_err(|e| Error::io(r.1, e))?.is_empty();
+        if at_end {
+            return Ok(None);
+        }
+        // A record cut short is an error, not the end: the file was written whole.
+        let mut e = [0u8; CANDIDATE_BYTES];
+        r.0.read_exact(&mut e).map_err(|e| Error::io(r.1, e))?;
+        Ok(Some((
+            u32::from_le_bytes(e[..4].try_into().expect("4 bytes")),
+            u32::from_le_bytes(e[4..8].try_into().expect("4 bytes")),
+            u32::from_le_bytes(e[8..12].try_into().expect("4 bytes")),
+            f32::from_le_bytes(e[12..].try_into().expect("4 bytes")),
+        )))
+    };
+    // The smallest head of every run (files, then the run in memory at index `files`):
+    // ordered by `order`, then by run; the candidate's fields ride along.
+    let head = |c: Candidate, run: usize| {
+        std::cmp::Reverse((order(&c), run, (c.0, c.1, c.2, c.3.to_bits())))
+    };
+    let mut memory = memory.into_iter();
+    let mut heap = std::collections::BinaryHeap::new();
+    for (i, r) in readers.iter_mut().enumerate() {
+        if let Some(c) = read(r)? {
+            heap.push(head(c, i));
+        }
+    }
+    let from_memory = readers.len();
+    if let Some(c) = memory.next() {
+        heap.push(head(c, from_memory));
+    }
+    let mut last: Option<(u32, u32)> = None;
+    while let Some(std::cmp::Reverse((_, i, (a, b, groups, est)))) = heap.pop() {
+        if last != Some((a, b)) {
+            last = Some((a, b));
+            each((a, b, groups, f32::from_bits(est)))?;
+        }
+        let next = if i == from_memory {
+            memory.next()
+        } else {
+            read(&mut readers[i])?
+        };
+        if let Some(c) = next {
+            heap.push(head(c, i));
+        }
+    }
+    Ok(())
 }
 
 /// One document's side of verifying its candidates: its term vector and the idf of each of its
@@ -649,6 +697,54 @@ impl TfIdf {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Runs spilled to files (past the file limit too, so that files are merged into one) and
+    /// merged keep, of each (a, b), the candidate with the most groups, in order: what one sort
+    /// of every candidate keeps.
+    #[test]
+    fn runs_keep_the_best_of_each_pair() {
+        let mut x = 0x5851_f42d_4c95_7f2du64;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        // Pairs among 40 documents, each found several times with other groups.
+        let all: Vec<Candidate> = (0..3000)
+            .map(|_| {
+                let (a, b) = ((next() % 40) as u32, (next() % 40) as u32);
+                let groups = (next() % 5) as u32;
+                (a.min(b), a.max(b) + 1, groups, (a + b) as f32 / 100.0)
+            })
+            .collect();
+        let block = |d: u32| d / 13;
+        let order = |c: &Candidate| {
+            (
+                block(c.0),
+                block(c.1),
+                c.0,
+                c.1,
+                std::cmp::Reverse(c.2),
+                std::cmp::Reverse(c.3.to_bits()),
+            )
+        };
+        let mut want: Vec<Candidate> = all.clone();
+        want.sort_by_key(|c| (c.0, c.1, std::cmp::Reverse(c.2)));
+        want.dedup_by_key(|c| (c.0, c.1));
+        want.sort_by_key(order);
+        for run in [1, 2, 9, 40, 2999, 3000, usize::MAX] {
+            let mut runs = Runs::new(run);
+            for chunk in all.chunks(7) {
+                runs.add(chunk.iter().copied(), &order).unwrap();
+            }
+            let files = runs.spilled.as_ref().map_or(0, |s| s.1.len());
+            assert!(files < MAX_RUN_FILES, "{files} files");
+            let mut got = Vec::new();
+            runs.merged(&order, |c| got.push(c)).unwrap();
+            assert_eq!(got, want, "runs of {run}");
+        }
+    }
 
     /// Candidates sorted in runs spilled to files (as few as one per run) and merged give the
     /// pairs, scores and candidate counts of one sort in memory, with and without verifying,

@@ -13,14 +13,13 @@
 
 use super::compare::Comparison;
 use super::groups::Collected;
-use super::pairs::count_shared_by_block;
-use super::shingles::{self, jaccard, overlap};
-use super::{Described, Describer, Docs, Evidence, Found, Info, Method, Options, Pair, Scorer};
+use super::pairs::{count_shared_by_block, jaccard_pairs};
+use super::shingles::{self, jaccard};
+use super::{Described, Describer, Docs, Evidence, Found, Info, Method, Options, Scorer};
 use bytemuck::cast_slice;
 use pocketdex::error::Result;
 use pocketdex::hash;
 use pocketdex::text::Analyzer;
-use rayon::prelude::*;
 
 /// Shingling and MinHash sketches (Broder): candidates share enough sketch values, scored by the
 /// Jaccard of the q-word shingles of content words.
@@ -157,31 +156,17 @@ pub(crate) fn find(
     let mut candidates = 0u64;
     count_shared_by_block(docs.len(), values, min_count, |shared| {
         candidates += shared.len() as u64;
-        let pairs: Vec<Pair> = shared
-            .into_par_iter()
-            .filter_map(|s| {
-                let est = s.count as f64 / p as f64;
-                let evidence = Evidence::Sketch {
-                    agree: s.count,
-                    of: p as u32,
-                };
-                let (da, db) = (&docs[s.a as usize], &docs[s.b as usize]);
-                let score = if verify {
-                    let o = overlap(da.set, db.set);
-                    super::shingles::jaccard_of(o, da.set.len(), db.set.len())
-                } else {
-                    est
-                };
-                (score + 1e-9 >= t).then_some(Pair {
-                    a: s.a,
-                    b: s.b,
-                    score,
-                    estimate: Some(est),
-                    evidence,
-                })
-            })
-            .collect();
-        kept.extend(pairs);
+        kept.extend(jaccard_pairs(
+            shared,
+            |d| docs[d as usize].set,
+            t,
+            verify,
+            |count| count as f64 / p as f64,
+            |agree| Evidence::Sketch {
+                agree,
+                of: p as u32,
+            },
+        ));
         Ok(())
     })?;
     Ok(Found::collected(kept, candidates))

@@ -12,6 +12,8 @@
 //! files by range of values and sorted one range at a time, and values are computed by the
 //! caller on demand, never held for the whole collection.
 
+use super::shingles::{jaccard_of, overlap};
+use super::{Evidence, Pair};
 use pocketdex::error::{Error, Result};
 use rayon::prelude::*;
 use std::fs::File;
@@ -214,6 +216,38 @@ where
         each(results.into_iter().flat_map(|r| r.0).collect())
     })?;
     Ok(generated)
+}
+
+/// The pairs of `shared` that reach `t`, in parallel: scored by the exact Jaccard of the two
+/// documents' `set`s when `verify`, else by `estimate(count)`; with `evidence(count)`. What
+/// minhash and the multi-trial signature do with their candidates.
+pub(crate) fn jaccard_pairs<'a>(
+    shared: Vec<Shared>,
+    set: impl Fn(u32) -> &'a [u64] + Sync,
+    t: f64,
+    verify: bool,
+    estimate: impl Fn(u32) -> f64 + Sync,
+    evidence: impl Fn(u32) -> Evidence + Sync,
+) -> Vec<Pair> {
+    shared
+        .into_par_iter()
+        .filter_map(|s| {
+            let est = estimate(s.count);
+            let score = if verify {
+                let (a, b) = (set(s.a), set(s.b));
+                jaccard_of(overlap(a, b), a.len(), b.len())
+            } else {
+                est
+            };
+            (score + 1e-9 >= t).then_some(Pair {
+                a: s.a,
+                b: s.b,
+                score,
+                estimate: Some(est),
+                evidence: evidence(s.count),
+            })
+        })
+        .collect()
 }
 
 /// Candidate pairs made at once, at most (one document's own pairs aside): 12 MB of [`Shared`],

@@ -12,14 +12,13 @@
 
 use super::compare::Comparison;
 use super::groups::Collected;
-use super::pairs::count_shared_by_block;
-use super::shingles::{content_shingles, jaccard_of, overlap, shingle_hash};
-use super::{Described, Describer, Docs, Evidence, Found, Info, Method, Options, Pair, Scorer};
+use super::pairs::{count_shared_by_block, jaccard_pairs};
+use super::shingles::{content_shingles, shingle_hash};
+use super::{Described, Describer, Docs, Evidence, Found, Info, Method, Options, Scorer};
 use bytemuck::cast_slice;
 use pocketdex::error::Result;
 use pocketdex::hash;
 use pocketdex::text::Analyzer;
-use rayon::prelude::*;
 
 /// The multi-trial signature (search-engine duplicate-elimination note): candidates agree in
 /// enough trials, scored by the Jaccard of the n-grams of content words.
@@ -188,29 +187,17 @@ pub(crate) fn find(
     let mut candidates = 0u64;
     count_shared_by_block(docs.len(), values, params.agree.max(1) as u32, |shared| {
         candidates += shared.len() as u64;
-        let pairs: Vec<Pair> = shared
-            .into_par_iter()
-            .filter_map(|s| {
-                let est = estimate(s.count as usize, params);
-                let (da, db) = (&docs[s.a as usize], &docs[s.b as usize]);
-                let score = if verify {
-                    jaccard_of(overlap(da.set, db.set), da.set.len(), db.set.len())
-                } else {
-                    est
-                };
-                (score + 1e-9 >= t).then_some(Pair {
-                    a: s.a,
-                    b: s.b,
-                    score,
-                    estimate: Some(est),
-                    evidence: Evidence::Trials {
-                        agree: s.count,
-                        of: params.trials as u32,
-                    },
-                })
-            })
-            .collect();
-        kept.extend(pairs);
+        kept.extend(jaccard_pairs(
+            shared,
+            |d| docs[d as usize].set,
+            t,
+            verify,
+            |count| estimate(count as usize, params),
+            |agree| Evidence::Trials {
+                agree,
+                of: params.trials as u32,
+            },
+        ));
         Ok(())
     })?;
     Ok(Found::collected(kept, candidates))
