@@ -2224,9 +2224,15 @@ mod tests {
         fn vector_clocks_equal_scalar_clocks(
             bases in proptest::collection::vec(proptest::prelude::any::<u64>(), 0..120),
             weights in proptest::collection::vec(1e-6f64..1e7, 120),
+            // Some weights from 1e-110 to 1e110, whose cubes overflow or underflow.
+            extreme in proptest::collection::vec((-110i32..110, 0usize..120), 0..8),
             seeds in proptest::collection::vec(0u32..5000, 1..=16),
             cube in proptest::prelude::any::<u16>(),
         ) {
+            let mut weights = weights;
+            for (e, at) in extreme {
+                weights[at] = 1.5 * 10f64.powi(e);
+            }
             let terms: Vec<(u64, f64)> = bases.iter().zip(&weights).map(|(&b, &w)| (b, w)).collect();
             let scalar = clock_trace(&terms, &seeds, |t, s, st, bar, keep| {
                 clocks_scalar(t, s, cube, st, bar, keep)
