@@ -6,7 +6,7 @@
 //! values and counts the later documents `b` it meets, in a dense counter array. That gives the
 //! same counts as generating and sorting all pairs, without holding them all in memory; a block
 //! of first documents at a time, whose pairs go to the caller before the next block is counted
-//! ([`in_blocks`]), so that m near-identical documents' m² pairs are never held at once. The work
+//! (`in_blocks`), so that m near-identical documents' m² pairs are never held at once. The work
 //! is the number of generated pairs: Σ over values of (list length)²/2. The lists are found by
 //! sorting (value, document) entries; beyond 4 million entries they are spilled to temporary
 //! files by range of values and sorted one range at a time, and values are computed by the
@@ -66,8 +66,8 @@ where
     Ok((all, generated))
 }
 
-/// [`count_shared`], handing the pairs to `each` a block at a time (in order of (a, b), about
-/// [`BLOCK_PAIRS`] per block) instead of returning them all: a caller that verifies and keeps
+/// [`count_shared`], handing the pairs to `each` a block at a time (in order of (a, b), at most about
+/// a million pairs per block) instead of returning them all: a caller that verifies and keeps
 /// fewer holds no more. Returns the number of (document, document) pairs generated.
 pub fn count_shared_by_block<F>(
     n: usize,
