@@ -5,6 +5,8 @@
 # cosine >= 0.9 / >= 0.8; score bias / RMSE; self first; index bytes per document beyond names.
 # Usage (from the repository root): [BUILD_FLAGS="--idf collection"] scripts/quality.sh [OUT_DIR]
 # BUILD_FLAGS: extra flags for every `pocketdex build` (word-split). Honours CARGO_TARGET_DIR.
+# IDF_SAMPLE=N: each set is indexed with the idf table of a build of every Nth of its documents
+# (`--idf SAMPLE.pdx`, as an index set created from a representative sample would be).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-target/quality}; mkdir -p "$out"
@@ -17,7 +19,18 @@ printf 'set\tdocs\tr>=0.95\tr>=0.9\tr[0.8,0.9)\tprec@0.9(cos0.9/0.8)\tbias/rmse\
 for s in "${sets[@]}"; do
   input=${s%%|*}; lang=${s#*|}; set=$(basename "${input%.jsonl}")
   [ -e "$input" ] || { echo "missing $input: run scripts/fetch-dev-data.sh" >&2; exit 2; }
-  "$bin" build "$input" -o "$out/$set.pdx" --lang "$lang" -q ${build_flags[@]+"${build_flags[@]}"}
+  idf=()
+  if [ -n "${IDF_SAMPLE:-}" ]; then
+    if [ -d "$input" ]; then
+      mapfile -t sample < <(find "$input" -type f | LC_ALL=C sort | awk -v n="$IDF_SAMPLE" 'NR % n == 1')
+    else
+      awk -v n="$IDF_SAMPLE" 'NR % n == 1' "$input" > "$out/$set-sample.jsonl"
+      sample=("$out/$set-sample.jsonl")
+    fi
+    "$bin" build "${sample[@]}" -o "$out/$set-sample.pdx" --lang "$lang" --idf collection -q
+    idf=(--idf "$out/$set-sample.pdx")
+  fi
+  "$bin" build "$input" -o "$out/$set.pdx" --lang "$lang" -q ${build_flags[@]+"${build_flags[@]}"} ${idf[@]+"${idf[@]}"}
   "$bin" eval "$input" --index "$out/$set.pdx" --threshold 0.5 --out "$out/$set" -q --json > "$out/$set.json"
   "$bin" info "$out/$set.pdx" --json > "$out/$set.info.json"
   python3 - "$set" "$out/$set.json" "$out/$set.info.json" <<'PY'
