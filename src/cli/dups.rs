@@ -108,13 +108,15 @@ pub struct MethodArgs {
     no_verify: bool,
     /// A group of more than N documents lists a spanning tree of its pairs, the best-scoring
     /// ones that join it (one fewer than its members), not every pair found: a group of m near-identical
-    /// documents would otherwise list up to m(m − 1)/2. The groups are the same either way.
+    /// documents would otherwise list up to m(m − 1)/2. Such groups are cut to their tree while
+    /// the pairs are found, so they are not held either. The groups are the same either way.
     #[arg(long, value_name = "N", default_value_t = Options::default().spanning_above,
           value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     spanning_above: usize,
     /// Features held in memory (e.g. 512M, 2G); a collection's features beyond it are kept in
     /// an unnamed temporary file in TMPDIR and read through the page cache, which the system
-    /// reclaims under memory pressure. Raise it where memory is plentiful; the method's own
+    /// reclaims under memory pressure. fuzzy sorts its candidates in runs of a quarter of it,
+    /// spilled to TMPDIR beyond the first. Raise it where memory is plentiful; the method's own
     /// tables come on top.
     #[arg(long, value_name = "SIZE", default_value = "512M",
           value_parser = crate::cli::util::parse_size)]
