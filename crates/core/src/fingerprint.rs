@@ -1588,7 +1588,7 @@ fn before(a: (f64, u64), b: (f64, u64)) -> bool {
 
 /// The one pass over a set's elements that every draw makes, for at most 16 sample numbers:
 /// for element `(base, weight)` and sample `seeds[i]`, its clock `−ln(U) / weight` (§8.4 of
-/// index-format.md; the weight cubed, `(w · w) · w`, where bit `i` of `cube` is set) is handed
+/// index-format.md; the weight [`cubed`] where bit `i` of `cube` is set) is handed
 /// to `keep(state, i, (clock, base))` unless `1 − U` already shows it cannot beat
 /// `bar(state, i)`.
 #[inline(always)]
@@ -1624,10 +1624,10 @@ fn clocks_scalar<S>(
     mut keep: impl FnMut(&mut S, usize, (f64, u64)),
 ) {
     for &(base, plain) in terms {
-        let cubed = plain * plain * plain;
+        let w3 = cubed(plain);
         let mut pair = (u32::MAX, 0u64);
         for (i, &g) in seeds.iter().enumerate() {
-            let w = if cube >> i & 1 == 1 { cubed } else { plain };
+            let w = if cube >> i & 1 == 1 { w3 } else { plain };
             if pair.0 != g / 2 {
                 pair = (g / 2, hash::derived(base, SAMPLE_SEED_BASE + g / 2));
             }
@@ -1689,8 +1689,8 @@ unsafe fn clocks_avx512<S>(
     );
     let mut v = [0u64; 16];
     for &(base, plain) in terms {
-        let cubed = plain * plain * plain;
-        let (bw_plain, bw_cubed) = (_mm512_set1_pd(plain), _mm512_set1_pd(cubed));
+        let w3 = cubed(plain);
+        let (bw_plain, bw_cubed) = (_mm512_set1_pd(plain), _mm512_set1_pd(w3));
         let b = _mm512_set1_epi64(base as i64);
         let mut mask: u16 = 0;
         for h in 0..2 {
@@ -1727,7 +1727,7 @@ unsafe fn clocks_avx512<S>(
         while mask != 0 {
             let i = mask.trailing_zeros() as usize;
             mask &= mask - 1;
-            let w = if cube >> i & 1 == 1 { cubed } else { plain };
+            let w = if cube >> i & 1 == 1 { w3 } else { plain };
             keep(state, i, (neg_ln_unit(v[i] as u32) / w, base));
             bars[i] = bar(state, i);
         }
@@ -1741,7 +1741,14 @@ unsafe fn clocks_avx512<S>(
 /// on the development sets it found more pairs at cosine 0.5–0.7 with a third of the
 /// candidates of the plain weights (README, "High-similarity search").
 fn similar_weights(w: &[(u64, f64)]) -> Vec<(u64, f64)> {
-    w.iter().map(|&(b, x)| (b, x * x * x)).collect()
+    w.iter().map(|&(b, x)| (b, cubed(x))).collect()
+}
+
+/// A weight as the similar path draws with it: `(w · w) · w`, the one definition both
+/// [`similar_weights`] and the shared passes of [`clocks`] use.
+#[inline(always)]
+fn cubed(w: f64) -> f64 {
+    w * w * w
 }
 
 /// At most this many ranked samples per row of a similar query.

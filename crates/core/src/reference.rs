@@ -248,21 +248,17 @@ impl Classes {
             expected,
             ascii: AsciiClasses(Box::default()),
         };
-        let chars: Vec<u8> = (b'a'..=b'z').chain(b'0'..=b'9').collect();
-        let mut ascii = Vec::with_capacity(SYMBOLS * SYMBOLS + SYMBOLS);
-        for &x in &chars {
-            for &y in &chars {
-                let pair = [x, y];
-                let term = std::str::from_utf8(&pair).expect("ASCII");
-                ascii.push(classes.class_of_prefix(term) as u16);
-            }
-        }
-        for &x in &chars {
-            let one = [x];
-            let term = std::str::from_utf8(&one).expect("ASCII");
-            ascii.push(classes.class_of_prefix(term) as u16);
-        }
-        classes.ascii = AsciiClasses(ascii.into_boxed_slice());
+        // In the order `symbol` numbers them: every pair, then every single symbol.
+        let symbols = ('a'..='z').chain('0'..='9');
+        let pairs = symbols
+            .clone()
+            .flat_map(|x| symbols.clone().map(move |y| format!("{x}{y}")));
+        classes.ascii = AsciiClasses(
+            pairs
+                .chain(symbols.clone().map(String::from))
+                .map(|t| classes.class_of_prefix(&t) as u16)
+                .collect(),
+        );
         Ok(classes)
     }
 
