@@ -255,11 +255,16 @@ pub(crate) fn find(
             });
             let r = index.query_fingerprint(&QueryFingerprint::from(fp), &opts)?;
             let a = a as u32;
-            let hits = r
+            let hits: Vec<Candidate> = r
                 .hits
                 .into_iter()
                 .filter(|h| h.doc != a)
-                .map(|h| (a.min(h.doc), a.max(h.doc), h.codes as u32, h.score));
+                .map(|h| (a.min(h.doc), a.max(h.doc), h.codes as u32, h.score))
+                .collect();
+            // Most documents find only themselves: no lock for them.
+            if hits.is_empty() {
+                return Ok(());
+            }
             runs.lock().expect("no query panicked").add(hits, &order)
         })?;
     let runs = runs.into_inner().expect("no query panicked");

@@ -159,39 +159,39 @@ where
         }
     }
     drop(next);
-    // At most the pairs each first document can make (the later documents it meets, and no more
-    // than there are): its block's pairs are at most the sum.
-    let weights: Vec<u64> = (0..n as u32)
+    // The (document, document) pairs each first document generates: the later documents it
+    // meets in its lists. At most as many distinct pairs (and no more than there are later
+    // documents), so a block's pairs are at most the sum of its weights.
+    let mut weights: Vec<u64> = (0..n as u32)
         .into_par_iter()
         .map(|a| {
             let mine = &of_doc[at[a as usize] as usize..at[a as usize + 1] as usize];
-            let met: u64 = mine
-                .iter()
+            mine.iter()
                 .map(|&l| {
                     let (s, e) = lists[l as usize];
                     let list = &docs[s as usize..e as usize];
                     (list.len() - list.partition_point(|&d| d <= a)) as u64
                 })
-                .sum();
-            met.min((n - 1 - a as usize) as u64)
+                .sum()
         })
         .collect();
+    let generated = weights.iter().sum();
+    for (a, w) in weights.iter_mut().enumerate() {
+        *w = (*w).min((n - 1 - a) as u64);
+    }
     let counters = Counters::new(n);
-    let mut generated = 0u64;
     in_blocks(&weights, block_pairs, |block| {
-        let results: Vec<(Vec<Shared>, u64)> = block
+        let shared: Vec<Vec<Shared>> = block
             .into_par_iter()
             .map_init(
                 || counters.lend(),
                 |lent, a| {
                     let (count, touched) = lent.get();
-                    let mut generated = 0u64;
                     let mine = &of_doc[at[a as usize] as usize..at[a as usize + 1] as usize];
                     for &l in mine {
                         let (s, e) = lists[l as usize];
                         let list = &docs[s as usize..e as usize];
                         let after = list.partition_point(|&d| d <= a);
-                        generated += (list.len() - after) as u64;
                         for &b in &list[after..] {
                             if count[b as usize] == 0 {
                                 touched.push(b);
@@ -208,12 +208,11 @@ where
                         }
                     }
                     touched.clear();
-                    (out, generated)
+                    out
                 },
             )
             .collect();
-        generated += results.iter().map(|r| r.1).sum::<u64>();
-        each(results.into_iter().flat_map(|r| r.0).collect())
+        each(shared.into_iter().flatten().collect())
     })?;
     Ok(generated)
 }
@@ -259,11 +258,11 @@ pub(crate) const BLOCK_PAIRS: u64 = 1 << 20;
 /// produce) sum to at most `budget`, and at least one document. So pairs are made and consumed
 /// a bounded number at a time even when m near-identical documents make m² of them, instead of
 /// all being held before the first is verified.
-pub(crate) fn in_blocks(
+pub(crate) fn in_blocks<E>(
     weights: &[u64],
     budget: u64,
-    mut block: impl FnMut(std::ops::Range<u32>) -> Result<()>,
-) -> Result<()> {
+    mut block: impl FnMut(std::ops::Range<u32>) -> std::result::Result<(), E>,
+) -> std::result::Result<(), E> {
     let mut at = 0usize;
     while at < weights.len() {
         let (mut end, mut sum) = (at + 1, weights[at]);
@@ -500,14 +499,13 @@ mod tests {
             .collect();
         for budget in [1, 5_000, 50_000, u64::MAX] {
             let mut next = 0u32;
-            in_blocks(&weights, budget, |r| {
+            let Ok(()) = in_blocks(&weights, budget, |r| {
                 assert_eq!(r.start, next);
                 let held: u64 = weights[r.start as usize..r.end as usize].iter().sum();
                 assert!(held <= budget || r.len() == 1, "{r:?}: {held}");
                 next = r.end;
-                Ok(())
-            })
-            .unwrap();
+                Ok::<(), std::convert::Infallible>(())
+            });
             assert_eq!(next, 100_000);
         }
     }
