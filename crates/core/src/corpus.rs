@@ -250,7 +250,8 @@ pub fn count_at_most(sources: &[Source]) -> Result<Option<u64>> {
                         Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
                         Err(e) => return Err(Error::io(path, e)),
                     };
-                    lines += buf[..n].iter().filter(|&&b| b == b'\n').count() as u64;
+                    // memchr's count is vectorised, so this pass costs the reads alone.
+                    lines += memchr::memchr_iter(b'\n', &buf[..n]).count() as u64;
                     last = buf[n - 1];
                 }
                 lines + (last != b'\n') as u64
