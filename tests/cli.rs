@@ -33,6 +33,13 @@ fn quick_start_finds_the_edited_copy() {
     let o = pocketdex(&["info", &index, "--json"]);
     let info: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(info["documents"], 300);
+    assert_eq!(info["block_size"], 16_384, "the block size written today");
+    let o = pocketdex(&["info", &index]);
+    assert!(
+        stdout(&o).contains("integrity         BLAKE3 block tree, 16 KiB blocks"),
+        "{}",
+        stdout(&o)
+    );
     assert_eq!(
         info["bytes"].as_u64(),
         Some(std::fs::metadata(&index).unwrap().len())

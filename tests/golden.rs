@@ -204,6 +204,14 @@ fn v7_block_sizes_differ_in_the_tree_alone() {
     assert!(old.0.len() > 10, "every section of the format is there");
     assert!(old.0 == new.0, "the sections but TREE and SUMS are equal");
     assert_eq!((old.1, new.1), (Some(12), Some(14)));
+    let block_size = |path: &str| {
+        Index::open(std::fs::read(root().join(path)).unwrap())
+            .unwrap()
+            .block_size()
+    };
+    assert_eq!(block_size(GOLDEN_V7), Some(4096));
+    assert_eq!(block_size(GOLDEN_V7_16K), Some(16_384));
+    assert_eq!(block_size(GOLDEN_V6), None, "version 6 has no block tree");
 }
 
 #[test]

@@ -125,6 +125,22 @@ fn file_info<D: AsRef<[u8]>>(
         )?,
         None => writeln!(out, "  signature         none")?,
     }
+    match index.block_size() {
+        Some(b) => writeln!(
+            out,
+            "  integrity         BLAKE3 block tree, {} blocks, each checked when first read",
+            if b >= 1024 {
+                format!("{} KiB", b / 1024)
+            } else {
+                format!("{b}-byte")
+            }
+        )?,
+        None => writeln!(
+            out,
+            "  integrity         large sections checked whole when first read (format {})",
+            index.version()
+        )?,
+    }
     writeln!(out, "  language          {}", m.lang)?;
     writeln!(out, "  documents         {}", m.doc_count)?;
     writeln!(out, "  distinct codes    {}", m.slot_count)?;

@@ -27,6 +27,7 @@ pub fn file_info<D: AsRef<[u8]>>(file: &str, index: &Index<D>) -> Result<Value> 
         "file": file,
         "format_version": index.version(),
         "signed_by": index.signature().map(|s| s.public_key.to_text().trim().to_string()),
+        "block_size": index.block_size(),
         "bytes": total,
         "documents": m.doc_count,
         "codes": m.slot_count,

@@ -237,6 +237,15 @@ impl Guard {
         }
     }
 
+    /// The block size of the tree this guard checks by; `None` when sections are checked whole
+    /// (versions 5 and 6) or not at all.
+    pub fn block_size(&self) -> Option<u64> {
+        match &self.scheme {
+            Scheme::Tree { tree, .. } => Some(1 << tree.block_log2),
+            Scheme::Whole | Scheme::Off => None,
+        }
+    }
+
     fn is_ok(&self, bit: u64) -> bool {
         self.ok[(bit / 64) as usize].load(Ordering::Relaxed) & (1 << (bit % 64)) != 0
     }
