@@ -3,7 +3,8 @@
 //!
 //! `create_format_v7` writes the file only when it is missing, then fails (commit it). A change
 //! that alters any byte of the format makes `rebuild_matches_golden_v7` fail: bump the format
-//! version, add `v8.pdx`, and keep a test that says what happens to v7 files.
+//! version, add `v8.pdx`, and keep a test that says what happens to v7 files, unless every
+//! existing reader already reads the new bytes (as with the block size, a field of TREE).
 //!
 //! Version 7 has two golden files: `v7.pdx`, with the 4 KiB blocks written until 2026-11-25,
 //! and `v7-16k.pdx`, with the 16 KiB blocks written since (`integrity::BLOCK_LOG2`; the block
@@ -181,7 +182,9 @@ fn test_format_v7() {
 }
 
 /// The two version-7 files differ in their block tree alone: the same bytes in every other
-/// section (documents, codes, sketches), cut into blocks of another size.
+/// section (documents, codes, sketches). Each section of these small files is one block at
+/// either size, so TREE differs in its block size only; `integrity`'s
+/// `tree_of_several_blocks_follows_the_spec` covers sections of several blocks.
 #[test]
 fn v7_block_sizes_differ_in_the_tree_alone() {
     let read = |path: &str| {
