@@ -1,15 +1,9 @@
 //! Golden files: an index of each format version committed in `tests/golden/`, opened and
 //! queried as a user's old file would be, and the current one rebuilt byte for byte.
 //!
-//! `create_format_v7` writes the file only when it is missing, then fails (commit it). A change
-//! that alters any byte of the format makes `rebuild_matches_golden_v7` fail: bump the format
-//! version, add `v8.pdx`, and keep a test that says what happens to v7 files, unless every
-//! existing reader already reads the new bytes (as with the block size, a field of TREE).
-//!
-//! Version 7 has two golden files: `v7.pdx`, with the 4 KiB blocks written until 2026-11-25,
-//! and `v7-16k.pdx`, with the 16 KiB blocks written since (`integrity::BLOCK_LOG2`; the block
-//! size is a field of the file, which every version-7 reader honours). Both must open and
-//! answer; today's build must match the second.
+//! `create_format_v8` writes the file only when it is missing, then fails (commit it). A change
+//! that alters any byte of the format makes `rebuild_matches_golden_v8` fail: bump the format
+//! version, add `v9.pdx`, and keep a test that says what happens to v8 files.
 
 mod common;
 
@@ -25,7 +19,7 @@ const GOLDEN_V4: &str = "tests/golden/v4.pdx";
 const GOLDEN_V5: &str = "tests/golden/v5.pdx";
 const GOLDEN_V6: &str = "tests/golden/v6.pdx";
 const GOLDEN_V7: &str = "tests/golden/v7.pdx";
-const GOLDEN_V7_16K: &str = "tests/golden/v7-16k.pdx";
+const GOLDEN_V8: &str = "tests/golden/v8.pdx";
 
 /// The golden corpus: every 15th sample article (20 documents), titled by its first line.
 fn corpus() -> Vec<(String, String, String)> {
@@ -39,11 +33,11 @@ fn corpus() -> Vec<(String, String, String)> {
         .collect()
 }
 
-/// Version 7's golden file, as version 6's, is a segment of an index set (every section of the
-/// format: the set sections CODES and IDS too, and from version 7 the block tree TREE and SUMS),
-/// with the language's idf table and the resolution of a collection of a million documents (two
-/// samples per fuzzy band). Its documents are version 6's.
-fn build_v7() -> Vec<u8> {
+/// Version 8's golden file, as version 6's and 7's, is a segment of an index set (every section
+/// of the format: the set sections CODES and IDS too, and from version 7 the block tree TREE and
+/// SUMS), with the language's idf table and the resolution of a collection of a million
+/// documents (two samples per fuzzy band). Its documents are version 6's.
+fn build_v8() -> Vec<u8> {
     let params = Params {
         resolution: Some(Resolution::for_docs(1_000_000)),
         ..Params::default()
@@ -63,18 +57,18 @@ fn build_v7() -> Vec<u8> {
 }
 
 #[test]
-fn create_format_v7() {
-    let path = root().join(GOLDEN_V7_16K);
+fn create_format_v8() {
+    let path = root().join(GOLDEN_V8);
     if !path.exists() {
-        std::fs::write(&path, build_v7()).unwrap();
-        panic!("wrote {GOLDEN_V7_16K}: commit it (a missing golden file must not pass silently)");
+        std::fs::write(&path, build_v8()).unwrap();
+        panic!("wrote {GOLDEN_V8}: commit it (a missing golden file must not pass silently)");
     }
 }
 
 /// Versions 1 (no IDF section), 2 (fuzzy codes without samples, unweighted MinHash on the
 /// short path), 3 (another sketch and sample clock) and 4 (no similar path, so no
 /// `query --similar`) are refused with an error that says to rebuild: their codes, sketches
-/// or parameters are not those a version 5, 6 or 7 query expects.
+/// or parameters are not those a version 5 to 8 query expects.
 #[test]
 fn test_format_v1_to_v4_are_refused() {
     for (path, got) in [
@@ -86,7 +80,7 @@ fn test_format_v1_to_v4_are_refused() {
         let bytes = std::fs::read(root().join(path)).unwrap();
         let e = Index::open(bytes).err().expect("an old file is not read");
         assert!(
-            matches!(e, pocketdex::Error::Version { expected: 7, got: g } if g == got),
+            matches!(e, pocketdex::Error::Version { expected: 8, got: g } if g == got),
             "{e:?}"
         );
         assert!(e.to_string().contains("rebuild the index"), "{e}");
@@ -175,18 +169,23 @@ fn test_format_v6() {
     check_segment(GOLDEN_V6, 6);
 }
 
+/// Version 7 files (4 KiB blocks) open and answer as before.
 #[test]
 fn test_format_v7() {
     check_segment(GOLDEN_V7, 7);
-    check_segment(GOLDEN_V7_16K, 7);
 }
 
-/// The two version-7 files differ in their block tree alone: the same bytes in every other
-/// section (documents, codes, sketches). Each section of these small files is one block at
-/// either size, so TREE differs in its block size only; `integrity`'s
+#[test]
+fn test_format_v8() {
+    check_segment(GOLDEN_V8, 8);
+}
+
+/// Version 7 and 8 files of the same documents differ in their block tree alone: the same bytes
+/// in every other section (documents, codes, sketches). Each section of these small files is
+/// one block at either size, so TREE differs in its block size only; `integrity`'s
 /// `tree_of_several_blocks_follows_the_spec` covers sections of several blocks.
 #[test]
-fn v7_block_sizes_differ_in_the_tree_alone() {
+fn v7_and_v8_differ_in_the_block_tree_alone() {
     let read = |path: &str| {
         let bytes = std::fs::read(root().join(path)).unwrap();
         let index = Index::open(bytes.clone()).unwrap();
@@ -203,7 +202,7 @@ fn v7_block_sizes_differ_in_the_tree_alone() {
         }
         (others, block_log2)
     };
-    let (old, new) = (read(GOLDEN_V7), read(GOLDEN_V7_16K));
+    let (old, new) = (read(GOLDEN_V7), read(GOLDEN_V8));
     assert!(old.0.len() > 10, "every section of the format is there");
     assert!(old.0 == new.0, "the sections but TREE and SUMS are equal");
     assert_eq!((old.1, new.1), (Some(12), Some(14)));
@@ -213,17 +212,16 @@ fn v7_block_sizes_differ_in_the_tree_alone() {
             .block_size()
     };
     assert_eq!(block_size(GOLDEN_V7), Some(4096));
-    assert_eq!(block_size(GOLDEN_V7_16K), Some(16_384));
+    assert_eq!(block_size(GOLDEN_V8), Some(16_384));
     assert_eq!(block_size(GOLDEN_V6), None, "version 6 has no block tree");
 }
 
 #[test]
-fn rebuild_matches_golden_v7() {
-    let golden =
-        std::fs::read(root().join(GOLDEN_V7_16K)).expect("tests/golden/v7-16k.pdx is committed");
+fn rebuild_matches_golden_v8() {
+    let golden = std::fs::read(root().join(GOLDEN_V8)).expect("tests/golden/v8.pdx is committed");
     assert!(
-        build_v7() == golden,
-        "today's build of the golden corpus differs from {GOLDEN_V7_16K}: the format changed; bump VERSION"
+        build_v8() == golden,
+        "today's build of the golden corpus differs from {GOLDEN_V8}: the format changed; bump VERSION"
     );
 }
 

@@ -18,7 +18,7 @@ pub const HASH_LEN: usize = 16;
 /// log2 of the block size written today: 16 KiB, the sixteen 1 KiB chunks BLAKE3 hashes side
 /// by side in its widest SIMD path, about 6 GB/s on one core against 2.2 GB/s for 4 KiB
 /// blocks (of four chunks), which a batch of queries pays for most of a large file once; and
-/// 0.1% of the file in hashes. Files written before 2026-11-25 have 4 KiB blocks (README,
+/// 0.1% of the file in hashes (format version 8). Version 7 files have 4 KiB blocks (README,
 /// "Integrity and signed indexes", has the measurements that chose the size).
 pub const BLOCK_LOG2: u8 = 14;
 /// Block sizes a reader accepts: 512 bytes to 16 MiB.
@@ -502,7 +502,7 @@ mod tests {
 
     /// Sections of several blocks: a flip is found exactly when a read touches its block, and
     /// a flip in the tree itself when any block is first checked; with the blocks written
-    /// today and the 4 KiB blocks of files written before 2026-11-25.
+    /// today and the 4 KiB blocks of version 7 files.
     #[test]
     fn a_flip_is_found_when_its_block_is_read() {
         for log2 in [BLOCK_LOG2, 12] {
