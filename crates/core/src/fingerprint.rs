@@ -529,10 +529,17 @@ pub struct Fingerprinter {
 
 /// Term statistics of one document.
 struct TermStats {
-    /// Per distinct term, in first-seen order: its 128-bit hash, occurrences, and prefix class.
-    counts: Vec<(u128, u32, u16)>,
+    /// Per distinct term, in first-seen order: its 128-bit hash and occurrences, as
+    /// [`Fingerprint::term_hashes`] keeps them.
+    terms: Vec<(u128, u32)>,
+    /// Occurrences per prefix class.
+    class_counts: Vec<u32>,
     total: u32,
 }
+
+/// A distinct term of a document as counting finds it: its 128-bit hash, occurrences, and
+/// prefix class.
+type CountedTerm = (u128, u32, u16);
 
 /// A word's entry in [`WordTable`] that is not counted (a stopword).
 const SKIP: u32 = u32::MAX;
@@ -664,8 +671,8 @@ struct LexiconSlot {
 }
 
 impl Lexicon {
-    /// 16,384 slots, 256 KiB: the common words of a language, within a core's L2 cache.
-    const SLOTS: usize = 1 << 14;
+    /// 32,768 slots, 512 KiB: the common words of a language, within a core's L2 cache.
+    const SLOTS: usize = 1 << 15;
     const STOPWORD: u32 = 1 << 16;
     const EMPTY: u32 = u32::MAX;
 
@@ -679,6 +686,21 @@ impl Lexicon {
                 };
                 Self::SLOTS
             ],
+        }
+    }
+
+    /// Starts loading the slot of `h` into the cache, for a [`Lexicon::get`] that may follow.
+    #[inline(always)]
+    fn prefetch(&self, h: u128) {
+        #[cfg(target_arch = "x86_64")]
+        {
+            let slot = &self.slots[(h >> 64) as usize & (Self::SLOTS - 1)];
+            // SAFETY: a prefetch hint of a valid address; it reads nothing.
+            unsafe {
+                std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
+                    (slot as *const LexiconSlot).cast(),
+                )
+            };
         }
     }
 
@@ -883,12 +905,17 @@ impl Fingerprinter {
     /// the prefix class are computed once per distinct word.
     fn count(&self, text: &str, content_only: bool) -> TermStats {
         thread_local! {
-            // The word table, lexicon and folding buffer of this thread, reused from document
-            // to document.
-            static SCRATCH: std::cell::RefCell<(WordTable, Lexicon, String)> =
-                std::cell::RefCell::new((WordTable::with_capacity(0), Lexicon::new(), String::new()));
+            // The word table, lexicon, folding buffer and term list of this thread, reused
+            // from document to document.
+            static SCRATCH: std::cell::RefCell<(WordTable, Lexicon, String, Vec<CountedTerm>)> =
+                std::cell::RefCell::new((
+                    WordTable::with_capacity(0),
+                    Lexicon::new(),
+                    String::new(),
+                    Vec::new(),
+                ));
         }
-        SCRATCH.with_borrow_mut(|(table, lexicon, scratch)| {
+        SCRATCH.with_borrow_mut(|(table, lexicon, scratch, terms)| {
             // Sized for the document, up to 65,536 words: a larger one grows the table as its
             // distinct words need, instead of 2.5 bytes of table per byte of text.
             table.reset((text.len() / 16).min(1 << 16));
@@ -896,10 +923,29 @@ impl Fingerprinter {
                 *lexicon = Lexicon::new();
                 lexicon.owner = self.lexicon;
             }
-            self.count_with(text, content_only, table, lexicon, scratch)
+            terms.clear();
+            if terms.capacity() > 1 << 16 {
+                terms.shrink_to(1 << 16);
+            }
+            self.count_with(text, content_only, table, lexicon, scratch, terms);
+            let mut class_counts = vec![0u32; self.classes.k()];
+            let mut total = 0;
+            for &(_, c, class) in terms.iter() {
+                class_counts[class as usize] += c;
+                total += c;
+            }
+            TermStats {
+                // One allocation of the exact size: a document's terms live on in its
+                // fingerprint.
+                terms: terms.iter().map(|&(h, c, _)| (h, c)).collect(),
+                class_counts,
+                total,
+            }
         })
     }
 
+    /// Appends to `terms` each distinct term of `text` (or word, without `content_only`) in
+    /// first-seen order: its 128-bit hash, occurrences, and prefix class.
     fn count_with(
         &self,
         text: &str,
@@ -907,41 +953,38 @@ impl Fingerprinter {
         table: &mut WordTable,
         lexicon: &mut Lexicon,
         scratch: &mut String,
-    ) -> TermStats {
-        let mut counts: Vec<(u128, u32, u16)> =
-            Vec::with_capacity((text.len() / 12 + 4).min(1 << 16));
-        let mut total = 0u32;
+        terms: &mut Vec<CountedTerm>,
+    ) {
         text::for_each_word(text, scratch, |w| {
             if content_only && !w.has_letter {
                 return;
             }
             let h = sketch::term_hash(w.text);
+            lexicon.prefetch(h);
             let slot = table.find(h);
             let i = match table.get(slot) {
                 Some(i) => i,
                 None => {
                     let (stop, class) = lexicon.get(h, || {
                         (
-                            self.analyzer.is_stopword(w.text),
+                            self.analyzer.is_stopword_hash(h),
                             self.classes.class_of(w.text) as u16,
                         )
                     });
                     let i = if content_only && stop {
                         SKIP
                     } else {
-                        counts.push((h, 0, class));
-                        counts.len() as u32 - 1
+                        terms.push((h, 0, class));
+                        terms.len() as u32 - 1
                     };
                     table.insert(slot, h, i);
                     i
                 }
             };
             if i != SKIP {
-                counts[i as usize].1 += 1;
-                total += 1;
+                terms[i as usize].1 += 1;
             }
         });
-        TermStats { counts, total }
     }
 
     /// The prefix-class vector: term occurrences per class.
@@ -990,18 +1033,15 @@ impl Fingerprinter {
 
     fn analyze(&self, text: &str) -> Fingerprint {
         let stats = self.count(text, true);
-        let mut class_counts = vec![0u32; self.classes.k()];
-        for &(_, c, class) in &stats.counts {
-            class_counts[class as usize] += c;
-        }
+        let class_counts = stats.class_counts;
         let set = if stats.total > 0 {
-            stats
+            stats.terms
         } else {
             // No content terms: stopwords and numbers are all there is to compare.
-            self.count(text, false)
+            self.count(text, false).terms
         };
-        let (term_hashes, exact) = if set.total > 0 {
-            (set.counts.iter().map(|&(h, c, _)| (h, c)).collect(), None)
+        let (term_hashes, exact) = if !set.is_empty() {
+            (set, None)
         } else {
             // No words: the whitespace-normalised text is the one "term", so identical texts
             // get identical sketches, and its hash is the exact code.

@@ -148,15 +148,50 @@ pub struct Analyzer {
     stopwords: HashSet<String, crate::hash::FastState>,
     /// Bytes of the longest stopword: a longer word is not looked up.
     longest: usize,
+    /// The stopwords' term hashes ([`crate::sketch::term_hash`]) in open addressing on their
+    /// high 64 bits, [`Analyzer::NO_TERM`] where empty: the fingerprinter, which has a word's
+    /// term hash already, tests it without hashing the word again (every later stage
+    /// identifies a term by this hash anyway).
+    stop_hashes: Vec<u128>,
 }
 
 impl Analyzer {
     /// An analyzer with the given (case-folded) stopwords.
     pub fn new(stopwords: impl IntoIterator<Item = String>) -> Self {
         let stopwords: HashSet<String, crate::hash::FastState> = stopwords.into_iter().collect();
+        // At most a quarter full, so that an absent term (most words) ends its probe at once.
+        let slots = (stopwords.len() * 4).next_power_of_two().max(16);
+        let mut stop_hashes = vec![Self::NO_TERM; slots];
+        for w in &stopwords {
+            let h = crate::sketch::term_hash(w);
+            let mut at = (h >> 64) as usize & (slots - 1);
+            while stop_hashes[at] != Self::NO_TERM {
+                at = (at + 1) & (slots - 1);
+            }
+            stop_hashes[at] = h;
+        }
         Analyzer {
             longest: stopwords.iter().map(String::len).max().unwrap_or(0),
             stopwords,
+            stop_hashes,
+        }
+    }
+
+    /// An empty slot of `stop_hashes` (no word's term hash in practice: odds 2^-128).
+    const NO_TERM: u128 = 0;
+
+    /// [`Analyzer::is_stopword`] of the word whose term hash ([`crate::sketch::term_hash`]) is
+    /// `h`.
+    #[inline]
+    pub fn is_stopword_hash(&self, h: u128) -> bool {
+        let mask = self.stop_hashes.len() - 1;
+        let mut at = (h >> 64) as usize & mask;
+        loop {
+            match self.stop_hashes[at] {
+                Self::NO_TERM => return false,
+                s if s == h => return true,
+                _ => at = (at + 1) & mask,
+            }
         }
     }
 
@@ -240,5 +275,46 @@ mod tests {
         for w in ["der", "die", "und", "nicht"] {
             assert!(de.is_stopword(w), "{w}");
         }
+    }
+
+    /// The fingerprinter's test by term hash agrees with the test by word, on every stopword
+    /// and on every word of real English and German text.
+    #[test]
+    fn stopword_test_by_hash_agrees_with_the_word() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../samples/wiki-en");
+        let mut texts: Vec<String> = std::fs::read_dir(dir)
+            .expect("the shipped samples")
+            .map(|e| std::fs::read_to_string(e.unwrap().path()).unwrap())
+            .collect();
+        texts.push(
+            "Die Straße führt nicht über den Fluss, aber sie ist länger als der Weg durch \
+             das Tal; er und sie wussten es nicht. ÜBER ALLES, daß, dass, weil, oder"
+                .into(),
+        );
+        for lang in [Lang::En, Lang::De] {
+            let a = Analyzer::for_lang(lang);
+            let stop = a.stopwords();
+            assert!(stop.len() > 100);
+            for w in &stop {
+                assert!(a.is_stopword_hash(crate::sketch::term_hash(w)), "{w}");
+            }
+            let mut seen = (0, 0);
+            for w in texts.iter().flat_map(|t| words(t)) {
+                let by_word = a.is_stopword(&w);
+                assert_eq!(
+                    a.is_stopword_hash(crate::sketch::term_hash(&w)),
+                    by_word,
+                    "{w}"
+                );
+                if by_word {
+                    seen.0 += 1
+                } else {
+                    seen.1 += 1
+                }
+            }
+            assert!(seen.0 > 10 && seen.1 > 10_000, "{lang:?}: {seen:?}");
+        }
+        let none = Analyzer::new(Vec::<String>::new());
+        assert!(!none.is_stopword_hash(crate::sketch::term_hash("the")));
     }
 }
