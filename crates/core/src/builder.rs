@@ -510,6 +510,7 @@ impl Parts {
         for (i, &s) in slot_of.iter().enumerate() {
             key_at_slot[s as usize] = i as u32;
         }
+        drop(slot_of);
         // Where each key's run of references starts in `refs` (sorted by key).
         let mut run_start = Vec::with_capacity(keys.len() + 1);
         for (i, r) in refs.iter().enumerate() {
@@ -518,7 +519,29 @@ impl Parts {
             }
         }
         run_start.push(refs.len());
-        drop(slot_of);
+        // Per slot, in slot order: its check, its number of references and their documents.
+        // Each is a random read per slot (slots are in hash order), so they are gathered on
+        // every core, and then packed in one sequential pass each.
+        let slot_count = keys.len() as u32;
+        let ref_count = refs.len() as u64;
+        let checks: Vec<u16> = key_at_slot
+            .par_iter()
+            .map(|&k| format::check16(keys[k as usize]))
+            .collect();
+        drop(keys);
+        let run_lens: Vec<u32> = key_at_slot
+            .par_iter()
+            .map(|&k| (run_start[k as usize + 1] - run_start[k as usize]) as u32)
+            .collect();
+        let postings = gather_postings(&refs, &key_at_slot, &run_start, &run_lens);
+        drop((key_at_slot, run_start));
+        // CODES wants each document's keys; the references are in key order.
+        let refs_by_doc = if set_sections {
+            refs_by_doc(&refs, names.len())
+        } else {
+            (Vec::new(), Vec::new())
+        };
+        drop(refs);
 
         let doc_count = names.len() as u32;
         let posting_bits = format::bits_for(doc_count as u64);
@@ -526,8 +549,8 @@ impl Parts {
         params.resolution = Some(resolution);
         let meta = Meta {
             doc_count,
-            slot_count: keys.len() as u32,
-            ref_count: refs.len() as u64,
+            slot_count,
+            ref_count,
             posting_bits: posting_bits as u8,
             lang,
             params,
@@ -546,42 +569,31 @@ impl Parts {
         sections.push((SectionId::Idf, std::mem::take(&mut w.buf)));
         sections.push((SectionId::Mphf, mphf::to_bytes(&f)));
         drop(f);
-        for &k in &key_at_slot {
-            w.u16(format::check16(keys[k as usize]));
+        for &c in &checks {
+            w.u16(c);
         }
+        drop(checks);
         sections.push((SectionId::Checks, std::mem::take(&mut w.buf)));
         // STARTS: bit p set when posting p starts a slot's list; then every 64th one's position.
-        let slot_runs = || {
-            key_at_slot
-                .iter()
-                .map(|&k| (run_start[k as usize], run_start[k as usize + 1]))
-        };
         format::pack_bits(
-            slot_runs().flat_map(|(a, b)| (a..b).map(move |i| (i == a) as u64)),
+            run_lens
+                .iter()
+                .flat_map(|&n| (0..n).map(|i| (i == 0) as u64)),
             1,
             &mut w,
         );
         let mut pos = 0u64;
-        for (s, (a, b)) in slot_runs().enumerate() {
+        for (s, &n) in run_lens.iter().enumerate() {
             if (s as u64).is_multiple_of(format::SELECT_SAMPLE) {
                 w.u64(pos);
             }
-            pos += (b - a) as u64;
+            pos += n as u64;
         }
+        drop(run_lens);
         sections.push((SectionId::Starts, std::mem::take(&mut w.buf)));
-        format::pack_bits(
-            slot_runs().flat_map(|(a, b)| refs[a..b].iter().map(|r| r.1 as u64)),
-            posting_bits,
-            &mut w,
-        );
+        format::pack_bits(postings.iter().map(|&d| d as u64), posting_bits, &mut w);
+        drop(postings);
         sections.push((SectionId::Postings, std::mem::take(&mut w.buf)));
-        // CODES wants each document's keys; the references are in key order.
-        let refs_by_doc = if set_sections {
-            refs_by_doc(&refs, names.len())
-        } else {
-            (Vec::new(), Vec::new())
-        };
-        drop(refs);
         for s in &sketches {
             w.u64(*s);
         }
@@ -615,6 +627,38 @@ impl Parts {
             resolution,
         })
     }
+}
+
+/// The documents of every slot's references, slot after slot: slot `s` holds the run
+/// `run_start[key_at_slot[s]]..` of `refs`, `run_lens[s]` long. Filled in place on every core,
+/// a block of slots per task.
+fn gather_postings(
+    refs: &[(u64, u32)],
+    key_at_slot: &[u32],
+    run_start: &[usize],
+    run_lens: &[u32],
+) -> Vec<u32> {
+    const SLOTS: usize = 1 << 16;
+    let mut postings = vec![0u32; refs.len()];
+    let mut blocks = Vec::with_capacity(key_at_slot.len().div_ceil(SLOTS));
+    let mut rest = postings.as_mut_slice();
+    for (keys, lens) in key_at_slot.chunks(SLOTS).zip(run_lens.chunks(SLOTS)) {
+        let n: usize = lens.iter().map(|&l| l as usize).sum();
+        let (out, after) = rest.split_at_mut(n);
+        blocks.push((keys, out));
+        rest = after;
+    }
+    blocks.into_par_iter().for_each(|(keys, out)| {
+        let mut at = 0;
+        for &k in keys {
+            let run = &refs[run_start[k as usize]..run_start[k as usize + 1]];
+            for (o, r) in out[at..at + run.len()].iter_mut().zip(run) {
+                *o = r.1;
+            }
+            at += run.len();
+        }
+    });
+    postings
 }
 
 /// The references regrouped by document: each document's number of codes, and their keys in
