@@ -168,6 +168,7 @@ impl Analyzer {
             while stop_hashes[at] != Self::NO_TERM {
                 at = (at + 1) & (slots - 1);
             }
+            debug_assert_ne!(h, Self::NO_TERM);
             stop_hashes[at] = h;
         }
         Analyzer {
@@ -181,7 +182,7 @@ impl Analyzer {
     const NO_TERM: u128 = 0;
 
     /// [`Analyzer::is_stopword`] of the word whose term hash ([`crate::sketch::term_hash`]) is
-    /// `h`.
+    /// `h` (up to collisions of the 128-bit hash).
     #[inline]
     pub fn is_stopword_hash(&self, h: u128) -> bool {
         let mask = self.stop_hashes.len() - 1;
