@@ -109,8 +109,9 @@ impl ph::BuildSeededHasher for MphfHasher {
     }
 }
 
-/// The hasher of in-memory maps keyed by words (stopwords, prefixes): one-shot xxh3 of the
-/// bytes, much cheaper than std's SipHash on short keys. Nothing stored depends on it; it exists
+/// The hasher of in-memory maps keyed by words (stopwords, prefixes) or by term hashes: one-shot
+/// xxh3 of a word's bytes, much cheaper than std's SipHash on short keys; a `u128` key is a term
+/// hash, uniform already, so its high half is the hash. Nothing stored depends on it; it exists
 /// for speed only (lookups run once per distinct word of every document).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct FastState;
@@ -131,6 +132,10 @@ impl std::hash::Hasher for FastHasher {
     #[inline]
     fn write_u8(&mut self, b: u8) {
         self.0 = fmix64(self.0 ^ b as u64);
+    }
+    #[inline]
+    fn write_u128(&mut self, h: u128) {
+        self.0 ^= (h >> 64) as u64;
     }
 }
 

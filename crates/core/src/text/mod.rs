@@ -148,29 +148,20 @@ pub struct Analyzer {
     stopwords: HashSet<String, crate::hash::FastState>,
     /// Bytes of the longest stopword: a longer word is not looked up.
     longest: usize,
-    /// The stopwords' term hashes ([`crate::sketch::term_hash`]) in open addressing on their
-    /// high 64 bits, [`Analyzer::NO_TERM`] where empty: the fingerprinter, which has a word's
-    /// term hash already, tests it without hashing the word again (every later stage
+    /// The stopwords' term hashes ([`crate::sketch::term_hash`]): the fingerprinter, which has
+    /// a word's term hash already, tests it without hashing the word again (every later stage
     /// identifies a term by this hash anyway).
-    stop_hashes: Vec<u128>,
+    stop_hashes: HashSet<u128, crate::hash::FastState>,
 }
 
 impl Analyzer {
     /// An analyzer with the given (case-folded) stopwords.
     pub fn new(stopwords: impl IntoIterator<Item = String>) -> Self {
         let stopwords: HashSet<String, crate::hash::FastState> = stopwords.into_iter().collect();
-        // At most a quarter full, so that an absent term (most words) ends its probe at once.
-        let slots = (stopwords.len() * 4).next_power_of_two().max(16);
-        let mut stop_hashes = vec![Self::NO_TERM; slots];
-        for w in &stopwords {
-            let h = crate::sketch::term_hash(w);
-            let mut at = (h >> 64) as usize & (slots - 1);
-            while stop_hashes[at] != Self::NO_TERM {
-                at = (at + 1) & (slots - 1);
-            }
-            debug_assert_ne!(h, Self::NO_TERM);
-            stop_hashes[at] = h;
-        }
+        let stop_hashes = stopwords
+            .iter()
+            .map(|w| crate::sketch::term_hash(w))
+            .collect();
         Analyzer {
             longest: stopwords.iter().map(String::len).max().unwrap_or(0),
             stopwords,
@@ -178,22 +169,11 @@ impl Analyzer {
         }
     }
 
-    /// An empty slot of `stop_hashes` (no word's term hash in practice: odds 2^-128).
-    const NO_TERM: u128 = 0;
-
     /// [`Analyzer::is_stopword`] of the word whose term hash ([`crate::sketch::term_hash`]) is
     /// `h` (up to collisions of the 128-bit hash).
     #[inline]
     pub fn is_stopword_hash(&self, h: u128) -> bool {
-        let mask = self.stop_hashes.len() - 1;
-        let mut at = (h >> 64) as usize & mask;
-        loop {
-            match self.stop_hashes[at] {
-                Self::NO_TERM => return false,
-                s if s == h => return true,
-                _ => at = (at + 1) & mask,
-            }
-        }
+        self.stop_hashes.contains(&h)
     }
 
     /// An analyzer with the built-in stopwords of `lang`.
