@@ -854,25 +854,20 @@ impl<W: Write> ChecksumWriter<W> {
 #[cfg(test)]
 mod tests {
     use super::gather_postings;
+    use crate::hash::fmix64;
 
     /// The parallel gathering writes every slot's documents in slot order, as the sequential
     /// loop it replaced did: no keys, one block, and several blocks with a partial last one,
     /// slots in a random order of the keys.
     #[test]
     fn gathered_postings_are_the_slots_runs_in_slot_order() {
-        let mut state = 0x2545_f491_4f6c_dd1du64;
-        let mut next = move |n: u64| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state % n
-        };
         for keys in [0usize, 1, 1000, 2 * 65_536 + 123] {
-            // References sorted by key, 1 to 4 per key, as `Parts::write` has them.
+            // References sorted by key, 1 to 4 per key, as `Parts::write` has them; documents
+            // and slot order from the crate's mixer.
             let mut refs = Vec::new();
             for k in 0..keys as u64 {
-                for _ in 0..1 + next(4) {
-                    refs.push((k, next(1 << 20) as u32));
+                for j in 0..1 + fmix64(k) % 4 {
+                    refs.push((k, fmix64(k << 2 | j) as u32 >> 12));
                 }
             }
             let mut run_start: Vec<usize> = (0..refs.len())
@@ -880,9 +875,7 @@ mod tests {
                 .collect();
             run_start.push(refs.len());
             let mut key_at_slot: Vec<u32> = (0..keys as u32).collect();
-            for i in (1..keys).rev() {
-                key_at_slot.swap(i, next(i as u64 + 1) as usize);
-            }
+            key_at_slot.sort_by_key(|&k| fmix64(!(k as u64)));
             let run_lens: Vec<u32> = key_at_slot
                 .iter()
                 .map(|&k| (run_start[k as usize + 1] - run_start[k as usize]) as u32)
