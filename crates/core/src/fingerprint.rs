@@ -2279,7 +2279,15 @@ mod tests {
             extreme in proptest::collection::vec((-110i32..110, 0usize..120), 0..8),
             seeds in proptest::collection::vec(0u32..5000, 1..=16),
             cube in proptest::prelude::any::<u16>(),
+            // Seeds in pairs 2j, 2j + 1 that share a hash (one U in each half), as a path's
+            // bands draw them.
+            paired in proptest::prelude::any::<bool>(),
         ) {
+            let seeds: Vec<u32> = if paired {
+                seeds.iter().flat_map(|&g| [g & !1, g | 1]).take(seeds.len()).collect()
+            } else {
+                seeds
+            };
             let mut weights = weights;
             for (e, at) in extreme {
                 weights[at] = 1.5 * 10f64.powi(e);
