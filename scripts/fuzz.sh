@@ -25,8 +25,9 @@ TARGETS=(open mutate documents methods query)
 
 if [ "${1:-}" = "--seeds" ]; then
   # Small valid indexes (a few samples; with titles; a segment of an index set) and
-  # truncations of one: what the `open` target starts from. `sample-v7.pdx`, a version 7 file
-  # (4 KiB blocks), is kept as it is: readers still take it.
+  # truncations of one: what the `open` target starts from. `sample-v7.pdx` (4 KiB blocks)
+  # and `sample-v8.pdx` (MPHF levels of 100%), older versions that readers still take, are kept
+  # as they are.
   pdx() { cargo run --release --locked --quiet -- "$@"; }
   out=fuzz/corpus/open
   tmp=$(mktemp -d)

@@ -1,9 +1,9 @@
 //! Golden files: an index of each format version committed in `tests/golden/`, opened and
 //! queried as a user's old file would be, and the current one rebuilt byte for byte.
 //!
-//! `create_format_v8` writes the file only when it is missing, then fails (commit it). A change
-//! that alters any byte of the format makes `rebuild_matches_golden_v8` fail: bump the format
-//! version, add `v9.pdx`, and keep a test that says what happens to v8 files.
+//! `create_format_v9` writes the file only when it is missing, then fails (commit it). A change
+//! that alters any byte of the format makes `rebuild_matches_golden_v9` fail: bump the format
+//! version, add `v10.pdx`, and keep a test that says what happens to v9 files.
 
 mod common;
 
@@ -20,6 +20,7 @@ const GOLDEN_V5: &str = "tests/golden/v5.pdx";
 const GOLDEN_V6: &str = "tests/golden/v6.pdx";
 const GOLDEN_V7: &str = "tests/golden/v7.pdx";
 const GOLDEN_V8: &str = "tests/golden/v8.pdx";
+const GOLDEN_V9: &str = "tests/golden/v9.pdx";
 
 /// The golden corpus: every 15th sample article (20 documents), titled by its first line.
 fn corpus() -> Vec<(String, String, String)> {
@@ -33,11 +34,11 @@ fn corpus() -> Vec<(String, String, String)> {
         .collect()
 }
 
-/// Version 8's golden file, as version 6's and 7's, is a segment of an index set (every section
+/// Version 9's golden file, as version 6's to 8's, is a segment of an index set (every section
 /// of the format: the set sections CODES and IDS too, and from version 7 the block tree TREE and
 /// SUMS), with the language's idf table and the resolution of a collection of a million
 /// documents (two samples per fuzzy band). Its documents are version 6's.
-fn build_v8() -> Vec<u8> {
+fn build_v9() -> Vec<u8> {
     let params = Params {
         resolution: Some(Resolution::for_docs(1_000_000)),
         ..Params::default()
@@ -57,11 +58,11 @@ fn build_v8() -> Vec<u8> {
 }
 
 #[test]
-fn create_format_v8() {
-    let path = root().join(GOLDEN_V8);
+fn create_format_v9() {
+    let path = root().join(GOLDEN_V9);
     if !path.exists() {
-        std::fs::write(&path, build_v8()).unwrap();
-        panic!("wrote {GOLDEN_V8}: commit it (a missing golden file must not pass silently)");
+        std::fs::write(&path, build_v9()).unwrap();
+        panic!("wrote {GOLDEN_V9}: commit it (a missing golden file must not pass silently)");
     }
 }
 
@@ -80,7 +81,7 @@ fn test_format_v1_to_v4_are_refused() {
         let bytes = std::fs::read(root().join(path)).unwrap();
         let e = Index::open(bytes).err().expect("an old file is not read");
         assert!(
-            matches!(e, pocketdex::Error::Version { expected: 8, got: g } if g == got),
+            matches!(e, pocketdex::Error::Version { expected: 9, got: g } if g == got),
             "{e:?}"
         );
         assert!(e.to_string().contains("rebuild the index"), "{e}");
@@ -127,7 +128,7 @@ fn test_format_v5() {
 }
 
 /// A segment of version 6 (no block tree; its large sections are checked whole when first read)
-/// or 7: opened, verified, every document found by its id and by its text, a near copy found;
+/// or later: opened, verified, every document found by its id and by its text, a near copy found;
 /// queried as a set of one file, the same answers.
 fn check_segment(path: &str, version: u32) {
     let bytes = std::fs::read(root().join(path)).expect("golden files are committed");
@@ -216,12 +217,81 @@ fn v7_and_v8_differ_in_the_block_tree_alone() {
     assert_eq!(block_size(GOLDEN_V6), None, "version 6 has no block tree");
 }
 
+/// Version 8 files (MPHF levels of 100%) open and answer as before.
 #[test]
-fn rebuild_matches_golden_v8() {
-    let golden = std::fs::read(root().join(GOLDEN_V8)).expect("tests/golden/v8.pdx is committed");
+fn test_format_v9() {
+    check_segment(GOLDEN_V9, 9);
+}
+
+/// The groups of each MPHF level, from the section's bytes (index-format.md §9: `group_bits`,
+/// then VByte `L` and `size[0..L]`; every value here is below 2^56, so VByte is LEB128).
+fn mphf_levels(section: &[u8]) -> Vec<u64> {
+    let mut at = 1;
+    let mut vbyte = || {
+        let (mut v, mut shift) = (0u64, 0);
+        loop {
+            let b = section[at];
+            at += 1;
+            v |= ((b & 0x7f) as u64) << shift;
+            shift += 7;
+            if b < 0x80 {
+                return v;
+            }
+        }
+    };
+    let levels = vbyte();
+    (0..levels).map(|_| vbyte()).collect()
+}
+
+/// Version 8 and 9 files of the same documents hold the same documents, codes and sketches
+/// (META, CLASSES, IDF, SKETCHES, NAMES, TITLES, CODES, IDS byte for byte) and answer alike;
+/// version 9's first MPHF level has 150% as many bits as codes (a multiple of 64) where
+/// version 8's had 100%, so the slots, and with them CHECKS, STARTS and POSTINGS, are in
+/// another order.
+#[test]
+fn v8_and_v9_differ_in_the_mphf_and_slot_order_alone() {
+    let read = |path: &str| {
+        let bytes = std::fs::read(root().join(path)).unwrap();
+        let index = Index::open(bytes.clone()).unwrap();
+        let mut same = Vec::new();
+        let mut levels = Vec::new();
+        for s in index.sections() {
+            let b = bytes[s.offset as usize..(s.offset + s.len) as usize].to_vec();
+            match s.name {
+                "MPHF" => levels = mphf_levels(&b),
+                "CHECKS" | "STARTS" | "POSTINGS" | "TREE" | "SUMS" => {}
+                name => same.push((name, b)),
+            }
+        }
+        (same, levels, index)
+    };
+    let (old, new) = (read(GOLDEN_V8), read(GOLDEN_V9));
+    assert!(old.0.len() >= 8, "every section of the format is there");
+    assert!(old.0 == new.0, "documents, codes and sketches are equal");
+    let slots = old.2.meta().slot_count as u64;
+    assert_eq!(new.2.meta().slot_count as u64, slots);
+    // Level 0's groups of 16 bits: its bits rounded up to a multiple of 64.
+    let groups = |bits: u64| bits.div_ceil(64) * 64 / 16;
+    assert_eq!(old.1[0], groups(slots));
+    assert_eq!(new.1[0], groups((slots * 150).div_ceil(100)));
+    for (name, _, text) in corpus() {
+        let cut: String = text.split_inclusive(". ").skip(1).collect();
+        for q in [&text, &cut] {
+            let (a, b) = (
+                old.2.query(q, &QueryOptions::default()).unwrap(),
+                new.2.query(q, &QueryOptions::default()).unwrap(),
+            );
+            assert_eq!(a.hits, b.hits, "{name}");
+        }
+    }
+}
+
+#[test]
+fn rebuild_matches_golden_v9() {
+    let golden = std::fs::read(root().join(GOLDEN_V9)).expect("tests/golden/v9.pdx is committed");
     assert!(
-        build_v8() == golden,
-        "today's build of the golden corpus differs from {GOLDEN_V8}: the format changed; bump VERSION"
+        build_v9() == golden,
+        "today's build of the golden corpus differs from {GOLDEN_V9}: the format changed; bump VERSION"
     );
 }
 

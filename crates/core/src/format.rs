@@ -11,11 +11,13 @@ pub const MAGIC: [u8; 8] = *b"\x89PDX\r\n\x1a\n";
 /// The last eight bytes of every index file.
 pub const END_MAGIC: [u8; 8] = *b"PDX-END\n";
 /// The format version this build writes and reads.
-pub const VERSION: u32 = 8;
+pub const VERSION: u32 = 9;
 /// The oldest version this build reads: version 5 files differ only in their idf rule (stored in
 /// the file, so they answer exactly as before) and lack the set sections CODES and IDS; versions
 /// 5 and 6 lack the block tree (TREE, SUMS), so their large sections are checked whole; version
-/// 7 files have 4 KiB blocks in their tree instead of 16 KiB (a field of TREE, read as written).
+/// 7 files have 4 KiB blocks in their tree instead of 16 KiB (a field of TREE, read as written);
+/// files before version 9 have MPHF levels of 100% instead of 150% (their sizes are in the
+/// section, read as written).
 pub const MIN_VERSION: u32 = 5;
 /// Bytes of the fixed header: magic, version, section count, file length, directory checksum.
 pub const HEADER_LEN: usize = 8 + 4 + 4 + 8 + 8;

@@ -249,7 +249,7 @@ impl<D: AsRef<[u8]>> Index<D> {
     }
 
     /// The size of the blocks each of which is checked against the block tree when first read
-    /// (16 KiB in version 8 files, 4 KiB in version 7; `index-format.md` §7.1);
+    /// (16 KiB since version 8, 4 KiB in version 7; `index-format.md` §7.1);
     /// `None` for files of versions 5 and 6, whose large sections are checked whole.
     pub fn block_size(&self) -> Option<u64> {
         self.guard.block_size()

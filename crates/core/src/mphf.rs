@@ -15,6 +15,13 @@ use ph::fmph::{GOBuildConf, GOConf, GOFunction, TwoToPowerBitsStatic};
 /// GO setting.
 pub type Function = GOFunction<TwoToPowerBitsStatic<4>, TwoToPowerBitsStatic<2>, MphfHasher>;
 
+/// Each level's bit array, in percent of the keys left for it (format version 9 on; 100 before).
+/// `cargo bench --bench mphf_levels` measured, over 14.4 million codes on two cores: 150 builds
+/// in two thirds of the time of 100 (1.6 s against 2.35 s), answers present keys faster (30
+/// against 40 ns: fewer keys reach a later level), for 2.38 bits per code against 2.16 (0.2
+/// bytes per document at 2 million). 200 saves another 0.3 s for 0.4 bits more.
+pub const LEVEL_SIZE: u16 = 150;
+
 /// Builds the MPHF over distinct `keys` (all cores).
 pub fn build(keys: &[u64]) -> Function {
     let conf = GOConf::hash_bps_bpg(
@@ -22,7 +29,7 @@ pub fn build(keys: &[u64]) -> Function {
         TwoToPowerBitsStatic::<2>,
         TwoToPowerBitsStatic::<4>,
     );
-    GOFunction::from_slice_with_conf(keys, GOBuildConf::with_mt(conf, true))
+    GOFunction::from_slice_with_conf(keys, GOBuildConf::with_lsize_mt(conf, LEVEL_SIZE, true))
 }
 
 /// Serialises the MPHF (ph's own layout; see `index-format.md`, section MPHF).
