@@ -1731,7 +1731,8 @@ unsafe fn clocks_avx512<S>(
         _mm512_set1_pd(1.0 / 4_294_967_296.0),
         _mm512_set1_pd(1.0 + 1e-9),
     );
-    let mut v = [0u64; 16];
+    // The clocks of the lanes that pass the bound, computed eight at a time.
+    let mut clock = [0f64; 16];
     for &(base, plain) in terms {
         let w3 = cubed(plain);
         let (bw_plain, bw_cubed) = (_mm512_set1_pd(plain), _mm512_set1_pd(w3));
@@ -1751,7 +1752,6 @@ unsafe fn clocks_avx512<S>(
                 _mm512_srlv_epi64(k, _mm512_loadu_si512(shifts.as_ptr().add(at).cast())),
                 low,
             );
-            _mm512_storeu_si512(v.as_mut_ptr().add(at).cast(), u);
             // 1 − U = ((!v) + 0.5) / 2^32, exact in f64 as in the scalar path.
             let one_minus_u = _mm512_mul_pd(
                 _mm512_add_pd(_mm512_cvtepu64_pd(_mm512_xor_si512(u, low)), half),
@@ -1764,18 +1764,62 @@ unsafe fn clocks_avx512<S>(
                 margin,
             );
             // Not (1 − U ≥ bound), NaN included: the scalar path's `continue` negated.
-            let pass = _mm512_cmp_pd_mask::<_CMP_NGE_UQ>(one_minus_u, bound);
+            let pass = _mm512_cmp_pd_mask::<_CMP_NGE_UQ>(one_minus_u, bound) & (live >> at) as u8;
+            if pass != 0 {
+                // Early in a document most lanes pass: their −ln(U) side by side, not one
+                // dependent chain of a division and 16 multiply-adds after another.
+                let c = _mm512_div_pd(neg_ln_unit8(u), bw);
+                _mm512_storeu_pd(clock.as_mut_ptr().add(at), c);
+            }
             mask |= (pass as u16) << at;
         }
-        mask &= live;
         while mask != 0 {
             let i = mask.trailing_zeros() as usize;
             mask &= mask - 1;
-            let w = if cube >> i & 1 == 1 { w3 } else { plain };
-            keep(state, i, (neg_ln_unit(v[i] as u32) / w, base));
+            keep(state, i, (clock[i], base));
             bars[i] = bar(state, i);
         }
     }
+}
+
+/// [`neg_ln_unit`] of eight `v` (each below 2^32, in a 64-bit lane): the same IEEE-754
+/// operations in the same order, lane by lane, so the same bits.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512dq")]
+unsafe fn neg_ln_unit8(v: std::arch::x86_64::__m512i) -> std::arch::x86_64::__m512d {
+    use std::arch::x86_64::*;
+    let u = _mm512_mul_pd(
+        _mm512_add_pd(_mm512_cvtepu64_pd(v), _mm512_set1_pd(0.5)),
+        _mm512_set1_pd(1.0 / 4_294_967_296.0),
+    );
+    let bits = _mm512_castpd_si512(u);
+    let mut e = _mm512_sub_epi64(
+        _mm512_and_si512(_mm512_srli_epi64::<52>(bits), _mm512_set1_epi64(0x7ff)),
+        _mm512_set1_epi64(1023),
+    );
+    let mut m = _mm512_castsi512_pd(_mm512_or_si512(
+        _mm512_and_si512(bits, _mm512_set1_epi64(0x000f_ffff_ffff_ffff)),
+        _mm512_set1_epi64(0x3ff0_0000_0000_0000),
+    ));
+    let above = _mm512_cmp_pd_mask::<_CMP_GT_OQ>(m, _mm512_set1_pd(std::f64::consts::SQRT_2));
+    m = _mm512_mask_mul_pd(m, above, m, _mm512_set1_pd(0.5));
+    e = _mm512_mask_add_epi64(e, above, e, _mm512_set1_epi64(1));
+    let one = _mm512_set1_pd(1.0);
+    let y = _mm512_div_pd(_mm512_sub_pd(m, one), _mm512_add_pd(m, one));
+    let y2 = _mm512_mul_pd(y, y);
+    let mut sum = _mm512_set1_pd(ATANH[8]);
+    for k in (0..8).rev() {
+        sum = _mm512_add_pd(_mm512_mul_pd(sum, y2), _mm512_set1_pd(ATANH[k]));
+    }
+    let ln = _mm512_add_pd(
+        _mm512_mul_pd(
+            _mm512_cvtepi64_pd(e),
+            _mm512_set1_pd(std::f64::consts::LN_2),
+        ),
+        _mm512_mul_pd(_mm512_set1_pd(2.0), _mm512_mul_pd(y, sum)),
+    );
+    // −x flips the sign bit, as the scalar negation does.
+    _mm512_xor_pd(ln, _mm512_set1_pd(-0.0))
 }
 
 /// The similar path's weights: the cube of the samples' tf · idf, computed as `(q · q) · q` in
@@ -2139,6 +2183,38 @@ mod tests {
         assert_eq!(neg_ln_unit(12345).to_bits(), KAT_NEG_LN[1]);
         assert_eq!(neg_ln_unit(u32::MAX / 3).to_bits(), KAT_NEG_LN[2]);
         assert_eq!(neg_ln_unit(u32::MAX).to_bits(), KAT_NEG_LN[3]);
+    }
+
+    /// The eight-lane −ln of the AVX-512 pass is [`neg_ln_unit`] to the bit: on the ends of the
+    /// range, on each side of every mantissa's √2 turn (U = 2^−k·√2), and on a million hashes.
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn vector_neg_ln_equals_scalar() {
+        if !std::is_x86_feature_detected!("avx512f") || !std::is_x86_feature_detected!("avx512dq") {
+            return;
+        }
+        let mut values = vec![0, 1, 2, 12345, u32::MAX / 3, u32::MAX - 1, u32::MAX];
+        for k in 1..32 {
+            let turn = (std::f64::consts::SQRT_2 * 2f64.powi(32 - k) - 0.5) as u32;
+            values.extend(turn.saturating_sub(2)..=turn.saturating_add(2));
+        }
+        values.extend((0..1_000_000u64).map(|i| hash::fmix64(i) as u32));
+        for chunk in values.chunks(8) {
+            let mut lanes = [0u64; 8];
+            for (l, &v) in lanes.iter_mut().zip(chunk) {
+                *l = v as u64;
+            }
+            let mut got = [0f64; 8];
+            // SAFETY: the CPU has AVX-512 F and DQ, checked above; both arrays hold 8 lanes.
+            unsafe {
+                use std::arch::x86_64::*;
+                let r = neg_ln_unit8(_mm512_loadu_si512(lanes.as_ptr().cast()));
+                _mm512_storeu_pd(got.as_mut_ptr(), r);
+            }
+            for (&v, g) in lanes.iter().zip(got) {
+                assert_eq!(g.to_bits(), neg_ln_unit(v as u32).to_bits(), "{v}");
+            }
+        }
     }
     const KAT_NEG_LN: [u64; 4] = [
         0x4036_dfb5_16f2_0bbe,
