@@ -223,9 +223,10 @@ fn test_format_v9() {
     check_segment(GOLDEN_V9, 9);
 }
 
-/// The groups of each MPHF level, from the section's bytes (index-format.md §9: `group_bits`,
-/// then VByte `L` and `size[0..L]`; every value here is below 2^56, so VByte is LEB128).
-fn mphf_levels(section: &[u8]) -> Vec<u64> {
+/// The groups of each MPHF level and the bits per group seed, from the section's bytes
+/// (index-format.md §9: `group_bits`, VByte `L` and `size[0..L]`, 16 bits per group in 64-bit
+/// words, `seed_bits`; every value here is below 2^56, so VByte is LEB128).
+fn mphf_levels(section: &[u8]) -> (Vec<u64>, u8) {
     let mut at = 1;
     let mut vbyte = || {
         let (mut v, mut shift) = (0u64, 0);
@@ -240,21 +241,24 @@ fn mphf_levels(section: &[u8]) -> Vec<u64> {
         }
     };
     let levels = vbyte();
-    (0..levels).map(|_| vbyte()).collect()
+    let sizes: Vec<u64> = (0..levels).map(|_| vbyte()).collect();
+    let groups: u64 = sizes.iter().sum();
+    let seed_bits = section[at + (16 * groups).div_ceil(64) as usize * 8];
+    (sizes, seed_bits)
 }
 
 /// Version 8 and 9 files of the same documents hold the same documents, codes and sketches
 /// (META, CLASSES, IDF, SKETCHES, NAMES, TITLES, CODES, IDS byte for byte) and answer alike;
-/// version 9's first MPHF level has 150% as many bits as codes (a multiple of 64) where
-/// version 8's had 100%, so the slots, and with them CHECKS, STARTS and POSTINGS, are in
-/// another order.
+/// version 9's MPHF has 2-bit group seeds where version 8's had 4, and its first level 150% as
+/// many bits as codes (a multiple of 64) where version 8's had 100%, so the slots, and with
+/// them CHECKS, STARTS and POSTINGS, are in another order.
 #[test]
 fn v8_and_v9_differ_in_the_mphf_and_slot_order_alone() {
     let read = |path: &str| {
         let bytes = std::fs::read(root().join(path)).unwrap();
         let index = Index::open(bytes.clone()).unwrap();
         let mut same = Vec::new();
-        let mut levels = Vec::new();
+        let mut levels = (Vec::new(), 0);
         for s in index.sections() {
             let b = bytes[s.offset as usize..(s.offset + s.len) as usize].to_vec();
             match s.name {
@@ -272,8 +276,9 @@ fn v8_and_v9_differ_in_the_mphf_and_slot_order_alone() {
     assert_eq!(new.2.meta().slot_count as u64, slots);
     // Level 0's groups of 16 bits: its bits rounded up to a multiple of 64.
     let groups = |bits: u64| bits.div_ceil(64) * 64 / 16;
-    assert_eq!(old.1[0], groups(slots));
-    assert_eq!(new.1[0], groups((slots * 150).div_ceil(100)));
+    assert_eq!(old.1 .0[0], groups(slots));
+    assert_eq!(new.1 .0[0], groups((slots * 150).div_ceil(100)));
+    assert_eq!((old.1 .1, new.1 .1), (4, 2));
     for (name, _, text) in corpus() {
         let cut: String = text.split_inclusive(". ").skip(1).collect();
         for q in [&text, &cut] {

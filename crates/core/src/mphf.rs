@@ -11,22 +11,30 @@ use crate::error::{Error, Result};
 use crate::hash::MphfHasher;
 use ph::fmph::{GOBuildConf, GOConf, GOFunction, TwoToPowerBitsStatic};
 
-/// The concrete MPHF type: 16-bit groups (2^4) and 4-bit group seeds (2^2), ph's recommended
-/// GO setting.
-pub type Function = GOFunction<TwoToPowerBitsStatic<4>, TwoToPowerBitsStatic<2>, MphfHasher>;
+/// The concrete MPHF type: 16-bit groups (2^4) and 2-bit group seeds (2^1) (format version 9
+/// on; 4-bit seeds, 2^2, before: see [`SEED_BITS`]).
+pub type Function = GOFunction<TwoToPowerBitsStatic<4>, TwoToPowerBitsStatic<1>, MphfHasher>;
 
-/// Each level's bit array, in percent of the keys left for it (format version 9 on; 100 before).
-/// `cargo bench --bench mphf_levels` measured, over 14.4 million codes on two cores: 150 builds
-/// in two thirds of the time of 100 (1.6 s against 2.35 s), answers present keys faster (30
-/// against 40 ns: fewer keys reach a later level), for 2.38 bits per code against 2.16 (0.2
-/// bytes per document at 2 million). 200 saves another 0.3 s for 0.4 bits more.
+/// Bits per group seed that version 9 files hold, and that files of earlier versions hold.
+/// The builder tries every seed of each group of each level, one pass over the level's keys
+/// per seed. `cargo bench --bench mphf_levels` over 14.4 million codes on two cores: 4-bit
+/// seeds and levels of 100% (version 8) build in 2.5 s at 2.16 bits per code; 2-bit seeds and
+/// levels of 150% in 0.63 s at 2.48 bits, 0.3 bytes per document more at 2 million; an absent
+/// code, what most of a query's probes are, is looked up as fast (43–45 ns), a present one in
+/// 37 ns against 43.
+pub const SEED_BITS: u8 = 2;
+/// [`SEED_BITS`] of files before version 9.
+pub const SEED_BITS_BEFORE_V9: u8 = 4;
+
+/// Each level's bit array, in percent of the keys left for it (format version 9 on; 100 before):
+/// fewer keys go on to the next level, so fewer passes over them (see [`SEED_BITS`]).
 pub const LEVEL_SIZE: u16 = 150;
 
 /// Builds the MPHF over distinct `keys` (all cores).
 pub fn build(keys: &[u64]) -> Function {
     let conf = GOConf::hash_bps_bpg(
         MphfHasher,
-        TwoToPowerBitsStatic::<2>,
+        TwoToPowerBitsStatic::<1>,
         TwoToPowerBitsStatic::<4>,
     );
     GOFunction::from_slice_with_conf(keys, GOBuildConf::with_lsize_mt(conf, LEVEL_SIZE, true))
@@ -61,9 +69,8 @@ pub fn from_bytes(mut bytes: &[u8]) -> Result<Function> {
     }
 }
 
-/// Bits per group and per group seed of [`Function`], as ph writes them in the section.
+/// Bits per group of [`Function`], as ph writes them in the section.
 const GROUP_BITS: u8 = 16;
-const SEED_BITS: u8 = 4;
 
 /// ph's FMPHGO lookup ([`Function::get`]) over the section's bytes where they lie, in the file's
 /// memory map: nothing is copied at `open`, which only counts the ones before each 512-bit block
@@ -76,9 +83,11 @@ pub struct View {
     /// Groups per level.
     levels: Vec<u64>,
     /// Where the group bits start in the section (16 per group, in little-endian 64-bit words);
-    /// the seeds follow them (4 bits per group, likewise).
+    /// the seeds follow them (`seed_bits` per group, likewise).
     bits_at: usize,
     seeds_at: usize,
+    /// Bits per group seed: [`SEED_BITS`], or [`SEED_BITS_BEFORE_V9`] in older files.
+    seed_bits: u8,
     /// Per block of [`RANK_WORDS`] words of group bits, the ones before it.
     ranks: Vec<u64>,
     /// Bytes of the section.
@@ -90,8 +99,9 @@ const RANK_WORDS: usize = 8;
 
 impl View {
     /// Reads the layout of an MPHF section whose checksum has already been checked, refusing
-    /// what ph's reader refuses and the level sizes it never writes (see [`layout`]).
-    pub fn new(bytes: &[u8]) -> Result<View> {
+    /// what ph's reader refuses, the level sizes it never writes (see [`layout`]), and seeds of
+    /// other than `seed_bits` bits (what the file's version says).
+    pub fn new(bytes: &[u8], seed_bits: u8) -> Result<View> {
         check_layout(bytes)?;
         if bytes[0] != GROUP_BITS {
             return Err(Error::format(format!(
@@ -120,9 +130,9 @@ impl View {
         let groups: u64 = levels.iter().sum();
         let bit_words = (groups * GROUP_BITS as u64).div_ceil(64) as usize;
         let seeds_byte = at + 8 * bit_words;
-        if bytes[seeds_byte] != SEED_BITS {
+        if bytes[seeds_byte] != seed_bits {
             return Err(Error::format(format!(
-                "MPHF section unreadable: {} bits per group seed, not {SEED_BITS}",
+                "MPHF section unreadable: {} bits per group seed, not {seed_bits}",
                 bytes[seeds_byte]
             )));
         }
@@ -130,6 +140,7 @@ impl View {
             levels,
             bits_at: at,
             seeds_at: seeds_byte + 1,
+            seed_bits,
             ranks: Vec::with_capacity(bit_words.div_ceil(RANK_WORDS)),
             len: bytes.len(),
         };
@@ -164,17 +175,18 @@ impl View {
     pub fn get(&self, bytes: &[u8], key: u64) -> Option<u64> {
         assert_eq!(bytes.len(), self.len, "an MPHF view reads its own section");
         // Seeds per 64-bit word, and the masks of a seed and of a bit within a group.
-        const SEEDS_PER_WORD: u64 = 64 / SEED_BITS as u64;
-        const SEED_MASK: u64 = (1 << SEED_BITS) - 1;
+        let seed_bits = self.seed_bits as u64;
+        let seeds_per_word = 64 / seed_bits;
+        let seed_mask = (1u64 << seed_bits) - 1;
         const IN_GROUP_MASK: u32 = GROUP_BITS as u32 - 1;
         let mut before = 0u64;
         for (level, &size) in self.levels.iter().enumerate() {
             let hash = ph::BuildSeededHasher::hash_one(&MphfHasher, key, level as u64);
             // ph's `group_nr` (map64_to_64), the group's seed, and `in_group_index`.
             let group = before + ((hash as u128 * size as u128) >> 64) as u64;
-            let seed = (Self::word(bytes, self.seeds_at + 8 * (group / SEEDS_PER_WORD) as usize)
-                >> ((group % SEEDS_PER_WORD) * SEED_BITS as u64))
-                & SEED_MASK;
+            let seed = (Self::word(bytes, self.seeds_at + 8 * (group / seeds_per_word) as usize)
+                >> ((group % seeds_per_word) * seed_bits))
+                & seed_mask;
             let bit = (group * GROUP_BITS as u64
                 + (mix32(hash as u32 ^ seed as u32) & IN_GROUP_MASK) as u64)
                 as usize;
@@ -213,6 +225,9 @@ fn check_layout(bytes: &[u8]) -> Result<()> {
         Layout::BadLevel(l) => Err(Error::format(format!(
             "MPHF section: level {l} is not a positive whole number of 64-bit words"
         ))),
+        Layout::BadSeedBits(b) => Err(Error::format(format!(
+            "MPHF section unreadable: {b} bits per group seed, not {SEED_BITS} (or {SEED_BITS_BEFORE_V9} before version 9)"
+        ))),
     }
 }
 
@@ -225,12 +240,15 @@ enum Layout {
     /// seed and bit of a group beyond the arrays, the seed without a bounds check) or not a
     /// multiple of 4 groups (ph makes every level whole 64-bit words).
     BadLevel(u64),
+    /// Seeds of a size pocketdex never writes.
+    BadSeedBits(u8),
     /// The sizes cannot be read, or ask for more than any index holds.
     Unreadable,
 }
 
 /// The section's layout from its level sizes (`index-format.md`, section MPHF): group bits byte,
-/// VByte level count and sizes, 16 bits per group, seed bits byte, 4 bits per group. ph
+/// VByte level count and sizes, 16 bits per group, seed bits byte, that many bits per group
+/// (2 or 4; [`View::new`] checks which one the file's version has). ph
 /// allocates what the sizes ask for before reading, and an allocation failure aborts the
 /// process, so the sizes are checked before ph sees them.
 fn layout(bytes: &[u8]) -> Layout {
@@ -264,7 +282,17 @@ fn layout(bytes: &[u8]) -> Layout {
         };
     }
     let words = |bits: u64| bits.div_ceil(64) * 8;
-    match usize::try_from(at as u64 + words(16 * groups) + 1 + words(4 * groups)) {
+    let Some(seeds_byte) = usize::try_from(at as u64 + words(16 * groups))
+        .ok()
+        .filter(|&s| s < bytes.len())
+    else {
+        return Layout::Unreadable;
+    };
+    let seed_bits = match bytes[seeds_byte] {
+        b @ (SEED_BITS | SEED_BITS_BEFORE_V9) => b as u64,
+        b => return Layout::BadSeedBits(b),
+    };
+    match usize::try_from(seeds_byte as u64 + 1 + words(seed_bits * groups)) {
         Ok(len) => Layout::Length(len),
         Err(_) => Layout::Unreadable,
     }
@@ -297,21 +325,48 @@ mod tests {
         assert!(from_bytes(&huge).is_err());
     }
 
+    /// The MPHF of format versions 5 to 8: 4-bit group seeds, levels of 100%.
+    type FunctionBeforeV9 =
+        GOFunction<TwoToPowerBitsStatic<4>, TwoToPowerBitsStatic<2>, MphfHasher>;
+
+    fn build_before_v9(keys: &[u64]) -> FunctionBeforeV9 {
+        let conf = GOConf::hash_bps_bpg(
+            MphfHasher,
+            TwoToPowerBitsStatic::<2>,
+            TwoToPowerBitsStatic::<4>,
+        );
+        GOFunction::from_slice_with_conf(keys, GOBuildConf::with_mt(conf, true))
+    }
+
+    fn bytes_before_v9(f: &FunctionBeforeV9) -> Vec<u8> {
+        let mut out = Vec::with_capacity(f.write_bytes());
+        f.write(&mut out).unwrap();
+        out
+    }
+
     /// The zero-copy view gives every key ph's slot, and every key ph was not built on ph's
-    /// answer too (`None` or the same arbitrary slot), at sizes of one to several levels.
+    /// answer too (`None` or the same arbitrary slot), at sizes of one to several levels, for
+    /// today's MPHF and for that of files before version 9.
     #[test]
     fn the_view_answers_as_ph_does() {
         for (n, seed) in [(1u64, 3u64), (7, 4), (100, 5), (5_000, 6), (120_000, 7)] {
             let keys: Vec<u64> = (0..n).map(|i| h64(&i.to_le_bytes(), seed)).collect();
-            let f = build(&keys);
-            let bytes = to_bytes(&f);
-            let view = View::new(&bytes).unwrap();
+            let (f, old) = (build(&keys), build_before_v9(&keys));
+            let (bytes, old_bytes) = (to_bytes(&f), bytes_before_v9(&old));
+            let view = View::new(&bytes, SEED_BITS).unwrap();
+            let old_view = View::new(&old_bytes, SEED_BITS_BEFORE_V9).unwrap();
             assert_eq!(view.levels.len(), f.level_sizes().len());
+            assert_eq!(old_view.levels.len(), old.level_sizes().len());
             let others = (0..20_000u64).map(|i| h64(&i.to_le_bytes(), seed + 100));
             let mut found = 0;
             for k in keys.iter().copied().chain(others) {
                 let want = f.get(&k);
                 assert_eq!(view.get(&bytes, k), want, "key {k:#x} of {n}");
+                assert_eq!(
+                    old_view.get(&old_bytes, k),
+                    old.get(&k),
+                    "key {k:#x} of {n}"
+                );
                 found += want.is_some() as usize;
             }
             assert!(found >= keys.len());
@@ -324,13 +379,18 @@ mod tests {
         let bytes = to_bytes(&build(&[1, 2, 3]));
         let mut bad = bytes.clone();
         bad[0] = 8;
-        assert!(View::new(&bad).is_err() && from_bytes(&bad).is_err());
+        assert!(View::new(&bad, SEED_BITS).is_err() && from_bytes(&bad).is_err());
         let mut bad = bytes.clone();
         let seeds = bytes.len() - 9;
         assert_eq!(bad[seeds], SEED_BITS);
-        bad[seeds] = 2;
-        assert!(View::new(&bad).is_err() && from_bytes(&bad).is_err());
-        assert!(View::new(&bytes[..bytes.len() - 1]).is_err());
+        bad[seeds] = 3;
+        assert!(View::new(&bad, SEED_BITS).is_err() && from_bytes(&bad).is_err());
+        assert!(View::new(&bytes[..bytes.len() - 1], SEED_BITS).is_err());
+        // Seeds of the other version's size: refused with what the version says.
+        let old = bytes_before_v9(&build_before_v9(&[1, 2, 3]));
+        let err = View::new(&old, SEED_BITS).unwrap_err().to_string();
+        assert!(err.contains("4 bits per group seed, not 2"), "{err}");
+        assert!(View::new(&bytes, SEED_BITS_BEFORE_V9).is_err());
     }
 
     /// A level of 0 groups with a length that matches would make ph's lookup read a group beyond
@@ -349,7 +409,9 @@ mod tests {
         zero.push(0);
         zero.extend_from_slice(&bytes[2 + levels..]);
         assert_eq!(layout(&zero), Layout::BadLevel(levels as u64));
-        let err = View::new(&zero).expect_err("refused").to_string();
+        let err = View::new(&zero, SEED_BITS)
+            .expect_err("refused")
+            .to_string();
         assert!(err.contains(&format!("level {levels} ")), "{err}");
         let err = from_bytes(&zero).err().expect("refused").to_string();
         assert!(err.contains(&format!("level {levels} ")), "{err}");
