@@ -519,7 +519,7 @@ pub fn simhash(terms: &[TermHash], idf: &Idf, words: usize) -> Vec<u64> {
 /// `tf · idf` in f32.
 pub(crate) fn simhash_of(weighted: &[(u32, f32)], words: usize) -> Vec<u64> {
     #[cfg(target_arch = "x86_64")]
-    if words > 1 && std::is_x86_feature_detected!("avx512f") {
+    if std::is_x86_feature_detected!("avx512f") && std::is_x86_feature_detected!("avx512vl") {
         let mut out = Vec::with_capacity(words);
         let mut word = 0;
         while word + 1 < words as u32 {
@@ -529,7 +529,8 @@ pub(crate) fn simhash_of(weighted: &[(u32, f32)], words: usize) -> Vec<u64> {
             word += 2;
         }
         if out.len() < words {
-            out.push(simhash_word(weighted, word));
+            // SAFETY: the CPU has AVX-512 F and VL, checked just above.
+            out.push(unsafe { simhash_word_avx512vl(weighted, word) });
         }
         return out;
     }
@@ -690,6 +691,53 @@ unsafe fn simhash_words_avx512(terms: &[(u32, f32)], word: u32) -> (u64, u64) {
         bits.1 |= ((positive >> 8) as u8 as u64) << (8 * n);
     }
     bits
+}
+
+/// [`simhash_word_avx2`] with a nibble's signed coordinate picked by one two-table permute from
+/// `weight · HALF_GAUSS` and `weight · −HALF_GAUSS` (bit 3 of the index picks the table), as
+/// [`simhash_words_avx512`] does for two words: the odd word of a sketch.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512vl")]
+unsafe fn simhash_word_avx512vl(terms: &[(u32, f32)], word: u32) -> u64 {
+    use std::arch::x86_64::*;
+    let steps: [u32; 8] =
+        std::array::from_fn(|k| (8 * word + k as u32 + 1).wrapping_mul(LANE_STEP));
+    let negated = HALF_GAUSS.map(|g| -g);
+    // SAFETY (of the unaligned loads): the arrays hold 8 four-byte values.
+    let steps = _mm256_loadu_si256(steps.as_ptr().cast());
+    let gauss = _mm256_loadu_ps(HALF_GAUSS.as_ptr());
+    let negated = _mm256_loadu_ps(negated.as_ptr());
+    let mut votes = [_mm256_setzero_ps(); 8];
+    for &(s, weight) in terms {
+        let w = _mm256_set1_ps(weight);
+        let (plus, minus) = (_mm256_mul_ps(w, gauss), _mm256_mul_ps(w, negated));
+        let mut x = _mm256_add_epi32(_mm256_set1_epi32(s as i32), steps);
+        // hash::fmix32, lane by lane.
+        x = _mm256_xor_si256(x, _mm256_srli_epi32::<16>(x));
+        x = _mm256_mullo_epi32(x, _mm256_set1_epi32(hash::FMIX32_MUL.0 as i32));
+        x = _mm256_xor_si256(x, _mm256_srli_epi32::<13>(x));
+        x = _mm256_mullo_epi32(x, _mm256_set1_epi32(hash::FMIX32_MUL.1 as i32));
+        x = _mm256_xor_si256(x, _mm256_srli_epi32::<16>(x));
+        macro_rules! nibble {
+            ($n:literal, $right:literal) => {{
+                // The permute reads the low 4 bits of each lane: nibble n.
+                let c = _mm256_permutex2var_ps(plus, _mm256_srli_epi32::<$right>(x), minus);
+                votes[$n] = _mm256_add_ps(votes[$n], c);
+            }};
+        }
+        nibble!(0, 0);
+        nibble!(1, 4);
+        nibble!(2, 8);
+        nibble!(3, 12);
+        nibble!(4, 16);
+        nibble!(5, 20);
+        nibble!(6, 24);
+        nibble!(7, 28);
+    }
+    votes.iter().enumerate().fold(0u64, |acc, (n, &v)| {
+        let positive = _mm256_movemask_ps(_mm256_cmp_ps::<_CMP_GT_OQ>(v, _mm256_setzero_ps()));
+        acc | (positive as u8 as u64) << (8 * n)
+    })
 }
 
 /// The estimated cosine similarity of two sketches: cos(π · hamming / bits), clamped to [0, 1].
@@ -969,7 +1017,7 @@ mod tests {
         let want = simhash_by_definition(&terms, &idf, 3);
         for word in 0..3 {
             assert_eq!(simhash_word_scalar(&weighted, word), want[word as usize]);
-            // The one-word AVX2 path, which a machine with AVX-512 takes only for an odd last word.
+            // The one-word AVX2 path, which a machine with AVX-512 does not take.
             assert_eq!(simhash_word(&weighted, word), want[word as usize]);
         }
     }
