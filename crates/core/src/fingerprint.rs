@@ -729,9 +729,12 @@ static LEXICONS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::ne
 /// samples each, band-major: sample `j` of band `b` is `first + 16·b + j`, where `first` is
 /// [`FUZZY_SAMPLES`], [`SHORT_SAMPLES`] or [`SIMILAR_SAMPLES`].
 fn sample_numbers(first: u32, bands: usize, rows: usize) -> Vec<u32> {
-    (0..bands)
-        .flat_map(|b| (0..rows).map(move |j| first + (b * 16 + j) as u32))
-        .collect()
+    sample_number_iter(first, bands, rows).collect()
+}
+
+/// [`sample_numbers`], one after another.
+fn sample_number_iter(first: u32, bands: usize, rows: usize) -> impl Iterator<Item = u32> {
+    (0..bands).flat_map(move |b| (0..rows).map(move |j| first + (b * 16 + j) as u32))
 }
 
 /// The first sample number of the fuzzy path's bands.
@@ -1079,64 +1082,99 @@ impl Fingerprinter {
     /// When the fingerprinter has no idf table.
     pub fn weigh(&self, fp: &mut Fingerprint) {
         let idf = self.weights();
-        let caps = self.caps();
-        let p = &self.params;
-        let n = fp.terms;
         let mut material = Material {
             exact: fp.exact,
-            caps,
+            caps: self.caps(),
             ..Material::default()
         };
-        let weights = weigh_terms(&fp.term_hashes, idf, true);
-        if fp.exact.is_none() {
-            let weighted = &weights.samples;
-            // Every path's samples in as few passes over the terms as there are 16 of them
-            // (the similar path's on the cubed weights, [`similar_weights`]), each sample drawn
-            // exactly as alone.
-            let mut seeds = Vec::new();
-            if n >= p.min_terms && n > 0 {
-                let dev = self.deviations(&fp.class_counts);
-                for bounds in &p.schemes {
-                    material
-                        .digits
-                        .extend(dev.iter().map(|&d| interval(d, bounds)));
-                }
-                seeds.extend(sample_numbers(
-                    FUZZY_SAMPLES,
-                    caps.bands as usize,
-                    caps.samples as usize,
-                ));
-            }
-            let fuzzy = seeds.len();
-            if n < p.short_below || n == 0 {
-                seeds.extend(sample_numbers(
-                    SHORT_SAMPLES,
-                    p.minhash_bands as usize,
-                    caps.short_rows as usize,
-                ));
-            }
-            let short = seeds.len();
-            if p.similar_bands > 0 {
-                seeds.extend(sample_numbers(
-                    SIMILAR_SAMPLES,
-                    p.similar_bands as usize,
-                    caps.similar_rows as usize,
-                ));
-            }
-            let mut drawn = Vec::with_capacity(seeds.len());
-            draw_cubed_from(weighted, &seeds, short, &mut drawn);
-            let frags = drawn.iter().map(|d| d.0);
-            material.samples.extend(frags.clone().take(fuzzy));
-            material
-                .short
-                .extend(frags.clone().skip(fuzzy).take(short - fuzzy));
-            material.similar.extend(frags.skip(short));
+        thread_local! {
+            // A document's weights, sample numbers and draws: a build weighs millions of
+            // documents on each thread, and these are dropped as soon as they are drawn from.
+            static WEIGH: std::cell::RefCell<WeighScratch> = const {
+                std::cell::RefCell::new((
+                    Weights { samples: Vec::new(), sketch: Vec::new() },
+                    Vec::new(),
+                    Vec::new(),
+                ))
+            };
         }
+        let sketch = WEIGH.with_borrow_mut(|(weights, seeds, drawn)| {
+            weigh_terms_into(&fp.term_hashes, idf, true, weights);
+            if fp.exact.is_none() {
+                self.draw_material(fp, &weights.samples, seeds, drawn, &mut material);
+            }
+            let sketch = sketch::simhash_of(&weights.sketch, self.params.sketch_words as usize);
+            // A rare long document leaves no more than this much behind per thread.
+            const KEEP: usize = 1 << 16;
+            if weights.samples.capacity() > KEEP {
+                *weights = Weights {
+                    samples: Vec::new(),
+                    sketch: Vec::new(),
+                };
+            }
+            sketch
+        });
         fp.weighed = Some(Weighed {
             idf: idf.id(),
             material,
-            sketch: sketch::simhash_of(&weights.sketch, p.sketch_words as usize),
+            sketch,
         });
+    }
+
+    /// The digits and samples of every path `fp` is indexed under, drawn from its `weighted`
+    /// terms ([`Fingerprinter::weigh`]); `seeds` and `drawn` are scratch.
+    fn draw_material(
+        &self,
+        fp: &Fingerprint,
+        weighted: &[(u64, f64)],
+        seeds: &mut Vec<u32>,
+        drawn: &mut Vec<(u32, Option<u32>)>,
+        material: &mut Material,
+    ) {
+        let caps = self.caps();
+        let p = &self.params;
+        let n = fp.terms;
+        seeds.clear();
+        drawn.clear();
+        // Every path's samples in as few passes over the terms as there are 16 of them (the
+        // similar path's on the cubed weights, [`similar_weights`]), each sample drawn exactly
+        // as alone.
+        if n >= p.min_terms && n > 0 {
+            let dev = self.deviations(&fp.class_counts);
+            for bounds in &p.schemes {
+                material
+                    .digits
+                    .extend(dev.iter().map(|&d| interval(d, bounds)));
+            }
+            seeds.extend(sample_number_iter(
+                FUZZY_SAMPLES,
+                caps.bands as usize,
+                caps.samples as usize,
+            ));
+        }
+        let fuzzy = seeds.len();
+        if n < p.short_below || n == 0 {
+            seeds.extend(sample_number_iter(
+                SHORT_SAMPLES,
+                p.minhash_bands as usize,
+                caps.short_rows as usize,
+            ));
+        }
+        let short = seeds.len();
+        if p.similar_bands > 0 {
+            seeds.extend(sample_number_iter(
+                SIMILAR_SAMPLES,
+                p.similar_bands as usize,
+                caps.similar_rows as usize,
+            ));
+        }
+        draw_cubed_from(weighted, seeds, short, drawn);
+        let frags = drawn.iter().map(|d| d.0);
+        material.samples.extend(frags.clone().take(fuzzy));
+        material
+            .short
+            .extend(frags.clone().skip(fuzzy).take(short - fuzzy));
+        material.similar.extend(frags.skip(short));
     }
 
     /// The codes a document is indexed under at `resolution` (index thresholds: fuzzy from
@@ -1540,12 +1578,25 @@ struct Weights {
     sketch: Vec<(u32, f32)>,
 }
 
+/// What [`Fingerprinter::weigh`] reuses on a thread: the weights, the sample numbers and
+/// the draws of a document.
+type WeighScratch = (Weights, Vec<u32>, Vec<(u32, Option<u32>)>);
+
 /// [`Weights`] of `terms`; the sketch's only `with_sketch`.
 fn weigh_terms(terms: &[TermHash], idf: &Idf, with_sketch: bool) -> Weights {
     let mut w = Weights {
         samples: Vec::with_capacity(terms.len()),
         sketch: Vec::with_capacity(if with_sketch { terms.len() } else { 0 }),
     };
+    weigh_terms_into(terms, idf, with_sketch, &mut w);
+    w
+}
+
+/// [`weigh_terms`] into `w`'s vectors (cleared first), which a thread reuses from document to
+/// document.
+fn weigh_terms_into(terms: &[TermHash], idf: &Idf, with_sketch: bool, w: &mut Weights) {
+    w.samples.clear();
+    w.sketch.clear();
     for &(h, tf) in terms {
         let q = idf.quantum(h);
         w.samples
@@ -1555,7 +1606,6 @@ fn weigh_terms(terms: &[TermHash], idf: &Idf, with_sketch: bool) -> Weights {
                 .push((sketch::sketch_base(h), tf as f32 * (q as f32 / IDF_SCALE)));
         }
     }
-    w
 }
 
 /// Weighted MinHash samples (P-MinHash, Moulton & Jiang 2018): sample `g` of a set is the
