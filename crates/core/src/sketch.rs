@@ -603,13 +603,7 @@ unsafe fn simhash_word_avx2(terms: &[(u32, f32)], word: u32) -> u64 {
     let mut votes = [_mm256_setzero_ps(); 8];
     for &(s, weight) in terms {
         let scaled = _mm256_mul_ps(_mm256_set1_ps(weight), gauss);
-        let mut x = _mm256_add_epi32(_mm256_set1_epi32(s as i32), steps);
-        // hash::fmix32, lane by lane.
-        x = _mm256_xor_si256(x, _mm256_srli_epi32::<16>(x));
-        x = _mm256_mullo_epi32(x, _mm256_set1_epi32(hash::FMIX32_MUL.0 as i32));
-        x = _mm256_xor_si256(x, _mm256_srli_epi32::<13>(x));
-        x = _mm256_mullo_epi32(x, _mm256_set1_epi32(hash::FMIX32_MUL.1 as i32));
-        x = _mm256_xor_si256(x, _mm256_srli_epi32::<16>(x));
+        let x = lane_hashes_x8(s, steps);
         macro_rules! nibble {
             ($n:literal, $right:literal, $left:literal) => {{
                 // The permute reads the low 3 bits of each lane; bit 3 moves to the sign bit.
@@ -628,6 +622,31 @@ unsafe fn simhash_word_avx2(terms: &[(u32, f32)], word: u32) -> u64 {
         nibble!(6, 24, 4);
         nibble!(7, 28, 0);
     }
+    word_bits_x8(&votes)
+}
+
+/// The 8 lane hashes of a term of base `s` ([`lane_hash`]): `fmix32(s + step)` per lane.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+unsafe fn lane_hashes_x8(s: u32, steps: std::arch::x86_64::__m256i) -> std::arch::x86_64::__m256i {
+    use std::arch::x86_64::*;
+    let mut x = _mm256_add_epi32(_mm256_set1_epi32(s as i32), steps);
+    // hash::fmix32, lane by lane.
+    x = _mm256_xor_si256(x, _mm256_srli_epi32::<16>(x));
+    x = _mm256_mullo_epi32(x, _mm256_set1_epi32(hash::FMIX32_MUL.0 as i32));
+    x = _mm256_xor_si256(x, _mm256_srli_epi32::<13>(x));
+    x = _mm256_mullo_epi32(x, _mm256_set1_epi32(hash::FMIX32_MUL.1 as i32));
+    _mm256_xor_si256(x, _mm256_srli_epi32::<16>(x))
+}
+
+/// A sketch word from its 64 votes, 8 per register (bit `8n + k` from lane `k` of `votes[n]`):
+/// set where the vote is positive.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+unsafe fn word_bits_x8(votes: &[std::arch::x86_64::__m256; 8]) -> u64 {
+    use std::arch::x86_64::*;
     votes.iter().enumerate().fold(0u64, |acc, (n, &v)| {
         let positive = _mm256_movemask_ps(_mm256_cmp_ps::<_CMP_GT_OQ>(v, _mm256_setzero_ps()));
         acc | (positive as u8 as u64) << (8 * n)
@@ -711,13 +730,7 @@ unsafe fn simhash_word_avx512vl(terms: &[(u32, f32)], word: u32) -> u64 {
     for &(s, weight) in terms {
         let w = _mm256_set1_ps(weight);
         let (plus, minus) = (_mm256_mul_ps(w, gauss), _mm256_mul_ps(w, negated));
-        let mut x = _mm256_add_epi32(_mm256_set1_epi32(s as i32), steps);
-        // hash::fmix32, lane by lane.
-        x = _mm256_xor_si256(x, _mm256_srli_epi32::<16>(x));
-        x = _mm256_mullo_epi32(x, _mm256_set1_epi32(hash::FMIX32_MUL.0 as i32));
-        x = _mm256_xor_si256(x, _mm256_srli_epi32::<13>(x));
-        x = _mm256_mullo_epi32(x, _mm256_set1_epi32(hash::FMIX32_MUL.1 as i32));
-        x = _mm256_xor_si256(x, _mm256_srli_epi32::<16>(x));
+        let x = lane_hashes_x8(s, steps);
         macro_rules! nibble {
             ($n:literal, $right:literal) => {{
                 // The permute reads the low 4 bits of each lane: nibble n.
@@ -734,10 +747,7 @@ unsafe fn simhash_word_avx512vl(terms: &[(u32, f32)], word: u32) -> u64 {
         nibble!(6, 24);
         nibble!(7, 28);
     }
-    votes.iter().enumerate().fold(0u64, |acc, (n, &v)| {
-        let positive = _mm256_movemask_ps(_mm256_cmp_ps::<_CMP_GT_OQ>(v, _mm256_setzero_ps()));
-        acc | (positive as u8 as u64) << (8 * n)
-    })
+    word_bits_x8(&votes)
 }
 
 /// The estimated cosine similarity of two sketches: cos(π · hamming / bits), clamped to [0, 1].
