@@ -687,21 +687,12 @@ unsafe fn simhash_words_avx512(terms: &[(u32, f32)], word: u32) -> (u64, u64) {
         x = _mm512_xor_si512(x, _mm512_srli_epi32::<13>(x));
         x = _mm512_mullo_epi32(x, _mm512_set1_epi32(hash::FMIX32_MUL.1 as i32));
         x = _mm512_xor_si512(x, _mm512_srli_epi32::<16>(x));
-        macro_rules! nibble {
-            ($n:literal, $right:literal) => {{
-                // The permute reads the low 4 bits of each lane: nibble n.
-                let c = _mm512_permutexvar_ps(_mm512_srli_epi32::<$right>(x), scaled);
-                votes[$n] = _mm512_add_ps(votes[$n], c);
-            }};
+        for (n, vote) in votes.iter_mut().enumerate() {
+            // The permute reads the low 4 bits of each lane: nibble n (a constant shift once
+            // the loop is unrolled).
+            let nibble = _mm512_srl_epi32(x, _mm_cvtsi32_si128(4 * n as i32));
+            *vote = _mm512_add_ps(*vote, _mm512_permutexvar_ps(nibble, scaled));
         }
-        nibble!(0, 0);
-        nibble!(1, 4);
-        nibble!(2, 8);
-        nibble!(3, 12);
-        nibble!(4, 16);
-        nibble!(5, 20);
-        nibble!(6, 24);
-        nibble!(7, 28);
     }
     let mut bits = (0u64, 0u64);
     for (n, &v) in votes.iter().enumerate() {
@@ -731,21 +722,11 @@ unsafe fn simhash_word_avx512vl(terms: &[(u32, f32)], word: u32) -> u64 {
         let w = _mm256_set1_ps(weight);
         let (plus, minus) = (_mm256_mul_ps(w, gauss), _mm256_mul_ps(w, negated));
         let x = lane_hashes_x8(s, steps);
-        macro_rules! nibble {
-            ($n:literal, $right:literal) => {{
-                // The permute reads the low 4 bits of each lane: nibble n.
-                let c = _mm256_permutex2var_ps(plus, _mm256_srli_epi32::<$right>(x), minus);
-                votes[$n] = _mm256_add_ps(votes[$n], c);
-            }};
+        for (n, vote) in votes.iter_mut().enumerate() {
+            // The permute reads the low 4 bits of each lane: nibble n.
+            let nibble = _mm256_srl_epi32(x, _mm_cvtsi32_si128(4 * n as i32));
+            *vote = _mm256_add_ps(*vote, _mm256_permutex2var_ps(plus, nibble, minus));
         }
-        nibble!(0, 0);
-        nibble!(1, 4);
-        nibble!(2, 8);
-        nibble!(3, 12);
-        nibble!(4, 16);
-        nibble!(5, 20);
-        nibble!(6, 24);
-        nibble!(7, 28);
     }
     word_bits_x8(&votes)
 }
