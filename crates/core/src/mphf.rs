@@ -15,8 +15,8 @@ use ph::fmph::{GOBuildConf, GOConf, GOFunction, TwoToPowerBitsStatic};
 /// on; 4-bit seeds, 2^2, before: see [`SEED_BITS`]).
 pub type Function = GOFunction<TwoToPowerBitsStatic<4>, TwoToPowerBitsStatic<1>, MphfHasher>;
 
-/// Bits per group seed that version 9 files hold, and that files of earlier versions hold.
-/// The builder tries every seed of each group of each level, one pass over the level's keys
+/// Bits per group seed in version 9 files ([`SEED_BITS_BEFORE_V9`] in earlier ones). The
+/// builder tries every seed of each group of each level, one pass over the level's keys
 /// per seed. `cargo bench --bench mphf_levels` over 14.4 million codes on two cores: 4-bit
 /// seeds and levels of 100% (version 8) build in 2.5 s at 2.16 bits per code; 2-bit seeds and
 /// levels of 150% in 0.63 s at 2.48 bits, 0.3 bytes per document more at 2 million; an absent
