@@ -158,14 +158,7 @@ impl<D: AsRef<[u8]>> Index<D> {
                 )
             }
         };
-        let mphf = mphf::View::new(
-            mphf,
-            if dir.version >= 9 {
-                mphf::SEED_BITS
-            } else {
-                mphf::SEED_BITS_BEFORE_V9
-            },
-        )?;
+        let mphf = mphf::View::new(mphf, mphf::seed_bits(dir.version))?;
         let tree = tree.map(|t| Tree::decode(t, &dir)).transpose()?;
         let guard = Guard::new(&dir, tree);
 

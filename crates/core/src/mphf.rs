@@ -26,6 +26,15 @@ pub const SEED_BITS: u8 = 2;
 /// [`SEED_BITS`] of files before version 9.
 pub const SEED_BITS_BEFORE_V9: u8 = 4;
 
+/// The bits per group seed of a file of format `version`.
+pub fn seed_bits(version: u32) -> u8 {
+    if version >= 9 {
+        SEED_BITS
+    } else {
+        SEED_BITS_BEFORE_V9
+    }
+}
+
 /// Each level's bit array, in percent of the keys left for it (format version 9 on; 100 before):
 /// fewer keys go on to the next level, so fewer passes over them (see [`SEED_BITS`]).
 pub const LEVEL_SIZE: u16 = 150;
@@ -86,8 +95,10 @@ pub struct View {
     /// the seeds follow them (`seed_bits` per group, likewise).
     bits_at: usize,
     seeds_at: usize,
-    /// Bits per group seed: [`SEED_BITS`], or [`SEED_BITS_BEFORE_V9`] in older files.
+    /// Bits per group seed: [`SEED_BITS`], or [`SEED_BITS_BEFORE_V9`] in older files; a
+    /// 64-bit word holds `2^seeds_per_word_log2` of them.
     seed_bits: u8,
+    seeds_per_word_log2: u32,
     /// Per block of [`RANK_WORDS`] words of group bits, the ones before it.
     ranks: Vec<u64>,
     /// Bytes of the section.
@@ -141,6 +152,7 @@ impl View {
             bits_at: at,
             seeds_at: seeds_byte + 1,
             seed_bits,
+            seeds_per_word_log2: (64 / seed_bits as u32).trailing_zeros(),
             ranks: Vec::with_capacity(bit_words.div_ceil(RANK_WORDS)),
             len: bytes.len(),
         };
@@ -174,9 +186,10 @@ impl View {
     #[inline]
     pub fn get(&self, bytes: &[u8], key: u64) -> Option<u64> {
         assert_eq!(bytes.len(), self.len, "an MPHF view reads its own section");
-        // Seeds per 64-bit word, and the masks of a seed and of a bit within a group.
+        // Seeds per 64-bit word (a power of two: shifts, not divisions, on this hot path), and
+        // the masks of a seed and of a bit within a group.
         let seed_bits = self.seed_bits as u64;
-        let seeds_per_word = 64 / seed_bits;
+        let per_word_log2 = self.seeds_per_word_log2;
         let seed_mask = (1u64 << seed_bits) - 1;
         const IN_GROUP_MASK: u32 = GROUP_BITS as u32 - 1;
         let mut before = 0u64;
@@ -184,8 +197,9 @@ impl View {
             let hash = ph::BuildSeededHasher::hash_one(&MphfHasher, key, level as u64);
             // ph's `group_nr` (map64_to_64), the group's seed, and `in_group_index`.
             let group = before + ((hash as u128 * size as u128) >> 64) as u64;
-            let seed = (Self::word(bytes, self.seeds_at + 8 * (group / seeds_per_word) as usize)
-                >> ((group % seeds_per_word) * seed_bits))
+            let in_word = group & ((1 << per_word_log2) - 1);
+            let seed = (Self::word(bytes, self.seeds_at + 8 * (group >> per_word_log2) as usize)
+                >> (in_word * seed_bits))
                 & seed_mask;
             let bit = (group * GROUP_BITS as u64
                 + (mix32(hash as u32 ^ seed as u32) & IN_GROUP_MASK) as u64)
