@@ -176,6 +176,7 @@ fn test_format_v7() {
     check_segment(GOLDEN_V7, 7);
 }
 
+/// Version 8 files (4-bit MPHF seeds, levels of 100%) open and answer as before.
 #[test]
 fn test_format_v8() {
     check_segment(GOLDEN_V8, 8);
@@ -217,7 +218,6 @@ fn v7_and_v8_differ_in_the_block_tree_alone() {
     assert_eq!(block_size(GOLDEN_V6), None, "version 6 has no block tree");
 }
 
-/// Version 8 files (MPHF levels of 100%) open and answer as before.
 #[test]
 fn test_format_v9() {
     check_segment(GOLDEN_V9, 9);

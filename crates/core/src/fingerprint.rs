@@ -1744,8 +1744,9 @@ fn clocks_scalar<S>(
 /// [`clocks`] with the samples' hashes and the `1 − U` bound of 16 samples in two AVX-512
 /// registers per element: the same hashes and comparisons in IEEE-754 double precision, so the
 /// same elements reach `keep`, in the same order per sample (samples are independent: keeping
-/// one never changes another's bar). An element that passes the bound in some samples is then
-/// kept one sample at a time, as in [`clocks_scalar`].
+/// one never changes another's bar). The clocks of the samples an element passes the bound in
+/// are computed eight at a time ([`neg_ln_unit8`], the same bits), then kept one sample at a
+/// time, as in [`clocks_scalar`].
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512dq")]
 unsafe fn clocks_avx512<S>(
@@ -2235,6 +2236,13 @@ mod tests {
         assert_eq!(neg_ln_unit(u32::MAX).to_bits(), KAT_NEG_LN[3]);
     }
 
+    const KAT_NEG_LN: [u64; 4] = [
+        0x4036_dfb5_16f2_0bbe,
+        0x4029_84f2_8845_ea25,
+        0x3ff1_93ea_7aa5_030a,
+        0x3de0_0000_0004_0000,
+    ];
+
     /// The eight-lane −ln of the AVX-512 pass is [`neg_ln_unit`] to the bit: on the ends of the
     /// range, on each side of every mantissa's √2 turn (U = 2^−k·√2), and on a million hashes.
     #[cfg(target_arch = "x86_64")]
@@ -2266,12 +2274,6 @@ mod tests {
             }
         }
     }
-    const KAT_NEG_LN: [u64; 4] = [
-        0x4036_dfb5_16f2_0bbe,
-        0x4029_84f2_8845_ea25,
-        0x3ff1_93ea_7aa5_030a,
-        0x3de0_0000_0004_0000,
-    ];
 
     #[test]
     fn cheapest_sets_come_in_order_of_cost() {

@@ -16,8 +16,8 @@ pub const VERSION: u32 = 9;
 /// the file, so they answer exactly as before) and lack the set sections CODES and IDS; versions
 /// 5 and 6 lack the block tree (TREE, SUMS), so their large sections are checked whole; version
 /// 7 files have 4 KiB blocks in their tree instead of 16 KiB (a field of TREE, read as written);
-/// files before version 9 have MPHF levels of 100% instead of 150% (their sizes are in the
-/// section, read as written).
+/// files before version 9 have 4-bit MPHF group seeds instead of 2 and levels of 100% instead of
+/// 150% (`mphf::seed_bits` of the version; the level sizes are in the section, read as written).
 pub const MIN_VERSION: u32 = 5;
 /// Bytes of the fixed header: magic, version, section count, file length, directory checksum.
 pub const HEADER_LEN: usize = 8 + 4 + 4 + 8 + 8;

@@ -188,7 +188,7 @@ fn build_with(sections: &[(SectionId, &[u8])], log2: u8) -> (Vec<u8>, Vec<u8>) {
     (tree.encode(), sums)
 }
 
-/// How a reader trusts the large sections: by the tree (versions 7 and 8), or whole against the
+/// How a reader trusts the large sections: by the tree (version 7 on), or whole against the
 /// directory (versions 5 and 6).
 enum Scheme {
     Tree {

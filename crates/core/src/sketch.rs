@@ -500,7 +500,8 @@ const HALF_GAUSS: [f32; 8] = [
 /// P(bit differs) = angle / π exactly, and 16 levels stay within 0.01 of it even when a few
 /// heavy terms dominate a vector, where ±1 signs are far off (ties and lattice effects).
 /// Sixteen levels are 4 bits, so one 32-bit hash gives 8 coordinates and a term's 64
-/// coordinates per sketch word cost 8 hashes, computed 8 at a time in AVX2 registers.
+/// coordinates per sketch word cost 8 hashes, computed 8 at a time in AVX2 registers (two words
+/// at a time in AVX-512 ones).
 ///
 /// Coordinates (index-format.md §8.8): with `s` the term's 64-bit base folded to 32 bits, lane
 /// `k` of word `w` is `x = fmix32(s + (8·w + k + 1) · 0x9e3779b9)`; nibble `n` of `x` (bits
@@ -550,7 +551,14 @@ pub(crate) fn sketch_base(h: u128) -> u32 {
 /// The 32-bit hash of lane `k` of sketch word `word` of a term of base `s`.
 #[inline]
 fn lane_hash(s: u32, word: u32, k: u32) -> u32 {
-    hash::fmix32(s.wrapping_add((8 * word + k + 1).wrapping_mul(LANE_STEP)))
+    hash::fmix32(s.wrapping_add(lane_step(word, k)))
+}
+
+/// What lane `k` of sketch word `word` adds to a term's base before mixing: `(8·word + k + 1) ·`
+/// [`LANE_STEP`]. `k` may run past 7 into the next word's lanes, as the two-word path has them.
+#[inline]
+fn lane_step(word: u32, k: u32) -> u32 {
+    (8 * word + k + 1).wrapping_mul(LANE_STEP)
 }
 
 /// ⌊2^32 / φ⌋: the step between a term's lane hashes.
@@ -594,8 +602,7 @@ fn simhash_word_scalar(terms: &[(u32, f32)], word: u32) -> u64 {
 unsafe fn simhash_word_avx2(terms: &[(u32, f32)], word: u32) -> u64 {
     use std::arch::x86_64::*;
     // Lane k adds the step of lane_hash(s, word, k).
-    let steps: [u32; 8] =
-        std::array::from_fn(|k| (8 * word + k as u32 + 1).wrapping_mul(LANE_STEP));
+    let steps: [u32; 8] = std::array::from_fn(|k| lane_step(word, k as u32));
     // SAFETY (of the unaligned loads): both arrays hold 8 four-byte values.
     let steps = _mm256_loadu_si256(steps.as_ptr().cast());
     let gauss = _mm256_loadu_ps(HALF_GAUSS.as_ptr());
@@ -662,10 +669,8 @@ unsafe fn word_bits_x8(votes: &[std::arch::x86_64::__m256; 8]) -> u64 {
 #[target_feature(enable = "avx512f")]
 unsafe fn simhash_words_avx512(terms: &[(u32, f32)], word: u32) -> (u64, u64) {
     use std::arch::x86_64::*;
-    // Lanes 0–7 add the steps of word `word`, lanes 8–15 those of word `word + 1`: lane_hash's
-    // `8·w + k + 1` runs on across the two.
-    let steps: [u32; 16] =
-        std::array::from_fn(|k| (8 * word + k as u32 + 1).wrapping_mul(LANE_STEP));
+    // Lanes 0–7 add the steps of word `word`, lanes 8–15 those of word `word + 1`.
+    let steps: [u32; 16] = std::array::from_fn(|k| lane_step(word, k as u32));
     let signed: [f32; 16] = std::array::from_fn(|i| {
         let g = HALF_GAUSS[i & 7];
         if i < 8 {
@@ -710,8 +715,7 @@ unsafe fn simhash_words_avx512(terms: &[(u32, f32)], word: u32) -> (u64, u64) {
 #[target_feature(enable = "avx512f,avx512vl")]
 unsafe fn simhash_word_avx512vl(terms: &[(u32, f32)], word: u32) -> u64 {
     use std::arch::x86_64::*;
-    let steps: [u32; 8] =
-        std::array::from_fn(|k| (8 * word + k as u32 + 1).wrapping_mul(LANE_STEP));
+    let steps: [u32; 8] = std::array::from_fn(|k| lane_step(word, k as u32));
     let negated = HALF_GAUSS.map(|g| -g);
     // SAFETY (of the unaligned loads): the arrays hold 8 four-byte values.
     let steps = _mm256_loadu_si256(steps.as_ptr().cast());
