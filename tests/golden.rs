@@ -182,6 +182,23 @@ fn test_format_v8() {
     check_segment(GOLDEN_V8, 8);
 }
 
+/// A golden file opened, and its sections' names and bytes in file order.
+fn sections(path: &str) -> (Index<Vec<u8>>, Vec<(&'static str, Vec<u8>)>) {
+    let bytes = std::fs::read(root().join(path)).unwrap();
+    let index = Index::open(bytes.clone()).unwrap();
+    let sections = index
+        .sections()
+        .iter()
+        .map(|s| {
+            (
+                s.name,
+                bytes[s.offset as usize..(s.offset + s.len) as usize].to_vec(),
+            )
+        })
+        .collect();
+    (index, sections)
+}
+
 /// Version 7 and 8 files of the same documents differ in their block tree alone: the same bytes
 /// in every other section (documents, codes, sketches). Each section of these small files is
 /// one block at either size, so TREE differs in its block size only; `integrity`'s
@@ -189,13 +206,10 @@ fn test_format_v8() {
 #[test]
 fn v7_and_v8_differ_in_the_block_tree_alone() {
     let read = |path: &str| {
-        let bytes = std::fs::read(root().join(path)).unwrap();
-        let index = Index::open(bytes.clone()).unwrap();
         let mut others = Vec::new();
         let mut block_log2 = None;
-        for s in index.sections() {
-            let b = bytes[s.offset as usize..(s.offset + s.len) as usize].to_vec();
-            match s.name {
+        for (name, b) in sections(path).1 {
+            match name {
                 // TREE starts with the block size's log2 (index-format.md §7.1).
                 "TREE" => block_log2 = Some(b[0]),
                 "SUMS" => {}
@@ -255,13 +269,11 @@ fn mphf_levels(section: &[u8]) -> (Vec<u64>, u8) {
 #[test]
 fn v8_and_v9_differ_in_the_mphf_and_slot_order_alone() {
     let read = |path: &str| {
-        let bytes = std::fs::read(root().join(path)).unwrap();
-        let index = Index::open(bytes.clone()).unwrap();
+        let (index, all) = sections(path);
         let mut same = Vec::new();
         let mut levels = (Vec::new(), 0);
-        for s in index.sections() {
-            let b = bytes[s.offset as usize..(s.offset + s.len) as usize].to_vec();
-            match s.name {
+        for (name, b) in all {
+            match name {
                 "MPHF" => levels = mphf_levels(&b),
                 "CHECKS" | "STARTS" | "POSTINGS" | "TREE" | "SUMS" => {}
                 name => same.push((name, b)),

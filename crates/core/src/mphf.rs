@@ -17,7 +17,7 @@ pub type Function = GOFunction<TwoToPowerBitsStatic<4>, TwoToPowerBitsStatic<1>,
 
 /// Bits per group seed in version 9 files ([`SEED_BITS_BEFORE_V9`] in earlier ones). The
 /// builder tries every seed of each group of each level, one pass over the level's keys
-/// per seed. `cargo bench --bench mphf_levels` over 14.4 million codes on two cores: 4-bit
+/// per seed. `cargo bench --bench mphf_settings` over 14.4 million codes on two cores: 4-bit
 /// seeds and levels of 100% (version 8) build in 2.5 s at 2.16 bits per code; 2-bit seeds and
 /// levels of 150% in 0.63 s at 2.48 bits, 0.3 bytes per document more at 2 million; an absent
 /// code, what most of a query's probes are, is looked up as fast (43–45 ns), a present one in

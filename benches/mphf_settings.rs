@@ -5,9 +5,9 @@
 //! each setting built twice, alternating.
 //!
 //! ```sh
-//! cargo bench --bench mphf_levels                    # 14,435,831 codes: a 2M-document index's
-//! cargo bench --bench mphf_levels -- --keys 1000000
-//! cargo bench --bench mphf_levels -- --test          # 20,000 codes, once: that it runs
+//! cargo bench --bench mphf_settings                    # 14,435,831 codes: a 2M-document index's
+//! cargo bench --bench mphf_settings -- --keys 1000000
+//! cargo bench --bench mphf_settings -- --test          # 20,000 codes, once: that it runs
 //! ```
 
 use ph::fmph::{GOBuildConf, GOConf, GOFunction, TwoToPowerBitsStatic};
