@@ -182,8 +182,11 @@ fn test_format_v8() {
     check_segment(GOLDEN_V8, 8);
 }
 
-/// A golden file opened, and its sections' names and bytes in file order.
-fn sections(path: &str) -> (Index<Vec<u8>>, Vec<(&'static str, Vec<u8>)>) {
+/// A section's name and bytes.
+type Section = (&'static str, Vec<u8>);
+
+/// A golden file opened, and its sections in file order.
+fn sections(path: &str) -> (Index<Vec<u8>>, Vec<Section>) {
     let bytes = std::fs::read(root().join(path)).unwrap();
     let index = Index::open(bytes.clone()).unwrap();
     let sections = index
