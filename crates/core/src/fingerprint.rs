@@ -521,8 +521,6 @@ pub struct Fingerprinter {
     /// What [`Fingerprinter::weigh`] draws for: the fixed resolution, else [`AUTO_CAPS`] or what
     /// [`Fingerprinter::with_caps`] set.
     caps: Resolution,
-    /// Identifies the stopwords and classes to each thread's [`Lexicon`]; kept by clones.
-    lexicon: u64,
     /// What its fingerprints are comparable by ([`Fingerprinter::identity`]).
     identity: u64,
 }
@@ -647,84 +645,6 @@ impl WordTable {
     }
 }
 
-/// A thread's memo of what a word is to one [`Fingerprinter`]: stopword or not, and its prefix
-/// class, by term hash. Both depend on the word alone, and a collection's words recur from
-/// document to document (Zipf), so most first occurrences in a document cost one probe here
-/// instead of a stopword lookup and a prefix-class lookup. Direct-mapped and bounded: a slot
-/// holds the last word that hashed to it.
-struct Lexicon {
-    /// The [`Fingerprinter::lexicon`] id the entries belong to.
-    owner: u64,
-    slots: Vec<LexiconSlot>,
-}
-
-/// One word of [`Lexicon`], in 16 bytes so that a probe reads one cache line.
-#[derive(Clone, Copy)]
-#[repr(C, align(16))]
-struct LexiconSlot {
-    /// The low 64 bits of the word's term hash; the slot number is 16 bits of the high half,
-    /// so a different word matches only if 80 bits of their hashes agree.
-    tag: u64,
-    /// The class, with [`Lexicon::STOPWORD`] set for stopwords; [`Lexicon::EMPTY`] when the
-    /// slot is unused.
-    value: u32,
-}
-
-impl Lexicon {
-    /// 65,536 slots of 16 bytes (1 MiB): a collection's common words. A 150,000-word
-    /// vocabulary counted 3–4% faster than with 32,768 slots, real leads the same.
-    const SLOTS: usize = 1 << 16;
-    const STOPWORD: u32 = 1 << 16;
-    const EMPTY: u32 = u32::MAX;
-
-    fn new() -> Lexicon {
-        Lexicon {
-            owner: u64::MAX,
-            slots: vec![
-                LexiconSlot {
-                    tag: 0,
-                    value: Self::EMPTY
-                };
-                Self::SLOTS
-            ],
-        }
-    }
-
-    /// Starts loading the slot of `h` into the cache, for a [`Lexicon::get`] that may follow.
-    #[inline(always)]
-    fn prefetch(&self, h: u128) {
-        #[cfg(not(target_arch = "x86_64"))]
-        let _ = (self, h);
-        #[cfg(target_arch = "x86_64")]
-        {
-            let slot = &self.slots[(h >> 64) as usize & (Self::SLOTS - 1)];
-            // SAFETY: a prefetch hint of a valid address; it reads nothing.
-            unsafe {
-                std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
-                    (slot as *const LexiconSlot).cast(),
-                )
-            };
-        }
-    }
-
-    /// Whether the word of term hash `h` is a stopword, and its prefix class; `analyse`
-    /// computes them when the word is not in the memo.
-    #[inline]
-    fn get(&mut self, h: u128, analyse: impl FnOnce() -> (bool, u16)) -> (bool, u16) {
-        let slot = &mut self.slots[(h >> 64) as usize & (Self::SLOTS - 1)];
-        if slot.value != Self::EMPTY && slot.tag == h as u64 {
-            return (slot.value & Self::STOPWORD != 0, slot.value as u16);
-        }
-        let (stop, class) = analyse();
-        slot.tag = h as u64;
-        slot.value = class as u32 | if stop { Self::STOPWORD } else { 0 };
-        (stop, class)
-    }
-}
-
-/// Distinct ids for fingerprinters with their own stopwords and classes ([`Lexicon::owner`]).
-static LEXICONS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-
 /// Sample numbers (`g` of [`draw`], index-format.md §8.3) of a path's `bands` bands of `rows`
 /// samples each, band-major: sample `j` of band `b` is `first + 16·b + j`, where `first` is
 /// [`FUZZY_SAMPLES`], [`SHORT_SAMPLES`] or [`SIMILAR_SAMPLES`].
@@ -812,7 +732,6 @@ impl Fingerprinter {
             classes: Arc::new(classes),
             analyzer: Arc::new(analyzer),
             idf: None,
-            lexicon: LEXICONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
         })
     }
 
@@ -911,26 +830,17 @@ impl Fingerprinter {
     /// the prefix class are computed once per distinct word.
     fn count(&self, text: &str, content_only: bool) -> TermStats {
         thread_local! {
-            // The word table, lexicon, folding buffer and term list of this thread, reused
-            // from document to document.
-            static SCRATCH: std::cell::RefCell<(WordTable, Lexicon, String, Vec<CountedTerm>)> =
-                std::cell::RefCell::new((
-                    WordTable::with_capacity(0),
-                    Lexicon::new(),
-                    String::new(),
-                    Vec::new(),
-                ));
+            // The word table, folding buffer and term list of this thread, reused from document
+            // to document.
+            static SCRATCH: std::cell::RefCell<(WordTable, String, Vec<CountedTerm>)> =
+                std::cell::RefCell::new((WordTable::with_capacity(0), String::new(), Vec::new()));
         }
-        SCRATCH.with_borrow_mut(|(table, lexicon, scratch, terms)| {
+        SCRATCH.with_borrow_mut(|(table, scratch, terms)| {
             // Sized for the document, up to 65,536 words: a larger one grows the table as its
             // distinct words need, instead of 2.5 bytes of table per byte of text.
             table.reset((text.len() / 16).min(1 << 16));
-            if lexicon.owner != self.lexicon {
-                *lexicon = Lexicon::new();
-                lexicon.owner = self.lexicon;
-            }
             terms.clear();
-            self.count_with(text, content_only, table, lexicon, scratch, terms);
+            self.count_with(text, content_only, table, scratch, terms);
             let mut class_counts = vec![0u32; self.classes.k()];
             let mut total = 0;
             for &(_, c, class) in terms.iter() {
@@ -958,7 +868,6 @@ impl Fingerprinter {
         text: &str,
         content_only: bool,
         table: &mut WordTable,
-        lexicon: &mut Lexicon,
         scratch: &mut String,
         terms: &mut Vec<CountedTerm>,
     ) {
@@ -967,21 +876,17 @@ impl Fingerprinter {
                 return;
             }
             let h = sketch::term_hash(w.text);
-            lexicon.prefetch(h);
             let slot = table.find(h);
             let i = match table.get(slot) {
                 Some(i) => i,
                 None => {
-                    let (stop, class) = lexicon.get(h, || {
-                        (
-                            self.analyzer.is_stopword_hash(h),
-                            self.classes.class_of(w.text) as u16,
-                        )
-                    });
-                    let i = if content_only && stop {
+                    // The stopword test and the class read small tables that stay in L1:
+                    // a per-thread memo of both by term hash (1 MiB) counted English 2–9%
+                    // slower, its cache misses costing more than it spared.
+                    let i = if content_only && self.analyzer.is_stopword_hash(h) {
                         SKIP
                     } else {
-                        terms.push((h, 0, class));
+                        terms.push((h, 0, self.classes.class_of(w.text) as u16));
                         terms.len() as u32 - 1
                     };
                     table.insert(slot, h, i);
