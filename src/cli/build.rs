@@ -200,12 +200,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     };
     // Knowing the collection's size up to a bound spares drawing samples it will not need; a
     // fixed resolution (--resolution, --expected-docs, a set's) already says what to draw.
+    let mut seen = HashSet::new();
     if !params_fixed && args.segment_of.is_none() {
         if let Some(n) = corpus::count_at_most(&sources)? {
             builder.size_hint(n);
+            // One id per document: sized once instead of rehashed as it grows.
+            let _ = seen.try_reserve(usize::try_from(n).unwrap_or(usize::MAX));
         }
     }
-    let mut seen = HashSet::new();
     let mut duplicate_ids = Vec::new();
     // Documents are fingerprinted on every core; once the builder has its idf table (the
     // language's or a copied one from the start, or learned from the first documents), they are

@@ -21,6 +21,7 @@ use rayon::prelude::*;
 use std::collections::HashMap;
 use std::io::Write;
 use std::path::Path;
+use std::sync::atomic::{AtomicU32, Ordering};
 
 /// Collects documents and writes an index file.
 ///
@@ -224,6 +225,28 @@ impl IndexBuilder {
         let caps = Resolution::caps_up_to(docs);
         self.fingerprinter = self.fingerprinter.clone().with_caps(caps);
         self.weighing = self.weighing.take().map(|f| f.with_caps(caps));
+        // Room for what nearly every document adds, so that the arrays are not copied as they
+        // grow. Pages are only touched when written; a bound too large for the machine is
+        // simply not reserved.
+        let n = usize::try_from(docs).unwrap_or(usize::MAX);
+        let p = self.fingerprinter.params();
+        let digits = p.schemes.len() * self.fingerprinter.classes().k();
+        let per_doc = |x: usize| n.checked_mul(x).unwrap_or(usize::MAX);
+        let store = &mut self.store;
+        let _ = self
+            .sketches
+            .try_reserve_exact(per_doc(p.sketch_words as usize));
+        let _ = store.fuzzy_docs.try_reserve_exact(n);
+        let _ = store.digits.try_reserve_exact(per_doc(digits));
+        let _ = store
+            .samples
+            .try_reserve_exact(per_doc(caps.bands as usize * caps.samples as usize));
+        if p.similar_bands > 0 {
+            let _ = store.similar_docs.try_reserve_exact(n);
+            let _ = store.similar.try_reserve_exact(per_doc(
+                p.similar_bands as usize * caps.similar_rows as usize,
+            ));
+        }
     }
 
     /// Weighs every document with `idf` instead of learning a table from the first
@@ -494,23 +517,21 @@ impl Parts {
             .idf()
             .expect("a builder weighs with an idf table");
         refs.par_sort_unstable();
-        refs.dedup();
-        let mut keys: Vec<u64> = refs.iter().map(|r| r.0).collect();
-        keys.dedup();
+        let keys = dedup_keys(&mut refs);
         if keys.len() > u32::MAX as usize {
             return Err(Error::Invalid("more than 2^32 distinct codes".into()));
         }
         let f = mphf::build(&keys);
-        // Key index → slot; then the references regrouped in slot order.
-        let slot_of: Vec<u32> = keys
-            .par_iter()
-            .map(|k| f.get(k).expect("MPHF maps every build key") as u32)
-            .collect();
-        let mut key_at_slot = vec![0u32; keys.len()];
-        for (i, &s) in slot_of.iter().enumerate() {
-            key_at_slot[s as usize] = i as u32;
-        }
-        drop(slot_of);
+        // Slot → key index, each key's slot looked up and stored on every core (a perfect hash:
+        // every slot is stored exactly once); then the references regrouped in slot order.
+        let key_at_slot: Vec<u32> = {
+            let at: Vec<AtomicU32> = (0..keys.len()).map(|_| AtomicU32::new(0)).collect();
+            keys.par_iter().enumerate().for_each(|(i, k)| {
+                let s = f.get(k).expect("MPHF maps every build key");
+                at[s as usize].store(i as u32, Ordering::Relaxed);
+            });
+            at.into_iter().map(AtomicU32::into_inner).collect()
+        };
         let mphf_bytes = mphf::to_bytes(&f);
         drop(f);
         // Where each key's run of references starts in `refs` (sorted by key).
@@ -571,12 +592,19 @@ impl Parts {
         idf.encode(&mut w);
         sections.push((SectionId::Idf, std::mem::take(&mut w.buf)));
         sections.push((SectionId::Mphf, mphf_bytes));
+        // The large sections' sizes are known: each is written into a buffer of its size
+        // (grown by doubling, each would be copied and its pages faulted in about twice).
+        w.buf.reserve_exact(2 * checks.len());
         for &c in &checks {
             w.u16(c);
         }
         drop(checks);
         sections.push((SectionId::Checks, std::mem::take(&mut w.buf)));
         // STARTS: bit p set when posting p starts a slot's list; then every 64th one's position.
+        w.buf.reserve_exact(
+            8 * (ref_count.div_ceil(64) + (slot_count as u64).div_ceil(format::SELECT_SAMPLE))
+                as usize,
+        );
         format::pack_bits(
             run_lens
                 .iter()
@@ -593,9 +621,12 @@ impl Parts {
         }
         drop(run_lens);
         sections.push((SectionId::Starts, std::mem::take(&mut w.buf)));
+        w.buf
+            .reserve_exact(8 * (ref_count * posting_bits as u64).div_ceil(64) as usize);
         format::pack_bits(postings.iter().map(|&d| d as u64), posting_bits, &mut w);
         drop(postings);
         sections.push((SectionId::Postings, std::mem::take(&mut w.buf)));
+        w.buf.reserve_exact(8 * sketches.len());
         for s in &sketches {
             w.u64(*s);
         }
@@ -663,6 +694,32 @@ fn gather_postings(
         }
     });
     postings
+}
+
+/// Drops repeated references from `refs` (sorted) and returns their distinct keys, ascending,
+/// in one pass.
+fn dedup_keys(refs: &mut Vec<(u64, u32)>) -> Vec<u64> {
+    let mut keys = Vec::new();
+    let mut kept = 0;
+    for i in 0..refs.len() {
+        let r = refs[i];
+        if kept > 0 {
+            let last = refs[kept - 1];
+            if last == r {
+                continue;
+            }
+            if last.0 == r.0 {
+                refs[kept] = r;
+                kept += 1;
+                continue;
+            }
+        }
+        keys.push(r.0);
+        refs[kept] = r;
+        kept += 1;
+    }
+    refs.truncate(kept);
+    keys
 }
 
 /// The references regrouped by document: each document's number of codes, and their keys in
@@ -738,56 +795,101 @@ fn references(
     let samples = caps.bands as usize * caps.samples as usize;
     let short = params.minhash_bands as usize * caps.short_rows as usize;
     let similar = params.similar_bands as usize * caps.similar_rows as usize;
-    let mut refs = path_refs(&store.fuzzy_docs, |i, out| {
-        fuzzy_codes(
-            &store.digits[i * digits..(i + 1) * digits],
-            &store.samples[i * samples..(i + 1) * samples],
-            caps,
-            params,
-            k,
-            resolution,
-            out,
-        )
-    });
+    // Every path gives each of its documents the same number of codes, so each document's
+    // references have a place known in advance, and every core fills its own blocks of them.
+    let fuzzy_codes_per_doc = params.schemes.len() * resolution.bands as usize;
+    let (short_bands, similar_bands) =
+        (params.minhash_bands as usize, params.similar_bands as usize);
+    let total = store.fuzzy_docs.len() * fuzzy_codes_per_doc
+        + store.short_docs.len() * short_bands
+        + store.similar_docs.len() * similar_bands
+        + store.exact.len();
+    // Zeroed by the allocator, so its pages are first touched by the cores that fill them.
+    let mut refs = vec![(0u64, 0u32); total];
+    let (fuzzy_refs, rest) = refs.split_at_mut(store.fuzzy_docs.len() * fuzzy_codes_per_doc);
+    path_refs(
+        fuzzy_refs,
+        &store.fuzzy_docs,
+        fuzzy_codes_per_doc,
+        |i, out| {
+            fuzzy_codes(
+                &store.digits[i * digits..(i + 1) * digits],
+                &store.samples[i * samples..(i + 1) * samples],
+                caps,
+                params,
+                k,
+                resolution,
+                out,
+            )
+        },
+    );
     // Each path's material goes as soon as its codes are made.
     drop((
         std::mem::take(&mut store.digits),
         std::mem::take(&mut store.samples),
     ));
-    for (path, docs, frags, stride) in [
+    let (short_refs, rest) = rest.split_at_mut(store.short_docs.len() * short_bands);
+    let (similar_refs, exact_refs) = rest.split_at_mut(store.similar_docs.len() * similar_bands);
+    for (path, out, docs, frags, stride, bands) in [
         (
             Path::Short,
+            short_refs,
             std::mem::take(&mut store.short_docs),
             std::mem::take(&mut store.short),
             short,
+            short_bands,
         ),
         (
             Path::Similar,
+            similar_refs,
             std::mem::take(&mut store.similar_docs),
             std::mem::take(&mut store.similar),
             similar,
+            similar_bands,
         ),
     ] {
-        refs.extend(path_refs(&docs, |i, out| {
+        path_refs(out, &docs, bands, |i, out| {
             let m = &frags[i * stride..(i + 1) * stride];
             band_codes(path, m, caps, params, resolution, out)
-        }));
+        });
     }
-    refs.extend(store.exact.iter().map(|&(doc, key)| (key, doc)));
+    for (r, &(doc, key)) in exact_refs.iter_mut().zip(&store.exact) {
+        *r = (key, doc);
+    }
     refs
 }
 
-/// The (code, document) pairs of the documents `docs` of one path, in parallel: `codes(i, out)`
-/// writes the codes of the `i`-th of them.
-fn path_refs(docs: &[u32], codes: impl Fn(usize, &mut Vec<Code>) + Sync) -> Vec<(u64, u32)> {
-    docs.par_iter()
+/// The (code, document) pairs of the documents `docs` of one path into `refs`, `per_doc` of
+/// them per document, on every core: `codes(i, out)` writes the codes of the `i`-th document.
+///
+/// # Panics
+/// When a document gets another number of codes (a path's code count is fixed by its
+/// parameters and the resolution).
+fn path_refs(
+    refs: &mut [(u64, u32)],
+    docs: &[u32],
+    per_doc: usize,
+    codes: impl Fn(usize, &mut Vec<Code>) + Sync,
+) {
+    // Enough blocks to balance the cores, large enough that a task's overhead is nothing.
+    const DOCS: usize = 4096;
+    if per_doc == 0 {
+        return;
+    }
+    refs.par_chunks_mut(DOCS * per_doc)
         .enumerate()
-        .flat_map_iter(|(i, &doc)| {
-            let mut out = Vec::with_capacity(8);
-            codes(i, &mut out);
-            out.into_iter().map(move |c| (c.key, doc))
-        })
-        .collect()
+        .for_each(|(block, out)| {
+            let mut made = Vec::with_capacity(per_doc);
+            for (j, dst) in out.chunks_mut(per_doc).enumerate() {
+                let i = block * DOCS + j;
+                made.clear();
+                codes(i, &mut made);
+                assert_eq!(made.len(), per_doc, "codes per document on one path");
+                for (r, c) in dst.iter_mut().zip(&made) {
+                    *r = (c.key, docs[i]);
+                }
+            }
+        });
 }
 
 fn leb_len(n: usize) -> u64 {
