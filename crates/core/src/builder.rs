@@ -231,7 +231,7 @@ impl IndexBuilder {
         let n = usize::try_from(docs).unwrap_or(usize::MAX);
         let p = self.fingerprinter.params();
         let digits = p.schemes.len() * self.fingerprinter.classes().k();
-        let per_doc = |x: usize| n.checked_mul(x).unwrap_or(usize::MAX);
+        let per_doc = |x: usize| n.saturating_mul(x);
         let store = &mut self.store;
         let _ = self
             .sketches
