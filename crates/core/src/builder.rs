@@ -955,8 +955,58 @@ impl<W: Write> ChecksumWriter<W> {
 
 #[cfg(test)]
 mod tests {
-    use super::gather_postings;
+    use super::{dedup_keys, gather_postings, path_refs};
+    use crate::fingerprint::{Code, Path};
     use crate::hash::fmix64;
+
+    /// The one-pass dedup gives what `dedup` of the references and of their keys gave:
+    /// empty, one, all repeats, and sorted references with repeats of pairs and of keys.
+    #[test]
+    fn dedup_keys_is_dedup_of_references_and_of_keys() {
+        let mixed: Vec<(u64, u32)> = {
+            let mut v: Vec<(u64, u32)> = (0..5000u64)
+                .map(|i| (fmix64(i) % 700, (fmix64(!i) % 5) as u32))
+                .collect();
+            v.sort_unstable();
+            v
+        };
+        for refs in [vec![], vec![(3, 1)], vec![(3, 1); 4], mixed] {
+            let mut expected = refs.clone();
+            expected.dedup();
+            let mut keys: Vec<u64> = expected.iter().map(|r| r.0).collect();
+            keys.dedup();
+            let mut got = refs.clone();
+            assert_eq!(dedup_keys(&mut got), keys);
+            assert_eq!(got, expected);
+        }
+    }
+
+    /// Filling each document's place on every core gives the references one document after
+    /// another would: blocks of 4,096 documents, a partial last one, and none.
+    #[test]
+    fn path_refs_fill_each_documents_place() {
+        for n in [0usize, 1, 4096, 3 * 4096 + 17] {
+            let docs: Vec<u32> = (0..n as u32).map(|d| d * 3 + 1).collect();
+            let codes = |i: usize, out: &mut Vec<Code>| {
+                for g in 0..5u64 {
+                    out.push(Code {
+                        key: fmix64((i as u64) << 3 | g),
+                        path: Path::Similar,
+                        group: g as u16,
+                    });
+                }
+            };
+            let mut expected = Vec::new();
+            for (i, &d) in docs.iter().enumerate() {
+                let mut out = Vec::new();
+                codes(i, &mut out);
+                expected.extend(out.iter().map(|c| (c.key, d)));
+            }
+            let mut refs = vec![(0, 0); n * 5];
+            path_refs(&mut refs, &docs, 5, codes);
+            assert_eq!(refs, expected, "{n} documents");
+        }
+    }
 
     /// The parallel gathering writes every slot's documents in slot order, as the sequential
     /// loop it replaced did: no keys, one block, and several blocks with a partial last one,
