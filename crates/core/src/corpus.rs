@@ -239,28 +239,60 @@ pub fn count_at_most(sources: &[Source]) -> Result<Option<u64>> {
         total += match source {
             Source::Dir(dir) => list(dir).files.len() as u64,
             Source::File(_) => 1,
-            Source::Jsonl(path) => {
-                let mut file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
-                let mut buf = vec![0u8; 1 << 20];
-                let (mut lines, mut last) = (0u64, b'\n');
-                loop {
-                    let n = match file.read(&mut buf) {
-                        Ok(0) => break,
-                        Ok(n) => n,
-                        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                        Err(e) => return Err(Error::io(path, e)),
-                    };
-                    // memchr's count is vectorised, so this pass costs the reads alone.
-                    lines += memchr::memchr_iter(b'\n', &buf[..n]).count() as u64;
-                    last = buf[n - 1];
-                }
-                lines + (last != b'\n') as u64
-            }
+            Source::Jsonl(path) => match count_lines(path, 64 << 20)? {
+                Some(n) => n,
+                // A pipe or device: known only once read.
+                None => return Ok(None),
+            },
             Source::Parquet(path) => parquet_rows(path)?,
             Source::Stdin => return Ok(None),
         };
     }
     Ok(Some(total))
+}
+
+/// The lines of a regular file (a last line without a newline counted), `None` for anything
+/// else (a pipe cannot be read twice). A build waits for this count before it starts, so the
+/// newlines are counted on every core, each reading its own part of at least `part` bytes.
+fn count_lines(path: &Path, part: u64) -> Result<Option<u64>> {
+    use std::os::unix::fs::FileExt;
+    let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+    let meta = file.metadata().map_err(|e| Error::io(path, e))?;
+    if !meta.is_file() {
+        return Ok(None);
+    }
+    let len = meta.len();
+    if len == 0 {
+        return Ok(Some(0));
+    }
+    let parts = (rayon::current_num_threads() as u64).clamp(1, len.div_ceil(part.max(1)));
+    let each = len.div_ceil(parts);
+    let newlines = (0..parts)
+        .into_par_iter()
+        .map(|p| -> std::io::Result<u64> {
+            let (mut at, end) = (p * each, ((p + 1) * each).min(len));
+            let mut buf = vec![0u8; (1 << 20).min((end - at) as usize)];
+            let mut n = 0u64;
+            while at < end {
+                let want = ((end - at) as usize).min(buf.len());
+                let got = match file.read_at(&mut buf[..want], at) {
+                    // The file shrank while being counted: what is left is counted as read.
+                    Ok(0) => break,
+                    Ok(got) => got,
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                    Err(e) => return Err(e),
+                };
+                // memchr's count is vectorised, so this pass costs the reads alone.
+                n += memchr::memchr_iter(b'\n', &buf[..got]).count() as u64;
+                at += got as u64;
+            }
+            Ok(n)
+        })
+        .try_reduce(|| 0, |a, b| Ok(a + b))
+        .map_err(|e| Error::io(path, e))?;
+    let mut last = [0u8; 1];
+    let ends_in_newline = matches!(file.read_at(&mut last, len - 1), Ok(1) if last[0] == b'\n');
+    Ok(Some(newlines + (!ends_in_newline) as u64))
 }
 
 /// True when the number of documents is known once the sources are opened (directories,
@@ -1229,6 +1261,33 @@ mod tests {
     }
 
     #[cfg(not(feature = "parquet"))]
+    /// Lines counted in parts, of any size down to a byte, are the file's lines: with and
+    /// without a last newline, empty lines, an empty file; a pipe's are not known.
+    #[test]
+    fn lines_are_counted_in_parts() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("docs.jsonl");
+        for text in [
+            "",
+            "\n",
+            "{}",
+            "{}\n",
+            "{\"text\": \"a\"}\n\n{\"text\": \"b\"}\n{\"text\": \"c\"}",
+            "a\nbb\nccc\ndddd\neeeee\nffffff\nggggggg\n",
+        ] {
+            std::fs::write(&path, text).unwrap();
+            let lines = text.lines().count() as u64;
+            for part in [1, 2, 3, 7, 64 << 20] {
+                assert_eq!(
+                    count_lines(&path, part).unwrap(),
+                    Some(lines),
+                    "{text:?} in parts of {part}"
+                );
+            }
+        }
+        assert_eq!(count_lines(Path::new("/dev/null"), 1).unwrap(), None);
+    }
+
     #[test]
     fn parquet_needs_the_feature() {
         let source = [Source::Parquet("docs.parquet".into())];
