@@ -960,3 +960,54 @@ fn help_examples_are_one_command_per_line() {
         }
     }
 }
+
+/// A JSON Lines input that is a named pipe is read once, as it streams: the build does not
+/// count its lines first (which read the pipe to its end and left the build waiting for a
+/// second writer that never came).
+#[test]
+fn a_json_lines_pipe_is_built_from() {
+    let tmp = tempfile::tempdir().unwrap();
+    let fifo = tmp.path().join("docs.jsonl");
+    let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: a valid NUL-terminated path and a mode.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let lines: String = common::samples()
+        .iter()
+        .take(20)
+        .map(|(id, text)| serde_json::json!({"id": id, "text": text}).to_string() + "\n")
+        .collect();
+    let writer = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || std::fs::write(fifo, lines).unwrap())
+    };
+    let out = tmp.path().join("piped.pdx");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_pocketdex"))
+        .args([
+            "build",
+            fifo.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+            "-q",
+        ])
+        .current_dir(root())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if started.elapsed() > std::time::Duration::from_secs(120) {
+            child.kill().unwrap();
+            // Lets the writer finish, so that the test ends.
+            let _ = std::fs::File::open(&fifo);
+            panic!("the build of a named pipe did not end");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    writer.join().unwrap();
+    assert!(status.success());
+    let o = pocketdex(&["info", out.to_str().unwrap(), "--json"]);
+    let info: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(info["documents"], 20);
+}

@@ -255,9 +255,8 @@ pub fn count_at_most(sources: &[Source]) -> Result<Option<u64>> {
 /// else (a pipe cannot be read twice). A build waits for this count before it starts, so the
 /// newlines are counted on every core, each reading its own part of at least `part` bytes.
 fn count_lines(path: &Path, part: u64) -> Result<Option<u64>> {
-    use std::os::unix::fs::FileExt;
-    let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
-    let meta = file.metadata().map_err(|e| Error::io(path, e))?;
+    use std::io::{Seek, SeekFrom};
+    let meta = std::fs::metadata(path).map_err(|e| Error::io(path, e))?;
     if !meta.is_file() {
         return Ok(None);
     }
@@ -267,16 +266,21 @@ fn count_lines(path: &Path, part: u64) -> Result<Option<u64>> {
     }
     let parts = (rayon::current_num_threads() as u64).clamp(1, len.div_ceil(part.max(1)));
     let each = len.div_ceil(parts);
-    let newlines = (0..parts)
+    // Each part counts the newlines in its bytes; the last part also says whether the file
+    // ends in one. Each has its own handle, so that the parts read side by side.
+    let counts = (0..parts)
         .into_par_iter()
-        .map(|p| -> std::io::Result<u64> {
-            let (mut at, end) = (p * each, ((p + 1) * each).min(len));
-            let mut buf = vec![0u8; (1 << 20).min((end - at) as usize)];
-            let mut n = 0u64;
-            while at < end {
-                let want = ((end - at) as usize).min(buf.len());
-                let got = match file.read_at(&mut buf[..want], at) {
-                    // The file shrank while being counted: what is left is counted as read.
+        .map(|p| -> std::io::Result<(u64, Option<u8>)> {
+            let (start, end) = (p * each, ((p + 1) * each).min(len));
+            let mut file = std::fs::File::open(path)?;
+            file.seek(SeekFrom::Start(start))?;
+            let mut file = file.take(end - start);
+            let mut buf = vec![0u8; (1 << 20).min((end - start) as usize)];
+            let (mut n, mut last) = (0u64, None);
+            loop {
+                let got = match file.read(&mut buf) {
+                    // The part's end, or the file shrank while being counted: what was read
+                    // is counted.
                     Ok(0) => break,
                     Ok(got) => got,
                     Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
@@ -284,15 +288,15 @@ fn count_lines(path: &Path, part: u64) -> Result<Option<u64>> {
                 };
                 // memchr's count is vectorised, so this pass costs the reads alone.
                 n += memchr::memchr_iter(b'\n', &buf[..got]).count() as u64;
-                at += got as u64;
+                last = Some(buf[got - 1]);
             }
-            Ok(n)
+            Ok((n, last))
         })
-        .try_reduce(|| 0, |a, b| Ok(a + b))
+        .collect::<std::io::Result<Vec<_>>>()
         .map_err(|e| Error::io(path, e))?;
-    let mut last = [0u8; 1];
-    let ends_in_newline = matches!(file.read_at(&mut last, len - 1), Ok(1) if last[0] == b'\n');
-    Ok(Some(newlines + (!ends_in_newline) as u64))
+    let newlines: u64 = counts.iter().map(|c| c.0).sum();
+    let last = counts.iter().rev().find_map(|c| c.1);
+    Ok(Some(newlines + last.is_some_and(|b| b != b'\n') as u64))
 }
 
 /// True when the number of documents is known once the sources are opened (directories,
