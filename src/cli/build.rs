@@ -198,11 +198,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
         None => util::index_builder(args.lang, params, &args.idf)?,
     };
-    // Knowing the collection's size up to a bound spares drawing samples it will not need; a
-    // fixed resolution (--resolution, --expected-docs, a set's) already says what to draw.
     // The ids' 128-bit hashes, which are uniform already: the set takes their high half as is
     // instead of hashing them again with SipHash.
     let mut seen: HashSet<u128, pocketdex::hash::FastState> = HashSet::default();
+    // Knowing the collection's size up to a bound spares drawing samples it will not need; a
+    // fixed resolution (--resolution, --expected-docs, a set's) already says what to draw.
     if !params_fixed && args.segment_of.is_none() {
         if let Some(n) = corpus::count_at_most(&sources)? {
             builder.size_hint(n);

@@ -157,11 +157,12 @@ pub struct Analyzer {
     stop_filter: Box<[u64; STOP_FILTER_BITS / 64]>,
 }
 
-/// Size of [`Analyzer::stop_filter`]: with ~200 stopwords about 5% of other words pass it.
+/// Size of [`Analyzer::stop_filter`]: about 7% of other words pass it with the 301 English
+/// stopwords, 13% with the 576 German ones.
 const STOP_FILTER_BITS: usize = 4096;
 
-/// The bit of [`Analyzer::stop_filter`] for a term hash: its top 12 bits (the word table and
-/// the lexicon index by the high half's low bits, so this is independent of both).
+/// The bit of [`Analyzer::stop_filter`] for a term hash: its top 12 bits (the fingerprinter's
+/// word table indexes by the high half's low bits, so the two are independent).
 #[inline]
 fn stop_filter_bit(h: u128) -> usize {
     (h >> (128 - STOP_FILTER_BITS.trailing_zeros())) as usize
