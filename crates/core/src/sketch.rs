@@ -56,9 +56,24 @@ pub struct Idf {
     table: Vec<(u32, u8)>,
     /// Checksum of the encoded table: identifies it ([`Idf::id`]).
     id: u64,
-    /// The table again, for lookups in O(1): open addressing on the key's low bits (keys are
-    /// hash bits, so uniform), `(key, quantum)` per slot, quantum 0 marking an empty slot.
-    slots: Vec<(u32, u8)>,
+    /// The table again, for lookups in O(1): buckets of [`IDF_BUCKET`] entries, one cache
+    /// line each, chosen by the key's low bits (keys are hash bits, so uniform).
+    buckets: Vec<IdfBucket>,
+}
+
+/// Entries per bucket of [`Idf`]'s lookup table.
+const IDF_BUCKET: usize = 8;
+
+/// A bucket of [`Idf`]'s lookup table: keys and quanta filled from the front, quantum 0
+/// marking an empty entry; a full bucket's keys may go on in the next one (linear probing by
+/// bucket). A lookup reads one line and decides without a branch on what it read unless the
+/// bucket is full: weighing looks up every term of a document, and slot-by-slot probing's
+/// unpredictable branches (hit, empty, next slot) waited for each cache miss in turn.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[repr(C, align(64))]
+struct IdfBucket {
+    keys: [u32; IDF_BUCKET],
+    quanta: [u8; IDF_BUCKET],
 }
 
 impl Idf {
@@ -68,22 +83,30 @@ impl Idf {
     }
 
     fn with_table(docs: u32, default: f32, table: Vec<(u32, u8)>) -> Idf {
-        let mut slots = vec![(0u32, 0u8); (table.len() * 2).next_power_of_two().max(16)];
-        let mask = slots.len() - 1;
+        // About 3 entries per bucket of 8: few buckets overflow into the next.
+        let count = (table.len() / 3 + 1).next_power_of_two().max(4);
+        let mut buckets = vec![IdfBucket::default(); count];
+        let mask = count - 1;
         for &(key, quant) in &table {
-            let mut i = key as usize & mask;
-            while slots[i].1 != 0 {
-                i = (i + 1) & mask;
+            let mut b = key as usize & mask;
+            loop {
+                let bucket = &mut buckets[b];
+                if let Some(free) = bucket.quanta.iter().position(|&q| q == 0) {
+                    bucket.keys[free] = key;
+                    // Quanta are at least 1 (from_df clamps, decode checks), so 0 marks
+                    // empty entries.
+                    bucket.quanta[free] = quant.max(1);
+                    break;
+                }
+                b = (b + 1) & mask;
             }
-            // Quanta are at least 1 (from_df clamps, decode checks), so 0 marks empty slots.
-            slots[i] = (key, quant.max(1));
         }
         let mut idf = Idf {
             docs,
             default,
             table,
             id: 0,
-            slots,
+            buckets,
         };
         let mut w = Writer::default();
         idf.encode(&mut w);
@@ -101,25 +124,41 @@ impl Idf {
     /// number of sixteenths, the default included).
     #[inline]
     pub fn quantum(&self, h: u128) -> u16 {
-        match self.find(idf_key(h)) {
-            Some(q) => q as u16,
-            None => (self.default * IDF_SCALE).round() as u16,
+        let q = self.quantum_or_0(idf_key(h));
+        let default = (self.default * IDF_SCALE).round() as u16;
+        // A select, not a branch: whether a term is in the table is a coin toss.
+        if q == 0 {
+            default
+        } else {
+            q as u16
         }
     }
 
     #[inline]
     fn find(&self, key: u32) -> Option<u8> {
-        let mask = self.slots.len() - 1;
-        let mut i = key as usize & mask;
+        Some(self.quantum_or_0(key)).filter(|&q| q != 0)
+    }
+
+    /// The quantum of `key`, 0 when it is not in the table.
+    #[inline]
+    fn quantum_or_0(&self, key: u32) -> u8 {
+        let mask = self.buckets.len() - 1;
+        let mut b = key as usize & mask;
         loop {
-            let (k, q) = self.slots[i];
-            if q == 0 {
-                return None;
+            let bucket = &self.buckets[b];
+            // Keys are unique; an empty entry may hold key 0, but its quantum is 0.
+            let q = bucket
+                .keys
+                .iter()
+                .zip(bucket.quanta)
+                .fold(0u8, |q, (&k, quant)| {
+                    q | quant & 0u8.wrapping_sub(u8::from(k == key))
+                });
+            // Found, or not full (so the key would be here): almost always one or the other.
+            if (q != 0) | (bucket.quanta[IDF_BUCKET - 1] == 0) {
+                return q;
             }
-            if k == key {
-                return Some(q);
-            }
-            i = (i + 1) & mask;
+            b = (b + 1) & mask;
         }
     }
 
@@ -793,6 +832,46 @@ mod tests {
         assert_eq!(one.get(h(5)), 1.0 / IDF_SCALE);
     }
 
+    /// The bucketed lookup finds every key of a table and no other, against a map, for tables
+    /// from empty to crowded: keys that share their low bits (buckets that overflow into the
+    /// next, and wrap around at the end), key 0, and keys that are not there.
+    #[test]
+    fn idf_lookup_agrees_with_a_map() {
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        for size in [0usize, 1, 7, 8, 9, 100, 3_000] {
+            for crowded in [false, true] {
+                let mut map = HashMap::new();
+                if crowded && size > 0 {
+                    map.insert(0u32, 7u8);
+                }
+                while map.len() < size {
+                    let r = next();
+                    // Crowded: the low 4 bits all alike (the table has at least 4 buckets,
+                    // so whole runs of buckets fill up).
+                    let key = if crowded { (r as u32) << 4 } else { r as u32 };
+                    map.insert(key, (r >> 40) as u8 | 1);
+                }
+                let mut table: Vec<(u32, u8)> = map.iter().map(|(&k, &q)| (k, q)).collect();
+                table.sort_unstable();
+                let idf = Idf::with_table(1, 2.0, table);
+                for (&key, &q) in &map {
+                    assert_eq!(idf.find(key), Some(q), "size {size}, key {key:#x}");
+                }
+                for _ in 0..2_000 {
+                    let key = next() as u32;
+                    let key = if crowded { key << 4 } else { key };
+                    assert_eq!(idf.find(key), map.get(&key).copied(), "key {key:#x}");
+                }
+            }
+        }
+    }
+
     /// Known answers: the built-in language tables (`reference-corpus/<lang>-idf.tsv`). A
     /// change of a table, its parsing or the IDF encoding changes these ids, and with them
     /// every index built with `--idf language`.
@@ -995,7 +1074,7 @@ mod tests {
                 let terms: Vec<TermHash> = (0..n)
                     .map(|_| (keys[next() as usize % keys.len()], 1 + (next() % 9) as u32))
                     .collect();
-                for words in [1, 3, 4] {
+                for words in [1, 2, 3, 4, 5] {
                     assert_eq!(
                         simhash(&terms, &idf, words),
                         simhash_by_definition(&terms, &idf, words)
