@@ -679,11 +679,18 @@ impl Reader {
         map: &(impl Fn(Item) -> T + Sync),
     ) -> Vec<T> {
         let items: Vec<(u64, Item)> = {
-            let lines: Vec<(usize, &[u8])> = chunk
-                .bytes
-                .split(|&b| b == b'\n')
+            // The lines as `split` on `\n` gives them, found with `memchr` (a byte-by-byte
+            // split cost 4% of a build's CPU).
+            let bytes = &chunk.bytes[..];
+            let mut start = 0;
+            let lines: Vec<(usize, &[u8])> = memchr::memchr_iter(b'\n', bytes)
+                .chain(std::iter::once(bytes.len()))
                 .enumerate()
-                .map(|(i, l)| (chunk.first_line + i, l))
+                .map(|(i, end)| {
+                    let line = &bytes[start..end];
+                    start = end + 1;
+                    (chunk.first_line + i, line)
+                })
                 .filter(|(_, l)| !l.iter().all(u8::is_ascii_whitespace))
                 .collect();
             lines
@@ -1112,7 +1119,7 @@ fn read_pieces(
         };
         if let Some(seen) = skipping {
             // Nothing is kept while a line is skipped: `carry` holds only what was just read.
-            match carry.iter().position(|&b| b == b'\n') {
+            match memchr::memchr(b'\n', &carry) {
                 None => {
                     skipping = Some(seen + carry.len() as u64);
                     carry.clear();
@@ -1135,15 +1142,12 @@ fn read_pieces(
         let cut = if eof {
             Some(carry.len())
         } else {
-            carry[scanned..]
-                .iter()
-                .rposition(|&b| b == b'\n')
-                .map(|i| scanned + i + 1)
+            memchr::memrchr(b'\n', &carry[scanned..]).map(|i| scanned + i + 1)
         };
         if let Some(cut) = cut {
             let rest = carry[cut..].to_vec();
             carry.truncate(cut);
-            let lines = carry.iter().filter(|&&b| b == b'\n').count();
+            let lines = memchr::memchr_iter(b'\n', &carry).count();
             if !carry.is_empty() {
                 let bytes = std::mem::replace(&mut carry, rest);
                 let chunk = Chunk {
