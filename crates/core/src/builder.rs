@@ -9,7 +9,7 @@ use crate::atomic::write_atomically;
 use crate::error::{Error, Result};
 use crate::fingerprint::{Code, Fingerprint, Fingerprinter, Params, Resolution};
 use crate::format::{self, Directory, SectionId, Writer};
-use crate::hash;
+use crate::hash::{self, FastState};
 use crate::index::Index;
 use crate::integrity;
 use crate::meta::{self, Meta};
@@ -48,8 +48,10 @@ pub struct IndexBuilder {
     sketches: Vec<u64>,
     store: Store,
     paths: PathCounts,
-    /// Document frequencies by idf key, counted over the first `IDF_SAMPLE` documents.
-    df: HashMap<u32, u32>,
+    /// Document frequencies by idf key, counted over the first `IDF_SAMPLE` documents (on the
+    /// thread that adds them, once per distinct term: keys are hash bits, so SipHash is not
+    /// needed).
+    df: HashMap<u32, u32, FastState>,
     /// Documents waiting for the idf table: (number, fingerprint).
     pending: Vec<(u32, Fingerprint)>,
     /// The fingerprinter with the learned idf table, once learned.
@@ -171,7 +173,7 @@ impl IndexBuilder {
             sketches: Vec::new(),
             store: Store::default(),
             paths: PathCounts::default(),
-            df: HashMap::new(),
+            df: HashMap::default(),
             pending: Vec::new(),
             weighing: None,
             set_sections: false,
@@ -418,7 +420,7 @@ impl IndexBuilder {
         for (doc, fp) in &pending {
             self.keep(*doc, fp);
         }
-        self.df = HashMap::new();
+        self.df = HashMap::default();
         self.weighing = Some(f);
     }
 

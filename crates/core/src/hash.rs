@@ -134,6 +134,12 @@ impl std::hash::Hasher for FastHasher {
         self.0 = fmix64(self.0 ^ b as u64);
     }
     #[inline]
+    fn write_u32(&mut self, v: u32) {
+        // Keys that are hash bits already (idf keys), mixed so that the map's bucket and tag
+        // bits both see all of them.
+        self.0 = fmix64(self.0 ^ u64::from(v));
+    }
+    #[inline]
     fn write_u128(&mut self, h: u128) {
         self.0 ^= (h >> 64) as u64;
     }

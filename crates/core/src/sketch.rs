@@ -167,7 +167,7 @@ impl Idf {
     /// term gets one default: the mean idf of the left-out terms' occurrences, Σ df·ln(N/df) /
     /// Σ df over them, which is what a left-out term in a document weighs on average (most are
     /// unique to one document, some are not). Every idf is at least 1/16 (one quantum).
-    pub fn from_df(df: &HashMap<u32, u32>, docs: u32) -> Idf {
+    pub fn from_df<S: std::hash::BuildHasher>(df: &HashMap<u32, u32, S>, docs: u32) -> Idf {
         let n = docs.max(1) as u64;
         let mut common: Vec<(u32, u32)> = df
             .iter()
