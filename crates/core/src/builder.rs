@@ -705,18 +705,12 @@ fn dedup_keys(refs: &mut Vec<(u64, u32)>) -> Vec<u64> {
     let mut kept = 0;
     for i in 0..refs.len() {
         let r = refs[i];
-        if kept > 0 {
-            let last = refs[kept - 1];
-            if last == r {
-                continue;
-            }
-            if last.0 == r.0 {
-                refs[kept] = r;
-                kept += 1;
-                continue;
-            }
+        if kept > 0 && refs[kept - 1] == r {
+            continue;
         }
-        keys.push(r.0);
+        if keys.last() != Some(&r.0) {
+            keys.push(r.0);
+        }
         refs[kept] = r;
         kept += 1;
     }

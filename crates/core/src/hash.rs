@@ -111,8 +111,9 @@ impl ph::BuildSeededHasher for MphfHasher {
 
 /// The hasher of in-memory maps keyed by words (stopwords, prefixes) or by term hashes: one-shot
 /// xxh3 of a word's bytes, much cheaper than std's SipHash on short keys; a `u128` key is a term
-/// hash, uniform already, so its high half is the hash. Nothing stored depends on it; it exists
-/// for speed only (lookups run once per distinct word of every document).
+/// hash, uniform already, so its high half is the hash; a `u32` key (an idf key, hash bits too)
+/// is spread over all 64 bits by one `fmix64`. Nothing stored depends on it; it exists for
+/// speed only (lookups run once per distinct word of every document).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct FastState;
 
@@ -135,8 +136,7 @@ impl std::hash::Hasher for FastHasher {
     }
     #[inline]
     fn write_u32(&mut self, v: u32) {
-        // Keys that are hash bits already (idf keys), mixed so that the map's bucket and tag
-        // bits both see all of them.
+        // Mixed so that the map's bucket bits (low) and tag bits (high) both see all 32.
         self.0 = fmix64(self.0 ^ u64::from(v));
     }
     #[inline]
