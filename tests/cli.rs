@@ -1011,3 +1011,51 @@ fn a_json_lines_pipe_is_built_from() {
     let info: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(info["documents"], 20);
 }
+
+/// Repeated ids are reported once every document is in: how many documents repeat an earlier
+/// one's id, and the first of them in input order; every document is indexed.
+#[test]
+fn repeated_ids_are_counted_and_the_first_named() {
+    let tmp = tempfile::tempdir().unwrap();
+    let jsonl = tmp.path().join("ids.jsonl");
+    // Documents 0..8 with ids a b c b a d a c: b (document 3), a (4), a (6) and c (7) repeat an
+    // earlier id, the first of them b.
+    let ids = ["a", "b", "c", "b", "a", "d", "a", "c"];
+    let lines: String = common::samples()
+        .iter()
+        .zip(ids)
+        .map(|((_, text), id)| serde_json::json!({"id": id, "text": text}).to_string() + "\n")
+        .collect();
+    std::fs::write(&jsonl, lines).unwrap();
+    let index = tmp.path().join("ids.pdx");
+    let o = pocketdex(&[
+        "build",
+        jsonl.to_str().unwrap(),
+        "-o",
+        index.to_str().unwrap(),
+    ]);
+    let err = stderr(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        err.contains(
+            "warning: 4 documents share an id with an earlier one (first: b); both are indexed"
+        ),
+        "{err}"
+    );
+    assert!(err.contains("indexed 8 documents"), "{err}");
+    // Without repeats, no warning.
+    let lines: String = common::samples()
+        .iter()
+        .take(8)
+        .map(|(id, text)| serde_json::json!({"id": id, "text": text}).to_string() + "\n")
+        .collect();
+    std::fs::write(&jsonl, lines).unwrap();
+    let o = pocketdex(&[
+        "build",
+        jsonl.to_str().unwrap(),
+        "-o",
+        index.to_str().unwrap(),
+    ]);
+    let err = stderr(&o);
+    assert!(o.status.success() && !err.contains("share an id"), "{err}");
+}

@@ -6,7 +6,7 @@ use pocketdex::corpus;
 use pocketdex::fingerprint::{Fingerprinter, Resolution};
 use pocketdex::hash;
 use pocketdex::{Lang, Params};
-use std::collections::HashSet;
+use rayon::slice::ParallelSliceMut;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::OnceLock;
@@ -198,19 +198,18 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
         None => util::index_builder(args.lang, params, &args.idf)?,
     };
-    // The ids' 128-bit hashes, which are uniform already: the set takes their high half as is
-    // instead of hashing them again with SipHash.
-    let mut seen: HashSet<u128, pocketdex::hash::FastState> = HashSet::default();
+    // Each document's id, as its 128-bit hash, and number: repeated ids are found by sorting
+    // once every document is in (a set of millions of ids, probed as they come, had cost a
+    // cache miss per document on the thread that adds them, which the fingerprinting waits for).
+    let mut ids: Vec<(u64, u64, u32)> = Vec::new();
     // Knowing the collection's size up to a bound spares drawing samples it will not need; a
     // fixed resolution (--resolution, --expected-docs, a set's) already says what to draw.
     if !params_fixed && args.segment_of.is_none() {
         if let Some(n) = corpus::count_at_most(&sources)? {
             builder.size_hint(n);
-            // One id per document: sized once instead of rehashed as it grows.
-            let _ = seen.try_reserve(usize::try_from(n).unwrap_or(usize::MAX));
+            let _ = ids.try_reserve_exact(usize::try_from(n).unwrap_or(usize::MAX));
         }
     }
-    let mut duplicate_ids = Vec::new();
     // Documents are fingerprinted on every core; once the builder has its idf table (the
     // language's or a copied one from the start, or learned from the first documents), they are
     // weighed there too.
@@ -222,14 +221,19 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let summary = ingest::fingerprinted(
         &args.input.reader(),
         &sources,
-        |text| weighing.get().unwrap_or(&fingerprinter).fingerprint(text),
+        |text| {
+            let mut fp = weighing.get().unwrap_or(&fingerprinter).fingerprint(text);
+            // Weighed by the builder's own table: the terms are freed here, on the thread that
+            // allocated them, not on the one that adds documents.
+            fp.shed_terms();
+            fp
+        },
         args.quiet,
         "indexing",
         |d, fp| {
-            if !seen.insert(hash::h128(d.id.as_bytes(), 0)) {
-                duplicate_ids.push(d.id.clone());
-            }
-            builder.add_fingerprint(&d.id, d.title.as_deref(), fp)?;
+            let h = hash::h128(d.id.as_bytes(), 0);
+            let doc = builder.add_fingerprint(&d.id, d.title.as_deref(), fp)?;
+            ids.push(((h >> 64) as u64, h as u64, doc));
             if weighing.get().is_none() {
                 if let Some(f) = builder.weighing_fingerprinter() {
                     let _ = weighing.set(f.clone());
@@ -247,6 +251,24 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             args.output.display()
         );
     }
+    // A document whose id an earlier one has: after sorting, the later of two neighbours with
+    // the same hash.
+    ids.par_sort_unstable();
+    let repeats = ids
+        .windows(2)
+        .filter(|w| (w[0].0, w[0].1) == (w[1].0, w[1].1))
+        .map(|w| w[1].2);
+    let (repeated, first_repeat) =
+        repeats.fold((0u64, u32::MAX), |(n, first), d| (n + 1, first.min(d)));
+    let first_repeat = (repeated > 0)
+        .then(|| {
+            builder
+                .names()
+                .nth(first_repeat as usize)
+                .map(str::to_string)
+        })
+        .flatten();
+    drop(ids);
     let docs = builder.len() as u64;
     let stats = builder
         .write_to_path(&args.output)
@@ -255,11 +277,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     summary.report(args.verbose);
-    if !duplicate_ids.is_empty() {
+    if let Some(first) = first_repeat {
         eprintln!(
             "warning: {} share an id with an earlier one (first: {}); both are indexed",
-            util::plural(duplicate_ids.len() as u64, "document"),
-            util::printable(&duplicate_ids[0])
+            util::plural(repeated, "document"),
+            util::printable(&first)
         );
     }
     let secs = start.elapsed().as_secs_f64();

@@ -147,7 +147,13 @@ pub fn add(args: AddArgs) -> anyhow::Result<ExitCode> {
     let summary = ingest::fingerprinted(
         &args.input.reader(),
         &sources,
-        |t| f.fingerprint(t),
+        |t| {
+            // The builder's own fingerprinter (the set's idf table): its weighing is the
+            // builder's, and the terms are freed on the thread that allocated them.
+            let mut fp = f.fingerprint(t);
+            fp.shed_terms();
+            fp
+        },
         args.quiet,
         "adding",
         |d, fp| {

@@ -325,7 +325,8 @@ impl IndexBuilder {
     ///
     /// # Errors
     /// [`Error::Invalid`] when the fingerprint was made with other parameters, classes or
-    /// stopwords: its codes would never meet the others'.
+    /// stopwords: its codes would never meet the others'; or when its terms were shed
+    /// ([`Fingerprint::shed_terms`]) and it would have to be weighed again here.
     pub fn add_fingerprint(
         &mut self,
         name: &str,
@@ -337,7 +338,23 @@ impl IndexBuilder {
                 "{name}: fingerprint made with other parameters, classes or stopwords than this builder's; fingerprint it with IndexBuilder::fingerprinter()"
             )));
         }
+        if fp.is_shed() && !self.fits(&fp) {
+            return Err(Error::Invalid(format!(
+                "{name}: fingerprint's terms were shed, but this builder must weigh it (it has no idf table yet, or another one, or larger caps); shed only fingerprints weighed by IndexBuilder::weighing_fingerprinter()"
+            )));
+        }
         Ok(self.push(name, title, fp))
+    }
+
+    /// True when `fp` is weighed as this builder would weigh it: the same idf table, caps
+    /// within its own.
+    fn fits(&self, fp: &Fingerprint) -> bool {
+        self.weighing.as_ref().is_some_and(|f| {
+            let id = f.idf().map(Idf::id);
+            fp.weighed
+                .as_ref()
+                .is_some_and(|w| Some(w.idf) == id && f.caps().within(w.material.caps))
+        })
     }
 
     /// Adds a fingerprint this builder's parameters made.
@@ -346,13 +363,9 @@ impl IndexBuilder {
         self.names.push(name);
         self.titles.push(title.unwrap_or(""));
         self.has_titles |= title.is_some_and(|t| !t.is_empty());
+        let fits = self.fits(&fp);
         match &self.weighing {
             Some(f) => {
-                let id = f.idf().map(Idf::id);
-                let fits = fp
-                    .weighed
-                    .as_ref()
-                    .is_some_and(|w| Some(w.idf) == id && f.caps().within(w.material.caps));
                 if !fits {
                     f.weigh(&mut fp);
                 }
@@ -1015,6 +1028,54 @@ mod tests {
             path_refs(&mut refs, &docs, 5, codes);
             assert_eq!(refs, expected, "{n} documents");
         }
+    }
+
+    /// A shed fingerprint weighed by the builder's own fingerprinter is indexed exactly as the
+    /// whole one; one the builder would have to weigh (no idf table yet, or another caps) is
+    /// refused, and nothing is added.
+    #[test]
+    fn shed_fingerprints_index_alike_or_are_refused() {
+        use crate::sketch::Idf;
+        use crate::{IndexBuilder, Lang, Params};
+        let texts = [
+            "The crab walks sideways along the shore of the tide pool at dawn.",
+            "A hermit crab borrows the empty shell of a sea snail for its home.",
+            "",
+        ];
+        let build = |shed: bool| {
+            let mut b = IndexBuilder::for_lang(Lang::En, Params::default())
+                .unwrap()
+                .with_idf(Idf::builtin(Lang::En));
+            let f = b.weighing_fingerprinter().unwrap().clone();
+            for (i, t) in texts.iter().enumerate() {
+                let mut fp = f.fingerprint(t);
+                if shed {
+                    fp.shed_terms();
+                    assert!(fp.is_shed() && fp.class_counts.is_empty());
+                }
+                b.add_fingerprint(&format!("d{i}"), None, fp).unwrap();
+            }
+            let mut out = Vec::new();
+            b.finish(&mut out).unwrap();
+            out
+        };
+        assert_eq!(build(true), build(false));
+        // Learning its idf table from its documents, a builder weighs them itself.
+        let mut b = IndexBuilder::for_lang(Lang::En, Params::default()).unwrap();
+        let mut fp = b.fingerprinter().fingerprint(texts[0]);
+        fp.shed_terms();
+        assert!(!fp.is_shed(), "an unweighed fingerprint keeps its terms");
+        let weighed = IndexBuilder::for_lang(Lang::En, Params::default())
+            .unwrap()
+            .with_idf(Idf::uniform());
+        let mut fp = weighed
+            .weighing_fingerprinter()
+            .unwrap()
+            .fingerprint(texts[0]);
+        fp.shed_terms();
+        let err = b.add_fingerprint("d0", None, fp).unwrap_err().to_string();
+        assert!(err.contains("terms were shed"), "{err}");
+        assert!(b.is_empty());
     }
 
     /// The regrouping by slot gives each slot its key's check, run length and documents, in

@@ -1318,6 +1318,24 @@ impl Fingerprint {
     pub fn sketch(&self) -> &[u64] {
         self.weighed.as_ref().map_or(&[], |w| &w.sketch[..])
     }
+
+    /// Lets go of the terms and class counts of a weighed fingerprint, which only weighing
+    /// needs: an index keeps a document's material and sketch. A build that fingerprints on
+    /// many threads sheds them on the thread that made them (freeing memory another thread
+    /// allocated costs glibc a lock of that thread's arena). An [`crate::IndexBuilder`] refuses
+    /// a shed fingerprint it would have to weigh again; nothing changes when it is not weighed.
+    pub fn shed_terms(&mut self) {
+        if self.weighed.is_some() {
+            self.term_hashes = Vec::new();
+            self.class_counts = Vec::new();
+        }
+    }
+
+    /// True when [`Fingerprint::shed_terms`] let go of its terms (an analysed document always
+    /// has at least one: a text without words is its own term).
+    pub fn is_shed(&self) -> bool {
+        self.term_hashes.is_empty()
+    }
 }
 
 impl Material {

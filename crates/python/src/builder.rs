@@ -130,10 +130,16 @@ fn written() -> PyErr {
 }
 
 /// The fingerprint of a document's text as `pocketdex build` makes it from a JSON Lines record:
-/// markup removed when the text looks like HTML; `None` for a text of only white space.
+/// markup removed when the text looks like HTML; `None` for a text of only white space. `f` is
+/// the builder's, so a weighed fingerprint is weighed as the builder would: its terms are shed
+/// here, on the thread that allocated them ([`Fingerprint::shed_terms`]).
 fn fingerprint_doc(f: &Fingerprinter, text: &str) -> Option<Fingerprint> {
     let plain = pocketdex::text::plain_text(text, None);
-    (!plain.trim().is_empty()).then(|| f.fingerprint(&plain))
+    (!plain.trim().is_empty()).then(|| {
+        let mut fp = f.fingerprint(&plain);
+        fp.shed_terms();
+        fp
+    })
 }
 
 /// `resolution=`: (bands, samples, short_rows[, similar_rows]), as `build --resolution B,S,R[,Y]`.
