@@ -101,6 +101,13 @@ impl Default for Keys {
 /// reading holds at most about `3 × max_doc_bytes` plus some 16 MiB per core besides what the
 /// caller keeps. A Parquet file is read a batch of rows at a time (about 4 MiB of text), so it
 /// holds what a batch's rows hold: a value cannot be skipped unread there.
+///
+/// A JSON Lines file that is a regular file is mapped into memory and parsed where the page
+/// cache holds it (a pipe or standard input is read): each chunk's pages are unmapped once it
+/// is parsed, so that it holds no read-ahead at all. As with every memory-mapped input (ripgrep
+/// maps files alike), another program that truncates the file while it is read makes the read
+/// of the lost pages fault and the process die of SIGBUS; read such a file as a stream
+/// instead (`cat docs.jsonl | pocketdex build - …`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Reader {
     /// The largest document read, in bytes (of a file, of a JSON Lines record's line, or of a
@@ -253,21 +260,71 @@ pub fn count_at_most(sources: &[Source]) -> Result<Option<u64>> {
 
 /// The lines of a regular file (a last line without a newline counted), `None` for anything
 /// else (a pipe cannot be read twice). A build waits for this count before it starts, so the
-/// newlines are counted on every core, each reading its own part of at least `part` bytes.
+/// newlines are counted on every core, each in its own part of at least `part` bytes: where
+/// the file is mapped when it can be ([`count_mapped`]), read otherwise ([`count_read`]).
 fn count_lines(path: &Path, part: u64) -> Result<Option<u64>> {
-    use std::io::{Seek, SeekFrom};
+    // Not opened unless it is a regular file: opening a named pipe would take the place of
+    // the build's own reader, and the writer's data with it.
     let meta = std::fs::metadata(path).map_err(|e| Error::io(path, e))?;
     if !meta.is_file() {
         return Ok(None);
     }
-    let len = meta.len();
-    if len == 0 {
-        return Ok(Some(0));
+    let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+    match mapped(&file) {
+        Some(map) => Ok(Some(count_mapped(&map, part, JSONL_CHUNK))),
+        None => count_read(path, meta.len(), part).map(Some),
     }
-    let parts = (rayon::current_num_threads() as u64).clamp(1, len.div_ceil(part.max(1)));
+}
+
+/// How many parts of at least `part` bytes `len` bytes are counted in: one per core at most.
+fn parts(len: u64, part: u64) -> u64 {
+    (rayon::current_num_threads() as u64).clamp(1, len.div_ceil(part.max(1)).max(1))
+}
+
+/// The lines of a mapped file, counted in parts of at least `part` bytes on every core, where
+/// the page cache holds them (reading them into a buffer had cost a copy of the whole file, 3%
+/// of a build's CPU); each part a `window` at a time, unmapped once counted, so that what was
+/// counted does not stay resident.
+fn count_mapped(map: &memmap2::Mmap, part: u64, window: usize) -> u64 {
+    let bytes = &map[..];
+    let each = bytes
+        .len()
+        .div_ceil(parts(bytes.len() as u64, part) as usize)
+        .max(1);
+    let newlines: u64 = bytes
+        .par_chunks(each)
+        .enumerate()
+        .map(|(p, chunk)| {
+            let start = p * each;
+            (0..chunk.len())
+                .step_by(window.max(1))
+                .map(|at| {
+                    let to = (at + window).min(chunk.len());
+                    let n = memchr::memchr_iter(b'\n', &chunk[at..to]).count() as u64;
+                    drop(MappedChunk {
+                        file: map,
+                        start: start + at,
+                        end: start + to,
+                    });
+                    n
+                })
+                .sum::<u64>()
+        })
+        .sum();
+    newlines + bytes.last().is_some_and(|&b| b != b'\n') as u64
+}
+
+/// The lines of the `len` bytes of the regular file at `path`, read in parts of at least `part`
+/// bytes on every core, each through a handle of its own.
+fn count_read(path: &Path, len: u64, part: u64) -> Result<u64> {
+    use std::io::{Seek, SeekFrom};
+    if len == 0 {
+        return Ok(0);
+    }
+    let parts = parts(len, part);
     let each = len.div_ceil(parts);
     // Each part counts the newlines in its bytes; the last part also says whether the file
-    // ends in one. Each has its own handle, so that the parts read side by side.
+    // ends in one.
     let counts = (0..parts)
         .into_par_iter()
         .map(|p| -> std::io::Result<(u64, Option<u8>)> {
@@ -296,7 +353,7 @@ fn count_lines(path: &Path, part: u64) -> Result<Option<u64>> {
         .map_err(|e| Error::io(path, e))?;
     let newlines: u64 = counts.iter().map(|c| c.0).sum();
     let last = counts.iter().rev().find_map(|c| c.1);
-    Ok(Some(newlines + last.is_some_and(|b| b != b'\n') as u64))
+    Ok(newlines + last.is_some_and(|b| b != b'\n') as u64)
 }
 
 /// True when the number of documents is known once the sources are opened (directories,
@@ -539,9 +596,10 @@ impl Reader {
     /// Reads every source and hands the items to `sink` in input order, in batches processed
     /// in parallel by `map` (e.g. fingerprinting): about `batch` files of a directory, or about
     /// 4 MiB of JSON Lines or of Parquet rows' text, at a time. Reading, mapping and the sink
-    /// overlap: a reader thread reads JSON Lines (or decodes Parquet) ahead, the rayon pool
-    /// maps batch i (splitting lines, decoding and parsing JSON included) while the calling
-    /// thread sinks batch i − 1, so that every core stays busy. `on_count` learns how many
+    /// overlap: a JSON Lines file is mapped (a stream of them is read ahead on a reader thread,
+    /// as Parquet is decoded), the rayon pool maps batch i (splitting lines, decoding and
+    /// parsing each record's JSON and at once mapping it) while the calling thread sinks batch
+    /// i − 1, so that every core stays busy. `on_count` learns how many
     /// items are known to be coming, when a directory has been listed or a Parquet file
     /// opened. Returns the number of symlinks and special files not followed.
     pub fn for_each_batch<T: Send>(
@@ -590,7 +648,10 @@ impl Reader {
                 Source::Jsonl(path) => {
                     let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
                     let name = path.display().to_string();
-                    self.jsonl(file, &name, &map, &mut overlap, &mut sink)?;
+                    match mapped(&file) {
+                        Some(m) => self.jsonl_mapped(&m, &name, &map, &mut overlap, &mut sink)?,
+                        None => self.jsonl(file, &name, &map, &mut overlap, &mut sink)?,
+                    }
                 }
                 #[cfg(feature = "parquet")]
                 Source::Parquet(path) => {
@@ -662,7 +723,8 @@ impl Reader {
                         overlap.step(|| vec![map(item)], sink)?;
                     }
                     Piece::Lines(chunk) => {
-                        overlap.step(|| self.records(chunk, name, map), sink)?;
+                        let first = chunk.first_line;
+                        overlap.step(|| self.records(chunk, first, &mut 0, name, map), sink)?;
                     }
                 }
             }
@@ -670,54 +732,135 @@ impl Reader {
         })
     }
 
-    /// The items of one chunk of JSON Lines: every record parsed (in parallel) first, then the
-    /// chunk's bytes let go, then the documents mapped, a large one in the lane.
+    /// Reads JSON Lines from a file mapped into memory (named `name` in ids and messages): the
+    /// same chunks of whole lines as [`Reader::jsonl`] makes, parsed where the page cache holds
+    /// them instead of copied out first, and each chunk's pages unmapped once it is parsed.
+    fn jsonl_mapped<T: Send>(
+        &self,
+        file: &memmap2::Mmap,
+        name: &str,
+        map: &(impl Fn(Item) -> T + Sync),
+        overlap: &mut Overlap<T>,
+        sink: &mut impl FnMut(Vec<T>) -> Result<()>,
+    ) -> Result<()> {
+        let bytes = &file[..];
+        let (mut start, mut line) = (0, 1);
+        while start < bytes.len() {
+            let want = (start + JSONL_CHUNK).min(bytes.len());
+            let end = memchr::memchr(b'\n', &bytes[want..]).map_or(bytes.len(), |i| want + i + 1);
+            let chunk = MappedChunk { file, start, end };
+            let mut lines = 0;
+            overlap.step(|| self.records(chunk, line, &mut lines, name, map), sink)?;
+            (start, line) = (end, line + lines);
+        }
+        Ok(())
+    }
+
+    /// The items of one chunk of JSON Lines, in parallel: each record parsed and at once mapped
+    /// (while its text is still in the core's cache), a large one in the lane; the chunk's
+    /// bytes let go once every record is mapped. Sets `newlines` to the chunk's newlines.
     fn records<T: Send>(
         &self,
-        chunk: Chunk,
+        chunk: impl AsRef<[u8]>,
+        first_line: usize,
+        newlines: &mut usize,
         name: &str,
         map: &(impl Fn(Item) -> T + Sync),
     ) -> Vec<T> {
-        let items: Vec<(u64, Item)> = {
-            // The lines as `split` on `\n` gives them, found with `memchr` (a byte-by-byte
-            // split cost 4% of a build's CPU).
-            let bytes = &chunk.bytes[..];
-            let mut start = 0;
-            let lines: Vec<(usize, &[u8])> = memchr::memchr_iter(b'\n', bytes)
-                .chain(std::iter::once(bytes.len()))
-                .enumerate()
-                .map(|(i, end)| {
-                    let line = &bytes[start..end];
-                    start = end + 1;
-                    (chunk.first_line + i, line)
+        // The lines as `split` on `\n` gives them, found with `memchr` (a byte-by-byte split
+        // cost 4% of a build's CPU).
+        let bytes = chunk.as_ref();
+        let (mut start, mut ends) = (0, 0);
+        let lines: Vec<(usize, &[u8])> = memchr::memchr_iter(b'\n', bytes)
+            .chain(std::iter::once(bytes.len()))
+            .enumerate()
+            .map(|(i, end)| {
+                let line = &bytes[start..end];
+                (start, ends) = (end + 1, i);
+                (first_line + i, line)
+            })
+            .filter(|(_, l)| !l.iter().all(u8::is_ascii_whitespace))
+            .collect();
+        // Every newline ends a line, and the chunk's end one more.
+        *newlines = ends;
+        let items = lines
+            .into_par_iter()
+            .map(|(no, line)| {
+                let id = format!("{name}:{no}");
+                let size = line.len() as u64;
+                if size > self.max_doc_bytes {
+                    return map(self.too_large(id, size));
+                }
+                in_lane(size, || {
+                    let bom = line.starts_with(b"\xef\xbb\xbf");
+                    let line = if bom { &line[3..] } else { line };
+                    let item = match std::str::from_utf8(line) {
+                        Ok(line) => json_record(line, id, no, &self.keys),
+                        Err(_) => json_record(&text::decode(line).text, id, no, &self.keys),
+                    };
+                    map(item)
                 })
-                .filter(|(_, l)| !l.iter().all(u8::is_ascii_whitespace))
-                .collect();
-            lines
-                .into_par_iter()
-                .map(|(no, line)| {
-                    let id = format!("{name}:{no}");
-                    let size = line.len() as u64;
-                    if size > self.max_doc_bytes {
-                        return (0, self.too_large(id, size));
-                    }
-                    let item = in_lane(size, || {
-                        let bom = line.starts_with(b"\xef\xbb\xbf");
-                        let line = if bom { &line[3..] } else { line };
-                        match std::str::from_utf8(line) {
-                            Ok(line) => json_record(line, id, no, &self.keys),
-                            Err(_) => json_record(&text::decode(line).text, id, no, &self.keys),
-                        }
-                    });
-                    (size, item)
-                })
-                .collect()
-        };
+            })
+            .collect();
         drop(chunk);
         items
-            .into_par_iter()
-            .map(|(size, item)| in_lane(size, || map(item)))
-            .collect()
+    }
+}
+
+/// A regular file mapped read-only for sequential reading; `None` for anything else (a pipe, a
+/// device) or when mapping fails, which [`Reader::jsonl`] then reads.
+fn mapped(file: &std::fs::File) -> Option<memmap2::Mmap> {
+    if !file.metadata().ok()?.is_file() {
+        return None;
+    }
+    // SAFETY: the map is only read. A file truncated by another program while it is read makes
+    // a read of the lost pages fault (SIGBUS), as for every mapped input (see `Reader`).
+    let map = unsafe { memmap2::Mmap::map(file) }.ok()?;
+    #[cfg(unix)]
+    let _ = map.advise(memmap2::Advice::Sequential);
+    Some(map)
+}
+
+/// Whole lines of a mapped file, `start..end`; dropped once parsed, which unmaps their pages (a
+/// file's pages stay in the page cache, and a later read maps them again), so that what was
+/// parsed does not count as resident.
+struct MappedChunk<'a> {
+    file: &'a memmap2::Mmap,
+    start: usize,
+    end: usize,
+}
+
+impl AsRef<[u8]> for MappedChunk<'_> {
+    fn as_ref(&self) -> &[u8] {
+        &self.file[self.start..self.end]
+    }
+}
+
+impl Drop for MappedChunk<'_> {
+    fn drop(&mut self) {
+        #[cfg(unix)]
+        {
+            // The page the next chunk starts in is left mapped.
+            const PAGE: usize = 4096;
+            let (from, to) = (self.start / PAGE * PAGE, self.end / PAGE * PAGE);
+            if from < to {
+                // SAFETY: a read-only file mapping: pages touched again after MADV_DONTNEED
+                // are read from the file, with the same contents.
+                let _ = unsafe {
+                    self.file.unchecked_advise_range(
+                        memmap2::UncheckedAdvice::DontNeed,
+                        from,
+                        to - from,
+                    )
+                };
+            }
+        }
+    }
+}
+
+impl AsRef<[u8]> for Chunk {
+    fn as_ref(&self) -> &[u8] {
+        &self.bytes
     }
 }
 
@@ -1285,6 +1428,22 @@ mod tests {
                     Some(lines),
                     "{text:?} in parts of {part}"
                 );
+                // Both ways of counting, whichever `count_lines` took: read, and mapped in
+                // windows down to a byte.
+                let len = text.len() as u64;
+                assert_eq!(
+                    count_read(&path, len, part).unwrap(),
+                    lines,
+                    "{text:?} read"
+                );
+                if !text.is_empty() {
+                    let file = std::fs::File::open(&path).unwrap();
+                    let map = mapped(&file).unwrap();
+                    for window in [1, 2, 5, JSONL_CHUNK] {
+                        let n = count_mapped(&map, part, window);
+                        assert_eq!(n, lines, "{text:?} mapped in windows of {window}");
+                    }
+                }
             }
         }
         assert_eq!(count_lines(Path::new("/dev/null"), 1).unwrap(), None);
@@ -1340,6 +1499,90 @@ mod tests {
             .collect();
         reader.join().unwrap();
         out
+    }
+
+    /// A JSON Lines file read where it is mapped gives exactly the items that reading it through
+    /// a stream gives (a pipe's way): the same ids (line numbers), texts, titles and skips in
+    /// the same order, across several chunks, with blank and CRLF lines, a BOM, invalid UTF-8
+    /// and JSON, lines over the limit (one longer than a chunk) and no final newline.
+    #[test]
+    fn mapped_json_lines_are_the_streamed_lines() {
+        let mut input = Vec::new();
+        let mut rng = 0x2545_f491_4f6c_dd1du64;
+        let mut next = |n: u64| {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            rng % n
+        };
+        input.extend_from_slice(b"\xef\xbb\xbf{\"id\": \"first\", \"text\": \"bom\"}\n");
+        let mut line = 1;
+        while input.len() < 3 * JSONL_CHUNK + 12_345 {
+            line += 1;
+            match next(400) {
+                0..=9 => input.extend_from_slice(b"\n"),
+                10..=19 => input.extend_from_slice(b"  \r\n"),
+                20..=29 => input.extend_from_slice(b"{\"text\": \"bad\xff utf-8\"}\n"),
+                30..=39 => input.extend_from_slice(b"{not json\n"),
+                40 => {
+                    let long = "y ".repeat(next(3) as usize * 1_000_000 + 30_000);
+                    input.extend_from_slice(format!("{{\"text\": \"{long}\"}}\n").as_bytes());
+                }
+                _ => {
+                    let words = "word ".repeat(next(400) as usize + 1);
+                    let title = if next(2) == 0 {
+                        ", \"title\": \"T\""
+                    } else {
+                        ""
+                    };
+                    let end = if next(5) == 0 { "\r\n" } else { "\n" };
+                    let record =
+                        format!("{{\"id\": \"d{line}\", \"text\": \"{words}\"{title}}}{end}");
+                    input.extend_from_slice(record.as_bytes());
+                }
+            }
+        }
+        input.extend_from_slice(b"{\"text\": \"no final newline\"}");
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("docs.jsonl");
+        std::fs::write(&path, &input).unwrap();
+        let reader = Reader {
+            max_doc_bytes: 100_000,
+            ..Reader::default()
+        };
+        let describe = |item: Item| format!("{item:?}");
+        let mut mapped_items = Vec::new();
+        reader
+            .for_each_batch(
+                &[Source::Jsonl(path.clone())],
+                1,
+                describe,
+                |_| {},
+                |b| {
+                    mapped_items.extend(b);
+                    Ok(())
+                },
+            )
+            .unwrap();
+        let mut streamed = Vec::new();
+        let mut overlap = Overlap { pending: None };
+        let mut sink = |b: Vec<String>| {
+            streamed.extend(b);
+            Ok(())
+        };
+        let name = path.display().to_string();
+        reader
+            .jsonl(&input[..], &name, &describe, &mut overlap, &mut sink)
+            .unwrap();
+        overlap.finish(&mut sink).unwrap();
+        assert!(mapped_items.len() > 1000, "{} items", mapped_items.len());
+        assert!(mapped_items.iter().any(|i| i.contains("TooLarge")));
+        assert!(mapped_items.iter().any(|i| i.contains("InvalidJson")));
+        assert!(mapped_items.iter().any(|i| i.contains("no final newline")));
+        assert_eq!(mapped_items.len(), streamed.len());
+        for (i, (m, s)) in mapped_items.iter().zip(&streamed).enumerate() {
+            assert_eq!(m, s, "item {i}");
+        }
     }
 
     #[test]
