@@ -7,6 +7,7 @@ use std::process::ExitCode;
 
 fn main() -> ExitCode {
     let args = cli::Cli::parse();
+    explain_sigbus();
     // A server stops on SIGTERM by finishing its requests; it writes no temporary files.
     if !args.is_serve() {
         clean_up_on_signals();
@@ -74,6 +75,27 @@ fn clean_up_on_signals() {
 
 #[cfg(not(unix))]
 fn clean_up_on_signals() {}
+
+/// Says why, when a file pocketdex has mapped (an index, a `.jsonl` input) shrinks under it:
+/// another program truncated it or rewrote it in place, and the read of a lost page faults
+/// (SIGBUS). The process still dies of the signal (status 135), as the README's limits say.
+#[cfg(unix)]
+fn explain_sigbus() {
+    extern "C" fn on_sigbus(_: libc::c_int) {
+        const WHY: &[u8] = b"\npocketdex: a file it was reading shrank: another program truncated or rewrote an index or .jsonl input in place while it was read (replace files by renaming a new one into place; read a .jsonl that may shrink as a stream: cat docs.jsonl | pocketdex ... -)\n";
+        // SAFETY: write(2) and signal(2) are async-signal-safe. With the default action back,
+        // the read that faulted faults again when this returns, and ends the process.
+        unsafe {
+            libc::write(2, WHY.as_ptr().cast(), WHY.len());
+            libc::signal(libc::SIGBUS, libc::SIG_DFL);
+        }
+    }
+    // SAFETY: the handler only calls async-signal-safe functions.
+    unsafe { libc::signal(libc::SIGBUS, on_sigbus as *const () as libc::sighandler_t) };
+}
+
+#[cfg(not(unix))]
+fn explain_sigbus() {}
 
 /// Whether `signal` is ignored (SIG_IGN) in this process.
 #[cfg(unix)]

@@ -255,3 +255,58 @@ fn rebuilding_an_index_under_a_running_query_leaves_the_query_alone() {
         .count();
     assert_eq!(queries, 300);
 }
+
+/// An index that another program truncates under a running query kills it with SIGBUS, as the
+/// README's limits say, and the query says why first.
+#[cfg(target_os = "linux")]
+#[test]
+fn an_index_truncated_under_a_query_is_explained() {
+    use std::io::Write;
+    let tmp = tempfile::tempdir().unwrap();
+    let index = tmp.path().join("x.pdx");
+    let o = bin()
+        .args(["build", "samples/wiki-en", "-q", "-o", s(&index)])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    // The query maps the index, then waits for its document on standard input.
+    let mut query = bin()
+        .args(["query", s(&index), "-", "--stdin-format", "text"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let maps = format!("/proc/{}/maps", query.id());
+    let start = Instant::now();
+    while !std::fs::read_to_string(&maps).is_ok_and(|m| m.contains(s(&index))) {
+        assert!(
+            start.elapsed().as_secs() < 60,
+            "the query never mapped the index"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&index)
+        .unwrap()
+        .set_len(0)
+        .unwrap();
+    let doc = std::fs::read("samples/query/edited.txt").unwrap();
+    let mut stdin = query.stdin.take().unwrap();
+    stdin.write_all(&doc).unwrap();
+    drop(stdin);
+    let o = query.wait_with_output().unwrap();
+    assert_eq!(
+        o.status.signal(),
+        Some(libc::SIGBUS),
+        "{:?} {}",
+        o.status,
+        stderr(&o)
+    );
+    assert!(
+        stderr(&o).contains("pocketdex: a file it was reading shrank"),
+        "{}",
+        stderr(&o)
+    );
+}
