@@ -5,7 +5,7 @@ mod common;
 
 use common::{pocketdex, root, stderr, stdout};
 use std::path::Path;
-use std::process::Command;
+use std::process::{Command, Output};
 
 fn build_sample(dir: &Path) -> String {
     let out = dir.join("wiki.pdx").display().to_string();
@@ -17,6 +17,16 @@ fn build_sample(dir: &Path) -> String {
         stderr(&o)
     );
     out
+}
+
+/// `pocketdex build INPUT -o OUT`.
+fn build(input: &Path, out: &Path) -> Output {
+    pocketdex(&[
+        "build",
+        input.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ])
 }
 
 #[test]
@@ -775,12 +785,7 @@ fn rough_edges_of_the_command_line() {
     std::fs::create_dir(&dir).unwrap();
     std::fs::write(dir.join("e.txt"), "  ").unwrap();
     let out = tmp.path().join("n.pdx");
-    let o = pocketdex(&[
-        "build",
-        dir.join("e.txt").to_str().unwrap(),
-        "-o",
-        out.to_str().unwrap(),
-    ]);
+    let o = build(&dir.join("e.txt"), &out);
     assert!(
         stderr(&o).contains("no documents to index: the one input was skipped (e.txt: empty)"),
         "{}",
@@ -815,12 +820,7 @@ fn rough_edges_of_the_command_line() {
         "{\"id\": \"a\", \"text\": \"hello world\"}\n{\"id\": \"b\", \"text\": bad}\n",
     )
     .unwrap();
-    let o = pocketdex(&[
-        "build",
-        jsonl.to_str().unwrap(),
-        "-o",
-        out.to_str().unwrap(),
-    ]);
+    let o = build(&jsonl, &out);
     assert!(
         stderr(&o).contains(":2: invalid JSON at line 2, column 21: expected value"),
         "{}",
@@ -847,12 +847,7 @@ fn build_and_info_agree_on_bytes_beyond_names() {
         .map(|(id, text)| serde_json::json!({"id": id, "title": id, "text": text}).to_string())
         .collect();
     std::fs::write(&jsonl, lines.join("\n")).unwrap();
-    let o = pocketdex(&[
-        "build",
-        jsonl.to_str().unwrap(),
-        "-o",
-        out.to_str().unwrap(),
-    ]);
+    let o = build(&jsonl, &out);
     let err = stderr(&o);
     let built: f64 = err
         .split(", ")
@@ -1028,12 +1023,7 @@ fn repeated_ids_are_counted_and_the_first_named() {
         .collect();
     std::fs::write(&jsonl, lines).unwrap();
     let index = tmp.path().join("ids.pdx");
-    let o = pocketdex(&[
-        "build",
-        jsonl.to_str().unwrap(),
-        "-o",
-        index.to_str().unwrap(),
-    ]);
+    let o = build(&jsonl, &index);
     let err = stderr(&o);
     assert!(o.status.success(), "{err}");
     assert!(
@@ -1050,12 +1040,7 @@ fn repeated_ids_are_counted_and_the_first_named() {
         .map(|(id, text)| serde_json::json!({"id": id, "text": text}).to_string() + "\n")
         .collect();
     std::fs::write(&jsonl, lines).unwrap();
-    let o = pocketdex(&[
-        "build",
-        jsonl.to_str().unwrap(),
-        "-o",
-        index.to_str().unwrap(),
-    ]);
+    let o = build(&jsonl, &index);
     let err = stderr(&o);
     assert!(o.status.success() && !err.contains("share an id"), "{err}");
 }
