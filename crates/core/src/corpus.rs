@@ -97,7 +97,8 @@ impl Default for Keys {
 /// decoded and handed to the caller's map one at a time; while one is, it takes at most three
 /// times its size (a file: its bytes, or its text and the text without markup; a JSON Lines
 /// record: its line, the JSON parser's buffer for a text with escapes, and the text), plus the
-/// read-ahead of JSON Lines (16 MiB) and the smaller documents other cores are reading. So
+/// read-ahead of a stream of JSON Lines (16 MiB) and the smaller documents other cores are
+/// reading. So
 /// reading holds at most about `3 × max_doc_bytes` plus some 16 MiB per core besides what the
 /// caller keeps. A Parquet file is read a batch of rows at a time (about 4 MiB of text), so it
 /// holds what a batch's rows hold: a value cannot be skipped unread there.
@@ -301,11 +302,7 @@ fn count_mapped(map: &memmap2::Mmap, part: u64, window: usize) -> u64 {
                 .map(|at| {
                     let to = (at + window).min(chunk.len());
                     let n = memchr::memchr_iter(b'\n', &chunk[at..to]).count() as u64;
-                    drop(MappedChunk {
-                        file: map,
-                        start: start + at,
-                        end: start + to,
-                    });
+                    unmap_pages(map, start + at, start + to);
                     n
                 })
                 .sum::<u64>()
@@ -781,7 +778,7 @@ impl Reader {
             })
             .filter(|(_, l)| !l.iter().all(u8::is_ascii_whitespace))
             .collect();
-        // Every newline ends a line, and the chunk's end one more.
+        // The last piece (after the last newline) has the number of newlines as its index.
         *newlines = ends;
         let items = lines
             .into_par_iter()
@@ -838,24 +835,28 @@ impl AsRef<[u8]> for MappedChunk<'_> {
 
 impl Drop for MappedChunk<'_> {
     fn drop(&mut self) {
-        #[cfg(unix)]
-        {
-            // The page the next chunk starts in is left mapped.
-            const PAGE: usize = 4096;
-            let (from, to) = (self.start / PAGE * PAGE, self.end / PAGE * PAGE);
-            if from < to {
-                // SAFETY: a read-only file mapping: pages touched again after MADV_DONTNEED
-                // are read from the file, with the same contents.
-                let _ = unsafe {
-                    self.file.unchecked_advise_range(
-                        memmap2::UncheckedAdvice::DontNeed,
-                        from,
-                        to - from,
-                    )
-                };
-            }
+        unmap_pages(self.file, self.start, self.end);
+    }
+}
+
+/// Unmaps the pages of `map` from the one `start` is in up to the one `end` is in, which stays
+/// mapped (the next chunk or window starts in it). The file's pages stay in the page cache, and
+/// a later read maps them again.
+fn unmap_pages(map: &memmap2::Mmap, start: usize, end: usize) {
+    #[cfg(unix)]
+    {
+        const PAGE: usize = 4096;
+        let (from, to) = (start / PAGE * PAGE, end / PAGE * PAGE);
+        if from < to {
+            // SAFETY: a read-only file mapping: pages touched again after MADV_DONTNEED are
+            // read from the file, with the same contents.
+            let _ = unsafe {
+                map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, from, to - from)
+            };
         }
     }
+    #[cfg(not(unix))]
+    let _ = (map, start, end);
 }
 
 impl AsRef<[u8]> for Chunk {
