@@ -1665,7 +1665,8 @@ fn clocks_scalar<S>(
 }
 
 /// [`clocks`] with the samples' hashes and the `1 − U` bound of 16 samples in two AVX-512
-/// registers per element: the same hashes and comparisons in IEEE-754 double precision, so the
+/// registers per element (one for at most 8 samples; the hashes of at most 8 pairs in one,
+/// spread to the lanes by a permute): the same hashes and comparisons in IEEE-754 double precision, so the
 /// same elements reach `keep`, in the same order per sample (samples are independent: keeping
 /// one never changes another's bar). The clocks of the samples an element passes the bound in
 /// are computed eight at a time ([`neg_ln_unit8`], the same bits), then kept one sample at a
@@ -1688,12 +1689,32 @@ unsafe fn clocks_avx512<S>(
     let mut adds = [0u64; 16];
     let mut shifts = [0u64; 16];
     let mut bars = [0f64; 16];
+    // The distinct hashes of the samples (a band's samples come in pairs 2j, 2j + 1 that share
+    // one), and per lane which of them it reads: with at most 8, as a build's 14 samples at 2
+    // million documents are, each element's hashes are one register of fmix64, not two.
+    let mut pair_adds = [0u64; 8];
+    let mut pair_of = [0u64; 16];
+    let mut pairs = 0usize;
     for i in 0..16 {
         let g = seeds[if i < n { i } else { 0 }];
         adds[i] = ((SAMPLE_SEED_BASE + g / 2) as u64 + 1).wrapping_mul(PHI);
         shifts[i] = if g.is_multiple_of(2) { 0 } else { 32 };
         bars[i] = bar(state, i.min(n - 1));
+        let known = pair_adds[..pairs.min(8)].iter().position(|&a| a == adds[i]);
+        pair_of[i] = match known {
+            Some(j) => j as u64,
+            None => {
+                if pairs < 8 {
+                    pair_adds[pairs] = adds[i];
+                }
+                pairs += 1;
+                pairs as u64 - 1
+            }
+        };
     }
+    let shared = pairs <= 8;
+    // Lanes 8–15 hold samples only past the eighth.
+    let halves = if n > 8 { 2 } else { 1 };
     let live: u16 = if n == 16 { u16::MAX } else { (1u16 << n) - 1 };
     let (m1, m2) = (
         _mm512_set1_epi64(0xff51_afd7_ed55_8ccd_u64 as i64),
@@ -1707,21 +1728,40 @@ unsafe fn clocks_avx512<S>(
     );
     // The clocks of the lanes that pass the bound, computed eight at a time.
     let mut clock = [0f64; 16];
+    // fmix64 (hash::fmix64), eight at a time.
+    let fmix8 = |mut k: __m512i| {
+        k = _mm512_xor_si512(k, _mm512_srli_epi64::<33>(k));
+        k = _mm512_mullo_epi64(k, m1);
+        k = _mm512_xor_si512(k, _mm512_srli_epi64::<33>(k));
+        k = _mm512_mullo_epi64(k, m2);
+        _mm512_xor_si512(k, _mm512_srli_epi64::<33>(k))
+    };
+    let pair_adds = _mm512_loadu_si512(pair_adds.as_ptr().cast());
+    let lanes = [
+        _mm512_loadu_si512(pair_of.as_ptr().cast()),
+        _mm512_loadu_si512(pair_of.as_ptr().add(8).cast()),
+    ];
     for &(base, plain) in terms {
         let w3 = cubed(plain);
         let (bw_plain, bw_cubed) = (_mm512_set1_pd(plain), _mm512_set1_pd(w3));
         let b = _mm512_set1_epi64(base as i64);
+        let hashes = if shared {
+            fmix8(_mm512_add_epi64(b, pair_adds))
+        } else {
+            b
+        };
         let mut mask: u16 = 0;
-        for h in 0..2 {
+        for (h, lanes) in lanes.iter().enumerate().take(halves) {
             let at = 8 * h;
             // SAFETY: `at + 8 ≤ 16`: every load and store below is within its array.
-            let mut k = _mm512_add_epi64(b, _mm512_loadu_si512(adds.as_ptr().add(at).cast()));
-            // fmix64 (hash::fmix64), eight at a time.
-            k = _mm512_xor_si512(k, _mm512_srli_epi64::<33>(k));
-            k = _mm512_mullo_epi64(k, m1);
-            k = _mm512_xor_si512(k, _mm512_srli_epi64::<33>(k));
-            k = _mm512_mullo_epi64(k, m2);
-            k = _mm512_xor_si512(k, _mm512_srli_epi64::<33>(k));
+            let k = if shared {
+                _mm512_permutexvar_epi64(*lanes, hashes)
+            } else {
+                fmix8(_mm512_add_epi64(
+                    b,
+                    _mm512_loadu_si512(adds.as_ptr().add(at).cast()),
+                ))
+            };
             let u = _mm512_and_si512(
                 _mm512_srlv_epi64(k, _mm512_loadu_si512(shifts.as_ptr().add(at).cast())),
                 low,
