@@ -687,18 +687,21 @@ fn by_slot(refs: &[(u64, u32)], keys: Vec<u64>, slot_of: &[u32]) -> (Vec<u16>, V
             (i, at) = (i + 1, at + len);
         }
     }
-    let checks: Vec<AtomicU16> = (0..keys.len()).map(|_| AtomicU16::new(0)).collect();
-    let lens: Vec<AtomicU32> = (0..keys.len()).map(|_| AtomicU32::new(0)).collect();
-    blocks.par_iter().for_each(|&(first, block)| {
-        runs(first, block, |i, run| {
-            let s = slot_of[i] as usize;
-            checks[s].store(format::check16(keys[i]), Ordering::Relaxed);
-            // (A run is at most one per document: fewer than 2^32, as `finish` checked.)
-            lens[s].store(run.len() as u32, Ordering::Relaxed);
+    // Zeroed by the allocator (pages the kernel zeroes as the cores first write them), not by
+    // a pass of stores on one core first: 0.16–0.19 s at 14.4 million slots.
+    let mut checks = vec![0u16; keys.len()];
+    let mut lens = vec![0u32; keys.len()];
+    {
+        let (checks, lens) = (atomic_u16(&mut checks), atomic_u32(&mut lens));
+        blocks.par_iter().for_each(|&(first, block)| {
+            runs(first, block, |i, run| {
+                let s = slot_of[i] as usize;
+                checks[s].store(format::check16(keys[i]), Ordering::Relaxed);
+                // (A run is at most one per document: fewer than 2^32, as `finish` checked.)
+                lens[s].store(run.len() as u32, Ordering::Relaxed);
+            });
         });
-    });
-    let checks: Vec<u16> = checks.into_iter().map(AtomicU16::into_inner).collect();
-    let lens: Vec<u32> = lens.into_iter().map(AtomicU32::into_inner).collect();
+    }
     // Where each slot's documents start, in the keys' place: the keys are not needed any more,
     // and a build's peak memory is here.
     let mut starts = keys;
@@ -707,25 +710,78 @@ fn by_slot(refs: &[(u64, u32)], keys: Vec<u64>, slot_of: &[u32]) -> (Vec<u16>, V
         *start = at;
         at += n as u64;
     }
-    let postings: Vec<AtomicU32> = (0..refs.len()).map(|_| AtomicU32::new(0)).collect();
-    blocks.par_iter().for_each(|&(first, block)| {
-        runs(first, block, |i, run| {
-            let at = starts[slot_of[i] as usize] as usize;
-            for (j, r) in run.iter().enumerate() {
-                postings[at + j].store(r.1, Ordering::Relaxed);
-            }
+    let mut postings = vec![0u32; refs.len()];
+    {
+        let postings = atomic_u32(&mut postings);
+        blocks.par_iter().for_each(|&(first, block)| {
+            runs(first, block, |i, run| {
+                let at = starts[slot_of[i] as usize] as usize;
+                for (j, r) in run.iter().enumerate() {
+                    postings[at + j].store(r.1, Ordering::Relaxed);
+                }
+            });
         });
-    });
-    (
-        checks,
-        lens,
-        postings.into_iter().map(AtomicU32::into_inner).collect(),
-    )
+    }
+    (checks, lens, postings)
 }
 
-/// Drops repeated references from `refs` (sorted) and returns their distinct keys, ascending,
-/// in one pass.
+/// `v` as atomics, which every core may store to while the borrow lasts.
+fn atomic_u32(v: &mut [u32]) -> &[AtomicU32] {
+    const { assert!(std::mem::align_of::<AtomicU32>() == std::mem::align_of::<u32>()) };
+    // SAFETY: `AtomicU32` has the size and bit validity of `u32` (std's documentation) and, as
+    // asserted, its alignment; the exclusive borrow keeps every other access out.
+    unsafe { &*(v as *mut [u32] as *const [AtomicU32]) }
+}
+
+/// [`atomic_u32`] for `u16`.
+fn atomic_u16(v: &mut [u16]) -> &[AtomicU16] {
+    const { assert!(std::mem::align_of::<AtomicU16>() == std::mem::align_of::<u16>()) };
+    // SAFETY: as in `atomic_u32`.
+    unsafe { &*(v as *mut [u16] as *const [AtomicU16]) }
+}
+
+/// Drops repeated references from `refs` (sorted) and returns their distinct keys, ascending:
+/// parts that start at a new key, each deduplicated in place on every core, then moved together
+/// (at 2 million documents, 15 million references: 0.1–0.36 s on one core before).
 fn dedup_keys(refs: &mut Vec<(u64, u32)>) -> Vec<u64> {
+    let parts = 4 * rayon::current_num_threads().max(1);
+    // Where each part starts: after the last reference of the key at its nominal start.
+    let mut cuts = vec![0];
+    for p in 1..parts {
+        let at = refs.len() * p / parts;
+        if at == 0 || at <= *cuts.last().expect("starts with 0") {
+            continue;
+        }
+        let key = refs[at - 1].0;
+        let cut = at + refs[at..].partition_point(|r| r.0 == key);
+        if cut < refs.len() {
+            cuts.push(cut);
+        }
+    }
+    cuts.push(refs.len());
+    let mut pieces = Vec::with_capacity(cuts.len() - 1);
+    let mut rest = &mut refs[..];
+    for w in cuts.windows(2) {
+        let (piece, tail) = rest.split_at_mut(w[1] - w[0]);
+        pieces.push(piece);
+        rest = tail;
+    }
+    let done: Vec<(usize, Vec<u64>)> = pieces.into_par_iter().map(dedup_part).collect();
+    let mut kept = 0;
+    for (&start, &(n, _)) in cuts.iter().zip(&done) {
+        refs.copy_within(start..start + n, kept);
+        kept += n;
+    }
+    refs.truncate(kept);
+    let mut keys = Vec::with_capacity(done.iter().map(|d| d.1.len()).sum());
+    for (_, k) in &done {
+        keys.extend_from_slice(k);
+    }
+    keys
+}
+
+/// [`dedup_keys`] of one part, in place: how many references it keeps, and their keys.
+fn dedup_part(refs: &mut [(u64, u32)]) -> (usize, Vec<u64>) {
     let mut keys = Vec::new();
     let mut kept = 0;
     for i in 0..refs.len() {
@@ -739,8 +795,7 @@ fn dedup_keys(refs: &mut Vec<(u64, u32)>) -> Vec<u64> {
         refs[kept] = r;
         kept += 1;
     }
-    refs.truncate(kept);
-    keys
+    (kept, keys)
 }
 
 /// The references regrouped by document: each document's number of codes, and their keys in
@@ -992,7 +1047,12 @@ mod tests {
             v.sort_unstable();
             v
         };
-        for refs in [vec![], vec![(3, 1)], vec![(3, 1); 4], mixed] {
+        // One key's references over several parts, and repeats across a part's nominal start.
+        let long: Vec<(u64, u32)> = (0..3000u32)
+            .map(|i| (1, i / 2))
+            .chain((0..3000u64).map(|i| (2 + i / 3, 7)))
+            .collect();
+        for refs in [vec![], vec![(3, 1)], vec![(3, 1); 4], mixed, long] {
             let mut expected = refs.clone();
             expected.dedup();
             let mut keys: Vec<u64> = expected.iter().map(|r| r.0).collect();
