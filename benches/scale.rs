@@ -19,8 +19,10 @@
 //! Options: `--docs N,N,…` (sizes), `--vocab FILE` (the vocabulary of `synth --generate`;
 //! without it, the built-in pseudo-words), `--queries N` (about this many queries, default
 //! 2,000), `--real` (add the Wikipedia run; needs `scripts/fetch-dev-data.sh`), `--out DIR`
-//! (default `data/scale`: generated files are kept and reused), `--test` (sizes 2,000 and
-//! 20,000, 400 queries, output under `target/scale-test`).
+//! (default `data/scale`: generated files are kept and reused), `--build-rounds R` (1: each
+//! size's `wc -w` and build R times in turn; the table gives their medians, and the ratio of
+//! the medians, the JSON every round), `--test` (sizes 2,000 and 20,000, 400 queries, output
+//! under `target/scale-test`).
 //! Timings are of a shared 2-core machine: compare numbers of one run, not across runs.
 
 mod common;
@@ -45,6 +47,7 @@ struct Options {
     queries: u64,
     real: bool,
     out: PathBuf,
+    build_rounds: usize,
 }
 
 fn options() -> Options {
@@ -54,6 +57,7 @@ fn options() -> Options {
         queries: 2_000,
         real: false,
         out: PathBuf::from("data/scale"),
+        build_rounds: 1,
     };
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
@@ -64,6 +68,10 @@ fn options() -> Options {
             "--queries" => o.queries = value().parse().expect("--queries: a number"),
             "--real" => o.real = true,
             "--out" => o.out = PathBuf::from(value()),
+            "--build-rounds" => {
+                o.build_rounds = value().parse().expect("--build-rounds: a number");
+                assert!(o.build_rounds > 0, "--build-rounds: at least 1");
+            }
             "--test" => {
                 o.docs = vec![2_000, 20_000];
                 o.queries = 400;
@@ -142,21 +150,48 @@ fn quantile(sorted: &[f64], q: f64) -> f64 {
     sorted[((sorted.len() - 1) as f64 * q).round() as usize]
 }
 
-/// Everything measured for one collection size.
-fn measure(label: &str, collection: &Path, queries_path: &Path, out: &Path) -> Value {
+/// The median of `v` (the upper one of an even count).
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+/// Everything measured for one collection size; its `wc -w` and build `rounds` times in turn.
+fn measure(
+    label: &str,
+    collection: &Path,
+    queries_path: &Path,
+    out: &Path,
+    rounds: usize,
+) -> Value {
     let bytes = std::fs::metadata(collection).expect("collection").len();
     // Read once untimed first: a `wc -w` that reads the file from disk (it may have left the
     // page cache while the other sizes ran) would flatter the build, which reads it cached.
     run(Command::new("wc").args(["-w", s(collection)]));
-    let wc = run(Command::new("wc").args(["-w", s(collection)]));
     let index = out.join(format!("{label}.pdx"));
-    let build = run(&mut pocketdex(&[
-        "build",
-        s(collection),
-        "-o",
-        s(&index),
-        "-q",
-    ]));
+    // The machine's speed moves by 5–10% from minute to minute: one round's ratio is known to
+    // about ±0.05, the medians of a few rounds in turn better.
+    let runs: Vec<_> = (0..rounds)
+        .map(|_| {
+            let wc = run(Command::new("wc").args(["-w", s(collection)]));
+            let build = run(&mut pocketdex(&[
+                "build",
+                s(collection),
+                "-o",
+                s(&index),
+                "-q",
+            ]));
+            (wc, build)
+        })
+        .collect();
+    let wc_secs = median(runs.iter().map(|r| r.0.secs).collect());
+    let build_secs = median(runs.iter().map(|r| r.1.secs).collect());
+    let build_cpu_secs = median(runs.iter().map(|r| r.1.cpu_secs).collect());
+    let build_peak_mb = runs.iter().map(|r| r.1.max_rss_mb).fold(0.0, f64::max);
+    let build_rounds: Vec<Value> = runs
+        .iter()
+        .map(|(wc, b)| json!({"wc_secs": wc.secs, "build_secs": b.secs, "build_cpu_secs": b.cpu_secs, "build_peak_mb": b.max_rss_mb}))
+        .collect();
     let info: Value =
         serde_json::from_slice(&run(&mut pocketdex(&["info", s(&index), "--json"])).stdout)
             .expect("info JSON");
@@ -200,12 +235,13 @@ fn measure(label: &str, collection: &Path, queries_path: &Path, out: &Path) -> V
         "label": label,
         "documents": docs,
         "input_mb": bytes as f64 / 1e6,
-        "wc_secs": wc.secs,
-        "build_secs": build.secs,
-        "build_cpu_secs": build.cpu_secs,
-        "build_peak_mb": build.max_rss_mb,
-        "build_mb_per_sec": bytes as f64 / 1e6 / build.secs,
-        "build_speed_vs_wc": wc.secs / build.secs,
+        "wc_secs": wc_secs,
+        "build_secs": build_secs,
+        "build_cpu_secs": build_cpu_secs,
+        "build_peak_mb": build_peak_mb,
+        "build_mb_per_sec": bytes as f64 / 1e6 / build_secs,
+        "build_speed_vs_wc": wc_secs / build_secs,
+        "build_rounds": build_rounds,
         "index_mb": info["bytes"].as_f64().unwrap_or(0.0) / 1e6,
         "bytes_per_doc_beyond_names": info["bytes_per_document_beyond_names"],
         "resolution": info["resolution"],
@@ -340,7 +376,13 @@ fn main() {
     for &n in &o.docs {
         let file = o.out.join(format!("gen-{tag}-{n}.jsonl"));
         head(&gen, &file, n);
-        let v = measure(&format!("generated-{n}"), &file, &queries, &o.out);
+        let v = measure(
+            &format!("generated-{n}"),
+            &file,
+            &queries,
+            &o.out,
+            o.build_rounds,
+        );
         eprintln!("scale: {}", row(&v));
         results.push(v);
     }
@@ -377,7 +419,7 @@ fn main() {
                 .count();
             edited_copies(wiki, leads as u64, o.queries, 11, &rq);
         }
-        let v = measure("wikipedia+copies", &real, &rq, &o.out);
+        let v = measure("wikipedia+copies", &real, &rq, &o.out, o.build_rounds);
         eprintln!("scale: {}", row(&v));
         results.push(v);
     }
