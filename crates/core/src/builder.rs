@@ -766,31 +766,50 @@ fn dedup_keys(refs: &mut Vec<(u64, u32)>) -> Vec<u64> {
         pieces.push(piece);
         rest = tail;
     }
-    let done: Vec<(usize, Vec<u64>)> = pieces.into_par_iter().map(dedup_part).collect();
+    // Each part's references kept and keys counted, then the keys written straight into their
+    // place: no vector of keys per part beside the whole one.
+    let done: Vec<(usize, usize)> = pieces.into_par_iter().map(dedup_part).collect();
     let mut kept = 0;
     for (&start, &(n, _)) in cuts.iter().zip(&done) {
         refs.copy_within(start..start + n, kept);
         kept += n;
     }
     refs.truncate(kept);
-    let mut keys = Vec::with_capacity(done.iter().map(|d| d.1.len()).sum());
-    for (_, k) in &done {
-        keys.extend_from_slice(k);
+    let mut keys = vec![0u64; done.iter().map(|d| d.1).sum()];
+    let (mut ref_parts, mut key_parts) = (Vec::new(), Vec::new());
+    let (mut refs_left, mut keys_left) = (&refs[..], &mut keys[..]);
+    for &(n, k) in &done {
+        let (r, rest) = refs_left.split_at(n);
+        let (ks, kr) = keys_left.split_at_mut(k);
+        ref_parts.push(r);
+        key_parts.push(ks);
+        (refs_left, keys_left) = (rest, kr);
     }
+    ref_parts
+        .into_par_iter()
+        .zip(key_parts)
+        .for_each(|(refs, keys)| {
+            let mut at = 0;
+            for (i, r) in refs.iter().enumerate() {
+                if i == 0 || refs[i - 1].0 != r.0 {
+                    keys[at] = r.0;
+                    at += 1;
+                }
+            }
+        });
     keys
 }
 
-/// [`dedup_keys`] of one part, in place: how many references it keeps, and their keys.
-fn dedup_part(refs: &mut [(u64, u32)]) -> (usize, Vec<u64>) {
-    let mut keys = Vec::new();
-    let mut kept = 0;
+/// [`dedup_keys`] of one part, in place: how many references it keeps, and how many keys.
+fn dedup_part(refs: &mut [(u64, u32)]) -> (usize, usize) {
+    let (mut kept, mut keys) = (0, 0);
     for i in 0..refs.len() {
         let r = refs[i];
         if kept > 0 && refs[kept - 1] == r {
             continue;
         }
-        if keys.last() != Some(&r.0) {
-            keys.push(r.0);
+        if kept == 0 || refs[kept - 1].0 != r.0 {
+            keys += 1;
         }
         refs[kept] = r;
         kept += 1;
