@@ -8,15 +8,15 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 fn build_sample(dir: &Path) -> String {
-    let out = dir.join("wiki.pdx").display().to_string();
-    let o = pocketdex(&["build", "samples/wiki-en", "-o", &out]);
+    let out = dir.join("wiki.pdx");
+    let o = build(Path::new("samples/wiki-en"), &out);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(
         stderr(&o).contains("indexed 300 documents"),
         "{}",
         stderr(&o)
     );
-    out
+    out.display().to_string()
 }
 
 /// `pocketdex build INPUT -o OUT`.

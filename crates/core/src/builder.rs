@@ -789,12 +789,8 @@ fn dedup_keys(refs: &mut Vec<(u64, u32)>) -> Vec<u64> {
         .into_par_iter()
         .zip(key_parts)
         .for_each(|(refs, keys)| {
-            let mut at = 0;
-            for (i, r) in refs.iter().enumerate() {
-                if i == 0 || refs[i - 1].0 != r.0 {
-                    keys[at] = r.0;
-                    at += 1;
-                }
+            for (key, run) in keys.iter_mut().zip(refs.chunk_by(|a, b| a.0 == b.0)) {
+                *key = run[0].0;
             }
         });
     keys

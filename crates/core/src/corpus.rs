@@ -98,9 +98,8 @@ impl Default for Keys {
 /// times its size (a file: its bytes, or its text and the text without markup; a JSON Lines
 /// record: its line, the JSON parser's buffer for a text with escapes, and the text), plus the
 /// read-ahead of a stream of JSON Lines (16 MiB) and the smaller documents other cores are
-/// reading. So
-/// reading holds at most about `3 × max_doc_bytes` plus some 16 MiB per core besides what the
-/// caller keeps. A Parquet file is read a batch of rows at a time (about 4 MiB of text), so it
+/// reading. So reading holds at most about `3 × max_doc_bytes` plus some 16 MiB per core
+/// besides what the caller keeps. A Parquet file is read a batch of rows at a time (about 4 MiB of text), so it
 /// holds what a batch's rows hold: a value cannot be skipped unread there.
 ///
 /// A JSON Lines file that is a regular file is mapped into memory and parsed where the page

@@ -1666,8 +1666,8 @@ fn clocks_scalar<S>(
 
 /// [`clocks`] with the samples' hashes and the `1 − U` bound of 16 samples in two AVX-512
 /// registers per element (one for at most 8 samples; the hashes of at most 8 pairs in one,
-/// spread to the lanes by a permute): the same hashes and comparisons in IEEE-754 double precision, so the
-/// same elements reach `keep`, in the same order per sample (samples are independent: keeping
+/// spread to the lanes by a permute): the same hashes and comparisons in IEEE-754 double
+/// precision, so the same elements reach `keep`, in the same order per sample (samples are independent: keeping
 /// one never changes another's bar). The clocks of the samples an element passes the bound in
 /// are computed eight at a time ([`neg_ln_unit8`], the same bits), then kept one sample at a
 /// time, as in [`clocks_scalar`].
@@ -1712,6 +1712,7 @@ unsafe fn clocks_avx512<S>(
             }
         };
     }
+    // With at most 8 distinct hashes, each element's come from one register (`pair_adds`).
     let shared = pairs <= 8;
     // Lanes 8–15 hold samples only past the eighth.
     let halves = if n > 8 { 2 } else { 1 };
@@ -1745,22 +1746,17 @@ unsafe fn clocks_avx512<S>(
         let w3 = cubed(plain);
         let (bw_plain, bw_cubed) = (_mm512_set1_pd(plain), _mm512_set1_pd(w3));
         let b = _mm512_set1_epi64(base as i64);
-        let hashes = if shared {
-            fmix8(_mm512_add_epi64(b, pair_adds))
-        } else {
-            b
-        };
+        let hashes = shared.then(|| fmix8(_mm512_add_epi64(b, pair_adds)));
         let mut mask: u16 = 0;
         for (h, lanes) in lanes.iter().enumerate().take(halves) {
             let at = 8 * h;
             // SAFETY: `at + 8 ≤ 16`: every load and store below is within its array.
-            let k = if shared {
-                _mm512_permutexvar_epi64(*lanes, hashes)
-            } else {
-                fmix8(_mm512_add_epi64(
+            let k = match hashes {
+                Some(hashes) => _mm512_permutexvar_epi64(*lanes, hashes),
+                None => fmix8(_mm512_add_epi64(
                     b,
                     _mm512_loadu_si512(adds.as_ptr().add(at).cast()),
-                ))
+                )),
             };
             let u = _mm512_and_si512(
                 _mm512_srlv_epi64(k, _mm512_loadu_si512(shifts.as_ptr().add(at).cast())),
