@@ -536,14 +536,21 @@ impl Parts {
         if keys.len() > u32::MAX as usize {
             return Err(Error::Invalid("more than 2^32 distinct codes".into()));
         }
-        let f = mphf::build(&keys);
-        // Each key's slot, on every core, in key order (a perfect hash: every slot once).
-        let slot_of: Vec<u32> = keys
-            .par_iter()
-            .map(|k| f.get(k).expect("MPHF maps every build key") as u32)
-            .collect();
-        let mphf_bytes = mphf::to_bytes(&f);
-        drop(f);
+        let mphf_bytes = mphf::to_bytes(&mphf::build(&keys));
+        // Each key's slot, on every core, in key order (a perfect hash: every slot once), read
+        // as a query reads it, many keys' reads asked for at once (ph's `get`, one key at a
+        // time, took 0.45 s at 2,000,000 documents).
+        let view = mphf::View::new(&mphf_bytes, mphf::SEED_BITS)?;
+        let mut slot_of = vec![0u32; keys.len()];
+        slot_of
+            .par_chunks_mut(SLOT_CHUNK)
+            .zip(keys.par_chunks(SLOT_CHUNK))
+            .for_each(|(out, keys)| {
+                view.get_many(&mphf_bytes, keys, |i, slot| {
+                    out[i] = slot.expect("MPHF maps every build key") as u32;
+                })
+            });
+        drop(view);
         let slot_count = keys.len() as u32;
         let ref_count = refs.len() as u64;
         let (checks, run_lens, postings) = by_slot(&refs, keys, &slot_of);
@@ -650,6 +657,9 @@ impl Parts {
         })
     }
 }
+
+/// Keys per task when their slots are looked up.
+const SLOT_CHUNK: usize = 1 << 16;
 
 /// Per slot, in slot order: its key's check, the number of its references, and (the last
 /// vector) their documents, slot after slot. `refs` are sorted by key, `keys` are their

@@ -9,6 +9,7 @@
 
 use crate::error::{Error, Result};
 use crate::hash::MphfHasher;
+use crate::index::prefetch;
 use ph::fmph::{GOBuildConf, GOConf, GOFunction, TwoToPowerBitsStatic};
 
 /// The concrete MPHF type: 16-bit groups (2^4) and 2-bit group seeds (2^1) (format version 9
@@ -186,40 +187,121 @@ impl View {
     #[inline]
     pub fn get(&self, bytes: &[u8], key: u64) -> Option<u64> {
         assert_eq!(bytes.len(), self.len, "an MPHF view reads its own section");
-        // Seeds per 64-bit word (a power of two: shifts, not divisions, on this hot path), and
-        // the masks of a seed and of a bit within a group.
-        let seed_bits = self.seed_bits as u64;
-        let per_word_log2 = self.seeds_per_word_log2;
-        let seed_mask = (1u64 << seed_bits) - 1;
-        const IN_GROUP_MASK: u32 = GROUP_BITS as u32 - 1;
-        let mut before = 0u64;
-        for (level, &size) in self.levels.iter().enumerate() {
-            let hash = ph::BuildSeededHasher::hash_one(&MphfHasher, key, level as u64);
-            // ph's `group_nr` (map64_to_64), the group's seed, and `in_group_index`.
-            let group = before + ((hash as u128 * size as u128) >> 64) as u64;
-            let in_word = group & ((1 << per_word_log2) - 1);
-            let seed = (Self::word(bytes, self.seeds_at + 8 * (group >> per_word_log2) as usize)
-                >> (in_word * seed_bits))
-                & seed_mask;
-            let bit = (group * GROUP_BITS as u64
-                + (mix32(hash as u32 ^ seed as u32) & IN_GROUP_MASK) as u64)
-                as usize;
-            let word = self.bit_word(bytes, bit / 64);
-            if word >> (bit % 64) & 1 == 1 {
-                // ph's rank: the ones before `bit`.
-                let block = bit / (64 * RANK_WORDS);
-                let mut rank = self.ranks[block];
-                for w in block * RANK_WORDS..bit / 64 {
-                    rank += self.bit_word(bytes, w).count_ones() as u64;
+        self.get_from(bytes, key, 0, 0)
+    }
+
+    /// [`View::get`] of every key of `keys`, handed in order to `slot(i, answer)`: the reads of
+    /// [`BATCH`] keys are asked for together, level by level, where one key at a time waits for
+    /// each of its dependent reads (the group's seed, then its bit and rank) in turn.
+    ///
+    /// # Panics
+    /// When `bytes` is not the view's section.
+    pub fn get_many(&self, bytes: &[u8], keys: &[u64], mut slot: impl FnMut(usize, Option<u64>)) {
+        assert_eq!(bytes.len(), self.len, "an MPHF view reads its own section");
+        for (b, keys) in keys.chunks(BATCH).enumerate() {
+            let mut answers = [None; BATCH];
+            // The keys not placed yet: (number in the batch, level hash, group, then bit).
+            let mut left = [(0usize, 0u64, 0u64); BATCH];
+            let mut n = keys.len();
+            for (i, l) in left.iter_mut().enumerate().take(n) {
+                l.0 = i;
+            }
+            let mut before = 0u64;
+            for (level, &size) in self.levels.iter().enumerate() {
+                if n == 0 {
+                    break;
                 }
-                rank += (word & ((1u64 << (bit % 64)) - 1)).count_ones() as u64;
-                return Some(rank);
+                for l in &mut left[..n] {
+                    let hash =
+                        ph::BuildSeededHasher::hash_one(&MphfHasher, keys[l.0], level as u64);
+                    let group = before + ((hash as u128 * size as u128) >> 64) as u64;
+                    prefetch(bytes, self.seed_word_at(group));
+                    (l.1, l.2) = (hash, group);
+                }
+                for l in &mut left[..n] {
+                    let bit = self.bit_of(bytes, l.1, l.2);
+                    let block = bit / (64 * RANK_WORDS);
+                    prefetch(bytes, self.bits_at + 8 * (bit / 64));
+                    prefetch(bytes, self.bits_at + 8 * block * RANK_WORDS);
+                    prefetch(&self.ranks, block);
+                    l.2 = bit as u64;
+                }
+                // The keys this level places are answered; the others move up, in order.
+                let mut kept = 0;
+                for i in 0..n {
+                    let l = left[i];
+                    match self.rank_of(bytes, l.2 as usize) {
+                        Some(r) => answers[l.0] = Some(r),
+                        None => {
+                            left[kept] = l;
+                            kept += 1;
+                        }
+                    }
+                }
+                n = kept;
+                before += size;
+            }
+            for (i, &a) in answers.iter().enumerate().take(keys.len()) {
+                slot(b * BATCH + i, a);
+            }
+        }
+    }
+
+    /// [`View::get`] from level `first` on, `before` the groups of the levels before it.
+    #[inline]
+    fn get_from(&self, bytes: &[u8], key: u64, first: usize, mut before: u64) -> Option<u64> {
+        for (level, &size) in self.levels.iter().enumerate().skip(first) {
+            let hash = ph::BuildSeededHasher::hash_one(&MphfHasher, key, level as u64);
+            // ph's `group_nr` (map64_to_64).
+            let group = before + ((hash as u128 * size as u128) >> 64) as u64;
+            let rank = self.rank_of(bytes, self.bit_of(bytes, hash, group));
+            if rank.is_some() {
+                return rank;
             }
             before += size;
         }
         None
     }
+
+    /// Where the 64-bit word holding `group`'s seed starts in the section. (Seeds per word are
+    /// a power of two: shifts, not divisions, on this hot path.)
+    #[inline(always)]
+    fn seed_word_at(&self, group: u64) -> usize {
+        self.seeds_at + 8 * (group >> self.seeds_per_word_log2) as usize
+    }
+
+    /// The bit of a key of level hash `hash` in `group`: ph's `in_group_index` under the
+    /// group's seed.
+    #[inline(always)]
+    fn bit_of(&self, bytes: &[u8], hash: u64, group: u64) -> usize {
+        const IN_GROUP_MASK: u32 = GROUP_BITS as u32 - 1;
+        let seed_bits = self.seed_bits as u64;
+        let in_word = group & ((1 << self.seeds_per_word_log2) - 1);
+        let seed = (Self::word(bytes, self.seed_word_at(group)) >> (in_word * seed_bits))
+            & ((1u64 << seed_bits) - 1);
+        (group * GROUP_BITS as u64 + (mix32(hash as u32 ^ seed as u32) & IN_GROUP_MASK) as u64)
+            as usize
+    }
+
+    /// ph's rank of `bit` (the ones before it) when it is set: the key's slot.
+    #[inline(always)]
+    fn rank_of(&self, bytes: &[u8], bit: usize) -> Option<u64> {
+        let word = self.bit_word(bytes, bit / 64);
+        if word >> (bit % 64) & 1 == 0 {
+            return None;
+        }
+        let block = bit / (64 * RANK_WORDS);
+        let mut rank = self.ranks[block];
+        for w in block * RANK_WORDS..bit / 64 {
+            rank += self.bit_word(bytes, w).count_ones() as u64;
+        }
+        Some(rank + (word & ((1u64 << (bit % 64)) - 1)).count_ones() as u64)
+    }
 }
+
+/// Keys whose first-level reads [`View::get_many`] asks for together: enough to cover a
+/// memory access's latency, few enough that their lines stay in the first-level cache.
+const BATCH: usize = 32;
 
 /// ph's 32-bit mixer of a group's hash and seed (`goindexing::mix32`).
 #[inline(always)]
@@ -384,6 +466,22 @@ mod tests {
                 found += want.is_some() as usize;
             }
             assert!(found >= keys.len());
+            // Many keys at once answer as one at a time, in order, over batches and levels.
+            for (view, bytes) in [(&view, &bytes), (&old_view, &old_bytes)] {
+                let all: Vec<u64> = keys
+                    .iter()
+                    .copied()
+                    .chain((0..20_000u64).map(|i| h64(&i.to_le_bytes(), seed + 100)))
+                    .collect();
+                let mut got = Vec::with_capacity(all.len());
+                view.get_many(bytes, &all, |i, slot| got.push((i, slot)));
+                let want: Vec<_> = all
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &k)| (i, view.get(bytes, k)))
+                    .collect();
+                assert_eq!(got, want, "{n} keys");
+            }
             assert_eq!(
                 from_bytes(&bytes).unwrap().get(&keys[0]),
                 view.get(&bytes, keys[0])
