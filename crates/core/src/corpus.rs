@@ -844,8 +844,10 @@ impl Drop for MappedChunk<'_> {
 fn unmap_pages(map: &memmap2::Mmap, start: usize, end: usize) {
     #[cfg(unix)]
     {
-        const PAGE: usize = 4096;
-        let (from, to) = (start / PAGE * PAGE, end / PAGE * PAGE);
+        // The map starts on a page boundary, so offsets on page multiples are page-aligned:
+        // what `madvise` asks for (16 or 64 KiB pages on some ARM systems, 4 KiB elsewhere).
+        let page = page_size();
+        let (from, to) = (start / page * page, end / page * page);
         if from < to {
             // SAFETY: a read-only file mapping: pages touched again after MADV_DONTNEED are
             // read from the file, with the same contents.
@@ -856,6 +858,20 @@ fn unmap_pages(map: &memmap2::Mmap, start: usize, end: usize) {
     }
     #[cfg(not(unix))]
     let _ = (map, start, end);
+}
+
+/// The system's page size (4 KiB when it cannot be read).
+#[cfg(unix)]
+fn page_size() -> usize {
+    static PAGE: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *PAGE.get_or_init(|| {
+        // SAFETY: sysconf reads a constant of the system and has no preconditions.
+        let n = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+        usize::try_from(n)
+            .ok()
+            .filter(|n| n.is_power_of_two())
+            .unwrap_or(4096)
+    })
 }
 
 impl AsRef<[u8]> for Chunk {
@@ -1323,6 +1339,29 @@ fn read_pieces(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The page size is the kernel's: `madvise` takes ranges starting on its multiples and
+    /// refuses those starting half a page in (so a 4 KiB guess fails on 16 or 64 KiB pages, and
+    /// an 8 KiB one on 4 KiB pages); pages handed back read the file's bytes again.
+    #[cfg(unix)]
+    #[test]
+    fn pages_are_handed_back_on_the_systems_page_boundaries() {
+        let page = page_size();
+        assert!(page.is_power_of_two() && page >= 4096, "{page}");
+        let bytes: Vec<u8> = (0..4 * page).map(|i| (i % 251) as u8).collect();
+        let file = tempfile::NamedTempFile::new().unwrap();
+        std::fs::write(file.path(), &bytes).unwrap();
+        let map = unsafe { memmap2::Mmap::map(file.as_file()) }.unwrap();
+        assert_eq!(map[..], bytes[..]);
+        // The kernel's own check, not memmap2's (which aligns ranges down itself).
+        let advise = |at: usize| unsafe {
+            libc::madvise(map.as_ptr().add(at) as *mut _, page, libc::MADV_DONTNEED)
+        };
+        assert_eq!(advise(page), 0, "a page boundary");
+        assert_ne!(advise(page / 2), 0, "half a page in is not a page boundary");
+        unmap_pages(&map, page / 2, 3 * page + 5);
+        assert_eq!(map[..], bytes[..]);
+    }
 
     #[test]
     fn json_lines_records() {
