@@ -190,7 +190,14 @@ fn measure(
     let build_peak_mb = runs.iter().map(|r| r.1.max_rss_mb).fold(0.0, f64::max);
     let build_rounds: Vec<Value> = runs
         .iter()
-        .map(|(wc, b)| json!({"wc_secs": wc.secs, "build_secs": b.secs, "build_cpu_secs": b.cpu_secs, "build_peak_mb": b.max_rss_mb}))
+        .map(|(wc, b)| {
+            json!({
+                "wc_secs": wc.secs,
+                "build_secs": b.secs,
+                "build_cpu_secs": b.cpu_secs,
+                "build_peak_mb": b.max_rss_mb,
+            })
+        })
         .collect();
     let info: Value =
         serde_json::from_slice(&run(&mut pocketdex(&["info", s(&index), "--json"])).stdout)

@@ -99,8 +99,8 @@ impl Default for Keys {
 /// record: its line, the JSON parser's buffer for a text with escapes, and the text), plus the
 /// read-ahead of a stream of JSON Lines (16 MiB) and the smaller documents other cores are
 /// reading. So reading holds at most about `3 × max_doc_bytes` plus some 16 MiB per core
-/// besides what the caller keeps. A Parquet file is read a batch of rows at a time (about 4 MiB of text), so it
-/// holds what a batch's rows hold: a value cannot be skipped unread there.
+/// besides what the caller keeps. A Parquet file is read a batch of rows at a time (about 4 MiB
+/// of text), so it holds what a batch's rows hold: a value cannot be skipped unread there.
 ///
 /// A JSON Lines file that is a regular file is mapped into memory and parsed where the page
 /// cache holds it (a pipe or standard input is read): each chunk's pages are unmapped once it
@@ -844,8 +844,9 @@ impl Drop for MappedChunk<'_> {
 fn unmap_pages(map: &memmap2::Mmap, start: usize, end: usize) {
     #[cfg(unix)]
     {
-        // The map starts on a page boundary, so offsets on page multiples are page-aligned:
-        // what `madvise` asks for (16 or 64 KiB pages on some ARM systems, 4 KiB elsewhere).
+        // The map starts on a page boundary, so offsets on page multiples are page-aligned
+        // (16 or 64 KiB pages on some ARM systems, 4 KiB elsewhere). memmap2 would align the
+        // start down itself, but the end must stop before the page `end` is in.
         let page = page_size();
         let (from, to) = (start / page * page, end / page * page);
         if from < to {
@@ -1351,9 +1352,12 @@ mod tests {
         let bytes: Vec<u8> = (0..4 * page).map(|i| (i % 251) as u8).collect();
         let file = tempfile::NamedTempFile::new().unwrap();
         std::fs::write(file.path(), &bytes).unwrap();
+        // SAFETY: the test's own temporary file, which nothing else changes.
         let map = unsafe { memmap2::Mmap::map(file.as_file()) }.unwrap();
         assert_eq!(map[..], bytes[..]);
         // The kernel's own check, not memmap2's (which aligns ranges down itself).
+        // SAFETY: `at + page` lies within the 4-page read-only file mapping, which reads the
+        // file again after MADV_DONTNEED.
         let advise = |at: usize| unsafe {
             libc::madvise(map.as_ptr().add(at) as *mut _, page, libc::MADV_DONTNEED)
         };

@@ -1667,10 +1667,10 @@ fn clocks_scalar<S>(
 /// [`clocks`] with the samples' hashes and the `1 − U` bound of 16 samples in two AVX-512
 /// registers per element (one for at most 8 samples; the hashes of at most 8 pairs in one,
 /// spread to the lanes by a permute): the same hashes and comparisons in IEEE-754 double
-/// precision, so the same elements reach `keep`, in the same order per sample (samples are independent: keeping
-/// one never changes another's bar). The clocks of the samples an element passes the bound in
-/// are computed eight at a time ([`neg_ln_unit8`], the same bits), then kept one sample at a
-/// time, as in [`clocks_scalar`].
+/// precision, so the same elements reach `keep`, in the same order per sample (samples are
+/// independent: keeping one never changes another's bar). The clocks of the samples an element
+/// passes the bound in are computed eight at a time ([`neg_ln_unit8`], the same bits), then
+/// kept one sample at a time, as in [`clocks_scalar`].
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512dq")]
 unsafe fn clocks_avx512<S>(

@@ -598,7 +598,12 @@ impl<D: AsRef<[u8]>> Index<D> {
     /// The MPHF's slot for `key`, if within the table (any key gets one; see `checks_out`).
     #[inline]
     fn slot(&self, key: u64) -> Option<u32> {
-        let slot = self.mphf.get(self.section(SectionId::Mphf), key);
+        self.in_table(self.mphf.get(self.section(SectionId::Mphf), key))
+    }
+
+    /// An MPHF answer, if it is a slot of the table (a damaged MPHF may answer beyond it).
+    #[inline]
+    fn in_table(&self, slot: Option<u64>) -> Option<u32> {
         slot.and_then(|s| (s < self.meta.slot_count as u64).then_some(s as u32))
     }
 
@@ -640,12 +645,11 @@ impl<D: AsRef<[u8]>> Index<D> {
         let samples = &starts[self.starts_bits_len.min(starts.len())..];
         let postings = self.section(SectionId::Postings);
         let mut slots: Vec<(usize, u32)> = Vec::with_capacity(keys.len());
-        let slot_count = self.meta.slot_count as u64;
         self.mphf
             .get_many(self.section(SectionId::Mphf), keys, |i, slot| {
-                if let Some(slot) = slot.filter(|&s| s < slot_count) {
+                if let Some(slot) = self.in_table(slot) {
                     prefetch(checks, slot as usize * 2);
-                    slots.push((i, slot as u32));
+                    slots.push((i, slot));
                 }
             });
         let mut known = Vec::with_capacity(slots.len());

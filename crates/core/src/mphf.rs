@@ -187,7 +187,16 @@ impl View {
     #[inline]
     pub fn get(&self, bytes: &[u8], key: u64) -> Option<u64> {
         assert_eq!(bytes.len(), self.len, "an MPHF view reads its own section");
-        self.get_from(bytes, key, 0, 0)
+        let mut before = 0u64;
+        for (level, &size) in self.levels.iter().enumerate() {
+            let (hash, group) = group_of(key, level, size, before);
+            let rank = self.rank_of(bytes, self.bit_of(bytes, hash, group));
+            if rank.is_some() {
+                return rank;
+            }
+            before += size;
+        }
+        None
     }
 
     /// [`View::get`] of every key of `keys`, handed in order to `slot(i, answer)`: the reads of
@@ -212,9 +221,7 @@ impl View {
                     break;
                 }
                 for l in &mut left[..n] {
-                    let hash =
-                        ph::BuildSeededHasher::hash_one(&MphfHasher, keys[l.0], level as u64);
-                    let group = before + ((hash as u128 * size as u128) >> 64) as u64;
+                    let (hash, group) = group_of(keys[l.0], level, size, before);
                     prefetch(bytes, self.seed_word_at(group));
                     (l.1, l.2) = (hash, group);
                 }
@@ -245,22 +252,6 @@ impl View {
                 slot(b * BATCH + i, a);
             }
         }
-    }
-
-    /// [`View::get`] from level `first` on, `before` the groups of the levels before it.
-    #[inline]
-    fn get_from(&self, bytes: &[u8], key: u64, first: usize, mut before: u64) -> Option<u64> {
-        for (level, &size) in self.levels.iter().enumerate().skip(first) {
-            let hash = ph::BuildSeededHasher::hash_one(&MphfHasher, key, level as u64);
-            // ph's `group_nr` (map64_to_64).
-            let group = before + ((hash as u128 * size as u128) >> 64) as u64;
-            let rank = self.rank_of(bytes, self.bit_of(bytes, hash, group));
-            if rank.is_some() {
-                return rank;
-            }
-            before += size;
-        }
-        None
     }
 
     /// Where the 64-bit word holding `group`'s seed starts in the section. (Seeds per word are
@@ -302,6 +293,14 @@ impl View {
 /// Keys whose first-level reads [`View::get_many`] asks for together: enough to cover a
 /// memory access's latency, few enough that their lines stay in the first-level cache.
 const BATCH: usize = 32;
+
+/// A key's hash at `level` and its group: ph's `group_nr` (map64_to_64) among the level's
+/// `size` groups, after the `before` groups of the levels below it.
+#[inline(always)]
+fn group_of(key: u64, level: usize, size: u64, before: u64) -> (u64, u64) {
+    let hash = ph::BuildSeededHasher::hash_one(&MphfHasher, key, level as u64);
+    (hash, before + ((hash as u128 * size as u128) >> 64) as u64)
+}
 
 /// ph's 32-bit mixer of a group's hash and seed (`goindexing::mix32`).
 #[inline(always)]
