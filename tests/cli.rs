@@ -1044,3 +1044,74 @@ fn repeated_ids_are_counted_and_the_first_named() {
     let err = stderr(&o);
     assert!(o.status.success() && !err.contains("share an id"), "{err}");
 }
+
+/// Outputs that would destroy something are refused before any work: an input given as the
+/// output (build, dups, synth), a symbolic link or a device; `synth` writes atomically and
+/// refuses sizes it cannot make.
+#[test]
+fn outputs_never_replace_inputs_links_or_devices() {
+    let tmp = tempfile::tempdir().unwrap();
+    let doc = tmp.path().join("doc.txt");
+    let text = std::fs::read_to_string(root().join("samples/wiki-en/Jupiter.txt")).unwrap();
+    std::fs::write(&doc, &text).unwrap();
+    let d = doc.to_str().unwrap();
+    let jsonl = tmp.path().join("in.jsonl");
+    let line = format!("{}\n", serde_json::json!({"id": "a", "text": text}));
+    std::fs::write(&jsonl, &line).unwrap();
+    let j = jsonl.to_str().unwrap();
+    for args in [
+        vec!["build", d, "-o", d],
+        vec!["dups", j, "-o", j],
+        vec!["synth", j, "-o", j],
+    ] {
+        let o = pocketdex(&args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains("is also an input"), "{}", stderr(&o));
+    }
+    assert_eq!(std::fs::read_to_string(&doc).unwrap(), text);
+    assert_eq!(std::fs::read_to_string(&jsonl).unwrap(), line);
+    let link = tmp.path().join("link.pdx");
+    std::os::unix::fs::symlink(&doc, &link).unwrap();
+    let o = build(&doc, &link);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("symbolic link"), "{}", stderr(&o));
+    assert!(std::fs::symlink_metadata(&link)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    let o = build(&doc, Path::new("/dev/null"));
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("not a regular file"), "{}", stderr(&o));
+    // synth: sizes out of range are refused (not a panic), and the output is whole or absent.
+    let out = tmp.path().join("gen.jsonl");
+    let o = pocketdex(&[
+        "synth",
+        "--generate",
+        "5",
+        "--vocab-size",
+        "0",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(!out.exists());
+    let o = pocketdex(&[
+        "synth",
+        "--generate",
+        "5",
+        "--topics",
+        "0",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let o = pocketdex(&["synth", "--generate", "50", "-o", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(std::fs::read_to_string(&out).unwrap().lines().count(), 50);
+    let names: Vec<_> = std::fs::read_dir(tmp.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.starts_with(".pocketdex-"))
+        .collect();
+    assert!(names.is_empty(), "{names:?}");
+}

@@ -762,3 +762,68 @@ fn compare_marks_the_shared_terms() {
         .error(404);
     assert!(m.contains("no text for id"), "{m}");
 }
+
+/// Abuse a demanding operator expects to be cut short: connections that send nothing, or their
+/// headers too slowly, are closed after `--timeout` (and do not hold up a stop); a batch of
+/// more than 10,000 texts is refused; an empty document is an error in a check (never new, never
+/// added); `/v1/compare` by id reads only the texts of indexed documents.
+#[test]
+fn idle_connections_batches_empty_documents_and_foreign_texts() {
+    let tmp = tempfile::tempdir().unwrap();
+    let texts = tmp.path().join("texts");
+    std::fs::create_dir(&texts).unwrap();
+    for (id, text) in samples().iter().take(20) {
+        std::fs::write(texts.join(id), text).unwrap();
+    }
+    let index = build(tmp.path(), "t.pdx", texts.to_str().unwrap());
+    // Not indexed: written after the build.
+    std::fs::write(texts.join(".env"), "API_KEY=hunter2\n").unwrap();
+    let server = Server::start(
+        &index,
+        &["--timeout", "2", "--texts", texts.to_str().unwrap()],
+    );
+    let start = Instant::now();
+    let mut silent = TcpStream::connect(server.addr).unwrap();
+    let mut partial = TcpStream::connect(server.addr).unwrap();
+    partial
+        .write_all(b"POST /v1/query HTTP/1.1\r\nHost: x\r\nContent-Le")
+        .unwrap();
+    for s in [&mut silent, &mut partial] {
+        s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+        let mut buf = Vec::new();
+        // Closed by the server: the read ends (with nothing or an error), not by our timeout.
+        let _ = s.read_to_end(&mut buf);
+        assert!(
+            start.elapsed() < Duration::from_secs(15),
+            "{:?}",
+            start.elapsed()
+        );
+    }
+    let r = server.post_json("/v1/query/batch", &json!({"texts": vec![""; 10_001]}));
+    assert!(r.error(400).contains("at most 10000"), "{:?}", r);
+    let r = server.post_json(
+        "/v1/check",
+        &json!({"documents": [{"id": "e", "text": "<p> </p>"}]}),
+    );
+    assert_eq!(r.status, 200);
+    let v = &r.json()["results"][0];
+    assert_eq!(
+        (v["status"].as_str(), v["message"].as_str()),
+        (Some("error"), Some("empty"))
+    );
+    let r = server.post_json("/v1/compare", &json!({"text": "a key", "id": ".env"}));
+    assert!(r.error(404).contains("no indexed document"), "{:?}", r);
+    let (id, _) = &samples()[0];
+    let r = server.post_json("/v1/compare", &json!({"text": "a key", "id": id}));
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    // A stop does not wait on a connection that never sends its request.
+    let mut idle = TcpStream::connect(server.addr).unwrap();
+    idle.write_all(b"GET /").unwrap();
+    let stopped = Instant::now();
+    assert_eq!(server.stop().code(), Some(0));
+    assert!(
+        stopped.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        stopped.elapsed()
+    );
+}

@@ -567,3 +567,96 @@ fn a_crashed_creation_is_created_again() {
         assert!(answers(&set).contains("\"id\":\"Jupiter.txt\""));
     }
 }
+
+/// What a submission system must be able to trust: a DOC that was not checked (missing,
+/// empty, binary) is an error and nothing is added; a refused step never says "added"; a failed
+/// `add` or `check --add` leaves no set behind; `merge -o` never writes into the set.
+#[test]
+fn unchecked_documents_are_errors_and_failures_leave_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let set = tmp.path().join("set");
+    ok(&pocketdex(&["add", s(&set), "samples/wiki-en", "-q"]));
+    let new = tmp.path().join("new.txt");
+    std::fs::write(&new, "Hydrothermal vents on the floor of the Pacific Ocean host communities of tube worms, clams and bacteria that live on chemical energy instead of sunlight, mapped along the mid-ocean ridges.").unwrap();
+    let empty = tmp.path().join("empty.txt");
+    std::fs::write(&empty, "").unwrap();
+    let binary = tmp.path().join("binary.dat");
+    std::fs::write(&binary, [0u8, 1, 2, 3, 0, 159, 146, 150]).unwrap();
+    let missing = tmp.path().join("missing.txt");
+    let generation = |set: &Path| {
+        let o = pocketdex(&["info", s(set), "--json"]);
+        let v: serde_json::Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+        v["generation"].clone()
+    };
+    let before = generation(&set);
+    for bad in [&empty, &binary, &missing] {
+        let o = pocketdex(&["check", s(&set), s(bad), s(&new), "--add", "--json"]);
+        assert_eq!(
+            o.status.code(),
+            Some(2),
+            "{}: {}",
+            bad.display(),
+            stderr(&o)
+        );
+        let lines: Vec<serde_json::Value> = stdout(&o)
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(lines.len(), 2, "{}", stdout(&o));
+        // The new document is new, but the step was refused: not "added".
+        let of = |doc: &Path| {
+            let name = doc.file_name().unwrap().to_str().unwrap();
+            lines
+                .iter()
+                .find(|l| l["doc"].as_str().unwrap().ends_with(name))
+                .unwrap_or_else(|| panic!("no line for {name}: {}", stdout(&o)))
+                .clone()
+        };
+        assert_eq!(
+            (of(&new)["status"].as_str(), of(&new)["added"].as_bool()),
+            (Some("new"), Some(false))
+        );
+        assert_eq!(of(bad)["status"], "error");
+        assert_eq!(generation(&set), before, "nothing added");
+        // Without --add as well: an unchecked DOC is not "new".
+        let o = pocketdex(&["check", s(&set), s(bad)]);
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        assert!(stdout(&o).contains(": error: "), "{}", stdout(&o));
+    }
+    // A failed add, or a check --add with nothing to add, does not create a set.
+    let dup = tmp.path().join("dup.jsonl");
+    std::fs::write(&dup, "{\"id\":\"a\",\"text\":\"one two three four\"}\n{\"id\":\"a\",\"text\":\"five six seven eight\"}\n").unwrap();
+    let fresh = tmp.path().join("fresh");
+    let o = pocketdex(&["add", s(&fresh), s(&dup)]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(!fresh.exists(), "a failed add left {:?}", files(&fresh));
+    let o = pocketdex(&["add", s(&fresh), s(&empty)]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(!fresh.exists());
+    let o = pocketdex(&["check", s(&fresh), s(&empty), "--add"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(!fresh.exists());
+    // merge -o into the set's own directory is refused, and the set is untouched.
+    let seg = files(&set)
+        .into_iter()
+        .find(|f| f.starts_with("seg-"))
+        .unwrap();
+    for out in [set.join(&seg), set.join("x.pdx"), set.clone()] {
+        let o = pocketdex(&["merge", s(&set), "-o", s(&out)]);
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        assert!(
+            stderr(&o).contains("outside the index set"),
+            "{}",
+            stderr(&o)
+        );
+    }
+    ok(&pocketdex(&["verify", s(&set)]));
+    // A text file given as INDEX is named for what it is.
+    let o = pocketdex(&["add", s(&new), "samples/wiki-en/Caravaggio.txt"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("is a file, not an index set"),
+        "{}",
+        stderr(&o)
+    );
+}

@@ -182,6 +182,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let params_fixed = params.resolution.is_some();
     // Before any document is read: a build of hours should not fail at its last step.
     pocketdex::atomic::check_writable(&args.output)?;
+    pocketdex::atomic::check_not_input(&args.output, &args.inputs)?;
     let sources = corpus::sources(&args.inputs)?;
     let mut builder = match &args.segment_of {
         Some(set) => {

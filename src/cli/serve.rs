@@ -56,7 +56,9 @@ pub struct Args {
     /// Largest request body (suffixes K, M, G); larger ones are refused with 413.
     #[arg(long, value_name = "BYTES", default_value = "16M", value_parser = util::parse_size)]
     max_body: u64,
-    /// Longest a request may take, in seconds, waiting included; longer ones get 503.
+    /// Longest a request may take, in seconds, waiting included; longer ones get 503. A client
+    /// that sends no request, or its headers too slowly, is disconnected after this or 10 s,
+    /// whichever is shorter (an idle keep-alive connection too).
     #[arg(long, value_name = "SECONDS", default_value_t = 30.0)]
     timeout: f64,
     /// Requests in flight at once; more are refused with 503 and Retry-After.
@@ -72,9 +74,10 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    if !(args.timeout > 0.0 && args.timeout.is_finite()) {
+    // At most a day: a timeout must fit a Duration and a timer; one of days means none.
+    if !(args.timeout > 0.0 && args.timeout <= 86_400.0) {
         anyhow::bail!(
-            "--timeout must be a positive number of seconds, not {}",
+            "--timeout must be a positive number of seconds, at most 86400 (a day), not {}",
             args.timeout
         );
     }

@@ -42,6 +42,17 @@ impl CreateArgs {
     /// Opens the set at `path` for writing, or creates it when nothing is there.
     fn open_or_create(&self, path: &Path, w: &WriterArgs) -> anyhow::Result<(SetWriter, bool)> {
         if path.is_file() {
+            let mut head = [0u8; 8];
+            let is_index = std::fs::File::open(path)
+                .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut head))
+                .is_ok()
+                && head == pocketdex::MAGIC;
+            if !is_index {
+                anyhow::bail!(
+                    "{} is a file, not an index set; INDEX is the set's directory (created when missing), and the documents come after it: `pocketdex add SET DOC...`",
+                    path.display()
+                );
+            }
             anyhow::bail!(
                 "{} is an index file, which never changes; keep documents that change in an index set (a directory): `pocketdex add SET DOC...`, then `pocketdex merge SET -o FILE.pdx` to ship one file",
                 path.display()
@@ -108,6 +119,10 @@ impl CreateArgs {
 /// durable when the command returns: a crash leaves the set as it was before or after. Segments
 /// are merged as they accumulate (about log₂ of the number of adds remain).
 ///
+/// Exit status: 0 when every input was added; 2 on error, when nothing changes (and a set this
+/// call would have created is not left behind), or when some inputs could not be read: they
+/// are listed and the readable ones are added, so add the others again once readable.
+///
 /// Example:
 ///   pocketdex add archive.set samples/wiki-en
 ///   pocketdex check archive.set submission.txt --add
@@ -141,6 +156,20 @@ pub struct AddArgs {
 pub fn add(args: AddArgs) -> anyhow::Result<ExitCode> {
     let start = Instant::now();
     let (mut writer, created) = args.create.open_or_create(&args.index, &args.writer)?;
+    let result = add_to(&args, &mut writer, created, start);
+    if created && result.is_err() {
+        // Nothing was added: the set this call created goes again.
+        let _ = writer.discard_unused();
+    }
+    result
+}
+
+fn add_to(
+    args: &AddArgs,
+    writer: &mut SetWriter,
+    created: bool,
+    start: Instant,
+) -> anyhow::Result<ExitCode> {
     let mut builder = writer.builder();
     let f = builder.fingerprinter().clone();
     let sources = pocketdex::corpus::sources(&args.inputs)?;
@@ -194,11 +223,36 @@ pub fn add(args: AddArgs) -> anyhow::Result<ExitCode> {
             state(&args.index, &change)
         );
     }
-    Ok(if summary.had_errors() {
-        ExitCode::from(2)
+    if summary.had_errors() {
+        eprintln!(
+            "pocketdex: some inputs could not be read and were not added (listed above); exit status 2. Add them once they are readable (the rest are in {})",
+            args.index.display()
+        );
+        return Ok(ExitCode::from(2));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Refuses an output file inside the set's directory: the set's writers own every file there
+/// (a segment's name would replace a live segment, any other file is removed as an orphan).
+fn outside_the_set(set: &Path, out: &Path) -> anyhow::Result<()> {
+    let Ok(set_dir) = set.canonicalize() else {
+        return Ok(());
+    };
+    let place = if out.is_dir() {
+        out.to_path_buf()
     } else {
-        ExitCode::SUCCESS
-    })
+        pocketdex::atomic::parent_dir(out).to_path_buf()
+    };
+    if place.canonicalize().is_ok_and(|p| p.starts_with(&set_dir)) {
+        anyhow::bail!(
+            "-o {}: the file must be outside the index set {} (the set's own files are its segments and manifest); e.g. -o {}",
+            out.display(),
+            set.display(),
+            set.with_extension("pdx").display()
+        );
+    }
+    Ok(())
 }
 
 fn plural(n: u64, what: &str) -> String {
@@ -225,7 +279,8 @@ pub struct DeleteArgs {
     /// The index set.
     #[arg(value_name = "INDEX")]
     index: PathBuf,
-    /// Document ids as `query` shows them, or - (one per line on stdin).
+    /// Document ids exactly as `query --json` prints them (`query`'s text output escapes
+    /// control characters), or - (one per line on stdin).
     #[arg(required = true, value_name = "ID")]
     ids: Vec<String>,
     #[command(flatten)]
@@ -287,10 +342,12 @@ pub fn delete(args: DeleteArgs) -> anyhow::Result<ExitCode> {
 /// of the same call. INDEX may be an index file or set without --add.
 ///
 /// Exit status: 0 when every DOC is new, 1 when a near copy was found for some DOC, 2 on
-/// error (an unreadable DOC, an id the set already holds; nothing is added then).
+/// error: a DOC that cannot be checked (missing, unreadable, empty, binary, over
+/// --max-doc-bytes) or an id the set already holds; nothing is added then.
 ///
-/// Output: one line per DOC, `DOC: new`, `DOC: new, added as ID` or `DOC: near copy of ID
-/// (score)` followed by its hits; with --json one object per DOC: {"type": "check", "doc",
+/// Output: one line per DOC, `DOC: new`, `DOC: new, added`, `DOC: error: WHY` or `DOC: near
+/// copy of ID (score)` followed by its hits; with --add it is printed once the step is done,
+/// so "added" is only said of what was added. With --json one object per DOC: {"type": "check", "doc",
 /// "status": "new" | "near-copy" | "error", "added", "hits": [{"id", "score", "codes",
 /// "path"}], "message"?}, where "path" "submitted" marks an earlier DOC of the same call.
 ///
@@ -339,9 +396,11 @@ pub fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
         );
     }
     let mut writer = None;
+    let mut created = false;
     let read_only;
     let set: &IndexSet = if args.add {
-        writer = Some(args.create.open_or_create(&args.index, &args.writer)?.0);
+        let (w, new) = args.create.open_or_create(&args.index, &args.writer)?;
+        (writer, created) = (Some(w), new);
         writer.as_ref().expect("set").set()
     } else {
         read_only = util::open_indexes(std::slice::from_ref(&args.index), util::Access::Lookups)?;
@@ -355,7 +414,27 @@ pub fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
     let mut out = std::io::BufWriter::new(stdout.lock());
     let mut near_copies = 0usize;
     let mut out_err: Option<std::io::Error> = None;
-    let sources = pocketdex::corpus::sources(&args.docs)?;
+    // With --add, the verdicts wait for the commit: a refused step adds nothing, and its
+    // verdicts must not say "added".
+    let mut held: Vec<Verdict> = Vec::new();
+    // A DOC that is not there is an error of that DOC, as an unreadable one is: the others are
+    // still checked (and nothing is added).
+    let mut sources = Vec::new();
+    let mut missing: Vec<(String, String)> = Vec::new();
+    for d in &args.docs {
+        match pocketdex::corpus::Source::from_arg(d) {
+            Ok(s) => sources.push(s),
+            Err(e) => {
+                // The message names the DOC already; the line will too.
+                let why = e.to_string();
+                let why = why
+                    .strip_prefix(&format!("{d}: "))
+                    .unwrap_or(&why)
+                    .to_string();
+                missing.push((d.clone(), why));
+            }
+        }
+    }
     let summary = ingest::fingerprinted(
         &args.input.reader(),
         &sources,
@@ -365,7 +444,9 @@ pub fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
         |d, fp| {
             let v = check.check(&d.id, d.title.as_deref(), fp)?;
             near_copies += (v.status == Status::NearCopy) as usize;
-            if out_err.is_none() {
+            if args.add {
+                held.push(v);
+            } else if out_err.is_none() {
                 if let Err(e) = print_check(&mut out, &args, &v) {
                     out_err = Some(e);
                 }
@@ -376,35 +457,63 @@ pub fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
     if let Some(e) = out_err {
         return Err(e.into());
     }
-    for s in &summary.skipped {
-        eprintln!("pocketdex: {}: {}", util::printable(&s.id), s.reason);
-        if s.kind.is_error() {
-            check.note_error();
-        }
-        if args.json {
-            writeln!(
-                out,
-                "{}",
-                json!({"type": "check", "doc": s.id, "status": "error", "added": false, "hits": [], "message": s.reason})
-            )?;
-        }
+    // Every DOC that could not be checked (missing, unreadable, empty, binary, too large) is an
+    // error: a submission that was not looked at is not "new".
+    let unchecked = missing.into_iter().chain(
+        summary
+            .skipped
+            .iter()
+            .map(|s| (s.id.clone(), s.reason.clone())),
+    );
+    for (doc, why) in unchecked {
+        eprintln!("pocketdex: {}: {why}", util::printable(&doc));
+        check.note_error();
+        held.push(Verdict {
+            doc,
+            status: Status::Error,
+            added: false,
+            hits: Vec::new(),
+            message: Some(why),
+        });
     }
-    out.flush()?;
     let errors = check.errors();
     let additions = check.finish();
+    let mut refused = false;
+    let mut added = None;
     if let Some(mut w) = writer {
-        match additions.commit(&mut w)? {
-            Committed::Refused { .. } => anyhow::bail!(
-                "nothing was added to {}: fix the errors above and check again (--replace lets a new document take a held id)",
-                args.index.display()
-            ),
-            Committed::Added(change) => eprintln!(
-                "added {}; {}",
-                plural(change.added, "document"),
-                state(&args.index, &change)
-            ),
-            Committed::Nothing => {}
+        match additions.commit(&mut w) {
+            Ok(Committed::Refused { .. }) => refused = true,
+            Ok(Committed::Added(change)) => added = Some(change),
+            Ok(Committed::Nothing) => {}
+            Err(e) => {
+                if created {
+                    let _ = w.discard_unused();
+                }
+                return Err(e.into());
+            }
         }
+        if created && added.is_none() {
+            // Nothing was added: the set this call created goes again.
+            let _ = w.discard_unused();
+        }
+    }
+    for mut v in held {
+        v.added &= !refused;
+        print_check(&mut out, &args, &v)?;
+    }
+    out.flush()?;
+    if refused {
+        anyhow::bail!(
+            "nothing was added to {}: fix the errors above and check again (--replace lets a new document take a held id)",
+            args.index.display()
+        );
+    }
+    if let Some(change) = added {
+        eprintln!(
+            "added {}; {}",
+            plural(change.added, "document"),
+            state(&args.index, &change)
+        );
     }
     Ok(if errors > 0 {
         ExitCode::from(2)
@@ -501,8 +610,9 @@ pub fn adopt(args: AdoptArgs) -> anyhow::Result<ExitCode> {
 ///
 /// Without -o: merges every segment into one and drops deleted documents (the set stays a set;
 /// readers see the old or the new state, never a mix). With -o FILE.pdx: writes the set's live
-/// documents as one plain index file, exactly what `build` writes for them, and leaves the set
-/// as it is.
+/// documents as one plain index file, byte for byte what `build` writes for them with the
+/// set's parameters (`build --idf language --expected-docs N` for a set made with the
+/// defaults), and leaves the set as it is. The file must be outside the set's directory.
 #[derive(clap::Args, Debug)]
 pub struct MergeArgs {
     /// The index set.
@@ -520,6 +630,9 @@ pub struct MergeArgs {
 
 pub fn merge(args: MergeArgs) -> anyhow::Result<ExitCode> {
     let start = Instant::now();
+    if let Some(out) = &args.output {
+        outside_the_set(&args.index, out)?;
+    }
     let mut writer = SetWriter::open(&args.index, args.writer.wait)
         .with_context(|| format!("opening {}", args.index.display()))?;
     match &args.output {

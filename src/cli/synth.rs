@@ -39,6 +39,11 @@ use std::process::ExitCode;
 ///   pocketdex synth data/dev/wiki-en.jsonl --limit 4000 -o data/dev/wiki-synth.jsonl
 ///   pocketdex synth --generate 200000 --vocab data/wordfreq/large_en.msgpack.gz -o gen.jsonl
 ///   pocketdex synth gen.jsonl --limit 20000 --share 0.05 --rates 0.05,0.2 --copies-only -o queries.jsonl
+/// Bounds of --vocab-size and --topics: each topic and pseudo-word costs memory and time
+/// before the first document is made (a million topics: 13 s and 1.2 GB).
+const MAX_VOCAB: u64 = 10_000_000;
+const MAX_TOPICS: i64 = 100_000;
+
 #[derive(clap::Args, Debug)]
 #[command(verbatim_doc_comment)]
 pub struct Args {
@@ -80,13 +85,15 @@ pub struct Args {
     /// The vocabulary of --generate: a wordfreq .msgpack.gz file or a word list.
     #[arg(long, value_name = "FILE", help_heading = "Generated collections")]
     vocab: Option<PathBuf>,
-    /// Words kept of --vocab (most frequent first), or pseudo-words made without it.
+    /// Words kept of --vocab (most frequent first), or pseudo-words made without it (2 to
+    /// 10,000,000).
     #[arg(
         long,
         default_value_t = 150_000,
+        value_parser = clap::value_parser!(u64).range(2..=MAX_VOCAB),
         help_heading = "Generated collections"
     )]
-    vocab_size: usize,
+    vocab_size: u64,
     /// Median length of a generated document in words (of the lognormal; 20 to 4,000 words
     /// whatever the draw).
     #[arg(long, value_name = "MEDIAN", default_value_t = Shape::default().median_words,
@@ -95,8 +102,10 @@ pub struct Args {
     /// σ of the log length of a generated document (0: every document of --words words).
     #[arg(long, default_value_t = Shape::default().sigma, help_heading = "Generated collections")]
     sigma: f64,
-    /// Number of topics of --generate.
-    #[arg(long, default_value_t = Shape::default().topics, help_heading = "Generated collections")]
+    /// Number of topics of --generate (1 to 100,000).
+    #[arg(long, default_value_t = Shape::default().topics,
+          value_parser = clap::value_parser!(u32).range(1..=MAX_TOPICS),
+          help_heading = "Generated collections")]
     topics: u32,
     /// Language of the pseudo-words and stopwords when there is no --vocab.
     #[arg(
@@ -123,6 +132,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         return generate(&args, n);
     }
     let sources = corpus::sources(&args.inputs)?;
+    pocketdex::atomic::check_not_input(&args.output, &args.inputs)?;
     let mut docs = Vec::new();
     args.input.reader().for_each_batch(
         &sources,
@@ -133,7 +143,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             for item in batch {
                 if let Item::Doc(d) = item {
                     if args.limit == 0 || docs.len() < args.limit {
-                        docs.push((d.id, d.text));
+                        docs.push((d.id, d.text, d.title));
                     }
                 }
             }
@@ -148,13 +158,38 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .take(200_000)
         .collect();
     let mut rng = Rng::new(args.seed);
-    let file = std::fs::File::create(&args.output)
-        .with_context(|| format!("creating {}", args.output.display()))?;
-    let mut out = std::io::BufWriter::new(file);
+    // Written atomically: an interrupted run leaves the file that was there, not a part.
+    let copies = pocketdex::atomic::write_file(&args.output, |out| {
+        write_copies(&args, &docs, &vocab, &mut rng, out)
+    })?;
+    eprintln!(
+        "wrote {} documents and {copies} edited copies to {}",
+        if args.copies_only { 0 } else { docs.len() },
+        args.output.display()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The input documents (unless --copies-only) and their edited copies, in input order; returns
+/// how many copies.
+fn write_copies(
+    args: &Args,
+    docs: &[(String, String, Option<String>)],
+    vocab: &[&str],
+    rng: &mut Rng,
+    out: &mut (dyn Write + Send),
+) -> pocketdex::Result<usize> {
     let mut copies = 0usize;
-    for (id, text) in &docs {
+    for (id, text, title) in docs {
+        // A copy keeps its source's title, as a revision of a document does.
+        let with_title = |mut v: serde_json::Value| {
+            if let Some(t) = title {
+                v["title"] = json!(t);
+            }
+            v
+        };
         if !args.copies_only {
-            writeln!(out, "{}", json!({"id": id, "text": text}))?;
+            writeln!(out, "{}", with_title(json!({"id": id, "text": text})))?;
         }
         if rng.unit() < args.share {
             let n = if args.rates.is_empty() {
@@ -167,36 +202,28 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                     Some(&r) => r,
                     None => rng.unit() * args.max_rate,
                 };
-                let (copy, edits) = synth::edit(text, rate, &vocab, &mut rng);
-                writeln!(
-                    out,
-                    "{}",
-                    json!({"id": format!("{id}~e{k}"), "text": copy, "source": id, "edits": edits})
-                )?;
+                let (copy, edits) = synth::edit(text, rate, vocab, rng);
+                let line =
+                    json!({"id": format!("{id}~e{k}"), "text": copy, "source": id, "edits": edits});
+                writeln!(out, "{}", with_title(line))?;
                 copies += 1;
             }
         }
     }
-    out.flush()?;
-    eprintln!(
-        "wrote {} documents and {copies} edited copies to {}",
-        if args.copies_only { 0 } else { docs.len() },
-        args.output.display()
-    );
-    Ok(ExitCode::SUCCESS)
+    Ok(copies)
 }
 
 /// `--generate N`: documents made in parallel, written in order.
 fn generate(args: &Args, n: u64) -> anyhow::Result<ExitCode> {
     let vocab = match &args.vocab {
         Some(p) if p.to_string_lossy().ends_with(".msgpack.gz") => {
-            Vocabulary::from_wordfreq(p, args.vocab_size)?
+            Vocabulary::from_wordfreq(p, args.vocab_size as usize)?
         }
         Some(p) => Vocabulary::from_word_list(
             &std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?,
-            args.vocab_size,
+            args.vocab_size as usize,
         )?,
-        None => Vocabulary::builtin(args.lang, args.vocab_size, args.seed),
+        None => Vocabulary::builtin(args.lang, args.vocab_size as usize, args.seed),
     };
     if !(args.words > 0.0 && args.words.is_finite() && args.sigma >= 0.0 && args.sigma.is_finite())
     {
@@ -210,9 +237,22 @@ fn generate(args: &Args, n: u64) -> anyhow::Result<ExitCode> {
         ..Shape::default()
     };
     let generator = Generator::new(vocab, shape)?;
-    let file = std::fs::File::create(&args.output)
-        .with_context(|| format!("creating {}", args.output.display()))?;
-    let mut out = std::io::BufWriter::with_capacity(1 << 20, file);
+    let bytes =
+        pocketdex::atomic::write_file(&args.output, |out| write_generated(&generator, n, out))?;
+    eprintln!(
+        "wrote {n} generated documents ({:.1} MB) to {}",
+        bytes as f64 / 1e6,
+        args.output.display()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Documents 0..n of `generator`, made in parallel and written in order; returns the bytes.
+fn write_generated(
+    generator: &Generator,
+    n: u64,
+    out: &mut (dyn Write + Send),
+) -> pocketdex::Result<u64> {
     const CHUNK: u64 = 1024;
     let (mut at, mut bytes) = (0u64, 0u64);
     while at < n {
@@ -240,11 +280,5 @@ fn generate(args: &Args, n: u64) -> anyhow::Result<ExitCode> {
         }
         at = end;
     }
-    out.flush()?;
-    eprintln!(
-        "wrote {n} generated documents ({:.1} MB) to {}",
-        bytes as f64 / 1e6,
-        args.output.display()
-    );
-    Ok(ExitCode::SUCCESS)
+    Ok(bytes)
 }

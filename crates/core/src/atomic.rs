@@ -88,6 +88,7 @@ pub fn parent_dir(path: &Path) -> &Path {
 /// its directory exists and takes a new file (one is created and removed), and `path` is not a
 /// directory. Returns the error a write would meet, with advice.
 pub fn check_writable(path: &Path) -> Result<()> {
+    check_replaceable(path)?;
     if path.is_dir() {
         return Err(Error::Invalid(format!(
             "{} is a directory; give the name of the file to write, e.g. {}",
@@ -112,6 +113,86 @@ pub fn check_writable(path: &Path) -> Result<()> {
             plain(e)
         ))),
     }
+}
+
+/// Refuses an existing `path` that a rename would replace with something else than a file: a
+/// symbolic link (the link would become a file, its target left as it was), a device such as
+/// `/dev/null` (run as root, the device node itself would be replaced), a FIFO or a socket.
+fn check_replaceable(path: &Path) -> Result<()> {
+    let Ok(meta) = std::fs::symlink_metadata(path) else {
+        return Ok(());
+    };
+    let kind = meta.file_type();
+    if kind.is_symlink() {
+        let target = std::fs::read_link(path)
+            .map(|t| format!(" (to {})", t.display()))
+            .unwrap_or_default();
+        return Err(Error::Invalid(format!(
+            "{} is a symbolic link{target}; pocketdex writes a new file and renames it into place, which would replace the link, so give the file it points to instead",
+            path.display()
+        )));
+    }
+    if kind.is_dir() || kind.is_file() {
+        return Ok(());
+    }
+    Err(Error::Invalid(format!(
+        "{} is not a regular file ({}); pocketdex writes a new file and renames it into place, which would replace it, so give the name of a file",
+        path.display(),
+        special_kind(&kind)
+    )))
+}
+
+#[cfg(unix)]
+fn special_kind(kind: &std::fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    if kind.is_char_device() {
+        "a character device"
+    } else if kind.is_block_device() {
+        "a block device"
+    } else if kind.is_fifo() {
+        "a named pipe"
+    } else if kind.is_socket() {
+        "a socket"
+    } else {
+        "a special file"
+    }
+}
+
+#[cfg(not(unix))]
+fn special_kind(_: &std::fs::FileType) -> &'static str {
+    "a special file"
+}
+
+/// Refuses an `output` that is one of the `inputs` (the same file, by any name): the write
+/// would replace a document before, or while, it is read.
+pub fn check_not_input<P: AsRef<Path>>(output: &Path, inputs: &[P]) -> Result<()> {
+    let Ok(out) = std::fs::metadata(output) else {
+        return Ok(());
+    };
+    for input in inputs.iter().map(AsRef::as_ref) {
+        match std::fs::metadata(input) {
+            Ok(m) if same_meta(&out, &m) => {
+                return Err(Error::Invalid(format!(
+                    "the output {} is also an input ({}); writing it would replace that document, so choose another output name",
+                    output.display(),
+                    input.display()
+                )))
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+#[cfg(unix)]
+fn same_meta(a: &std::fs::Metadata, b: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    a.dev() == b.dev() && a.ino() == b.ino()
+}
+
+#[cfg(not(unix))]
+fn same_meta(_: &std::fs::Metadata, _: &std::fs::Metadata) -> bool {
+    false
 }
 
 /// An io::Error without the temporary file's path that `tempfile` adds to its message ("… at
@@ -202,6 +283,7 @@ pub(crate) fn write_atomically<T>(
     before_rename: impl FnOnce(),
     write: impl FnOnce(&mut (dyn Write + Send)) -> Result<T>,
 ) -> Result<T> {
+    check_replaceable(path)?;
     remove_stale(dir);
     // Declared in this order so that the guard drops first: a file is off the list before it
     // is removed, and a signal handler never removes a path another file took since.
@@ -294,5 +376,68 @@ mod tests {
         assert!(e.contains("does not exist"), "{e}");
         check_writable(&dir.path().join("x.pdx")).unwrap();
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
+
+    /// A link, a device or a pipe at the output is refused, by the check before the work and
+    /// by the write itself, and is left as it was; a file is replaced.
+    #[cfg(unix)]
+    #[test]
+    fn only_files_are_replaced() {
+        use std::os::unix::fs::FileTypeExt;
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("real.pdx");
+        std::fs::write(&target, b"old").unwrap();
+        let link = dir.path().join("link.pdx");
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        let e = check_writable(&link).unwrap_err().to_string();
+        assert!(
+            e.contains("is a symbolic link") && e.contains("real.pdx"),
+            "{e}"
+        );
+        let e = write_file(&link, |w| Ok(w.write_all(b"new")?))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("is a symbolic link"), "{e}");
+        assert!(std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        assert_eq!(std::fs::read(&target).unwrap(), b"old");
+        let fifo = dir.path().join("fifo.pdx");
+        assert!(std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success());
+        let e = check_writable(&fifo).unwrap_err().to_string();
+        assert!(e.contains("not a regular file (a named pipe)"), "{e}");
+        assert!(write_file(&fifo, |w| Ok(w.write_all(b"new")?)).is_err());
+        assert!(std::fs::symlink_metadata(&fifo)
+            .unwrap()
+            .file_type()
+            .is_fifo());
+        let e = check_writable(Path::new("/dev/null"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("a character device"), "{e}");
+        write_file(&target, |w| Ok(w.write_all(b"new")?)).unwrap();
+        assert_eq!(std::fs::read(&target).unwrap(), b"new");
+    }
+
+    #[test]
+    fn an_input_is_not_an_output() {
+        let dir = tempfile::tempdir().unwrap();
+        let doc = dir.path().join("doc.txt");
+        std::fs::write(&doc, b"a document").unwrap();
+        let other = dir.path().join("other.txt");
+        std::fs::write(&other, b"another").unwrap();
+        // The same file by another name.
+        let alias = dir.path().join(".").join("doc.txt");
+        let e = check_not_input(&alias, &[other.clone(), doc.clone()])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("is also an input"), "{e}");
+        check_not_input(&other, std::slice::from_ref(&doc)).unwrap();
+        check_not_input(&dir.path().join("new.pdx"), &[doc]).unwrap();
     }
 }

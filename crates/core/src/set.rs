@@ -639,6 +639,29 @@ impl SetWriter {
         })
     }
 
+    /// Undoes [`SetWriter::create`] when nothing was added after all (a failed `add`, a
+    /// `check --add` with nothing new): removes the manifest first (from then on the directory
+    /// is no set), the schema and the lock file, then the directory if nothing else is in it.
+    /// A set that has segments or has changed since it was created is left as it is.
+    pub fn discard_unused(self) -> Result<()> {
+        if self.manifest.generation != 0 || !self.manifest.segments.is_empty() {
+            return Err(Error::Invalid(format!(
+                "{} has changed since it was created; it is kept",
+                self.dir.display()
+            )));
+        }
+        let dir = self.dir.clone();
+        for name in [MANIFEST, SCHEMA] {
+            let path = dir.join(name);
+            std::fs::remove_file(&path).map_err(|e| Error::io(&path, e))?;
+        }
+        // The lock goes with the writer, then its file.
+        drop(self);
+        let _ = std::fs::remove_file(dir.join(LOCK));
+        let _ = std::fs::remove_dir(&dir);
+        Ok(())
+    }
+
     /// The set as it is now.
     pub fn set(&self) -> &IndexSet<Mmap> {
         &self.set

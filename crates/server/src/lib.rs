@@ -222,11 +222,68 @@ pub async fn serve(
             let _ = tokio::task::spawn_blocking(move || w.served.reload_if_changed()).await;
         }
     });
-    let r = axum::serve(listener, router(app))
-        .with_graceful_shutdown(shutdown)
-        .await;
+    let r = accept(listener, router(app.clone()), app.config.timeout, shutdown).await;
     reloads.abort();
     r
+}
+
+/// How long a client has for a request's headers (at most; no longer than a whole request may
+/// take), from the moment the connection is open or the previous answer was sent (an idle
+/// keep-alive connection included): then it is closed. Without it, connections that send
+/// nothing hold their sockets (and a shutdown) for ever.
+const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Accepts connections until `shutdown`, each served by hyper's HTTP/1.1 with
+/// [`HEADER_TIMEOUT`] (or `request_timeout`, if shorter); then lets the requests in flight finish (each is bounded by
+/// `request_timeout`) and closes idle connections, waiting at most `request_timeout` and a
+/// second for them.
+async fn accept(
+    listener: tokio::net::TcpListener,
+    router: Router,
+    request_timeout: Duration,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    use hyper_util::rt::{TokioIo, TokioTimer};
+    let mut http = hyper::server::conn::http1::Builder::new();
+    http.timer(TokioTimer::new())
+        .header_read_timeout(HEADER_TIMEOUT.min(request_timeout))
+        .keep_alive(true);
+    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    let service = hyper_util::service::TowerToHyperService::new(router);
+    tokio::pin!(shutdown);
+    loop {
+        let stream = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => stream,
+                Err(e) => {
+                    // Out of file descriptors and the like: wait a little, as axum's loop does,
+                    // instead of spinning or stopping.
+                    eprintln!("pocketdex: cannot accept a connection: {e}");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+            _ = &mut shutdown => break,
+        };
+        let _ = stream.set_nodelay(true);
+        let conn = http.serve_connection(TokioIo::new(stream), service.clone());
+        let conn = graceful.watch(conn);
+        tokio::spawn(async move {
+            let _ = conn.await;
+        });
+    }
+    drop(listener);
+    let limit = request_timeout + Duration::from_secs(1);
+    if tokio::time::timeout(limit, graceful.shutdown())
+        .await
+        .is_err()
+    {
+        eprintln!(
+            "pocketdex: connections still open {} s after the stop are closed",
+            limit.as_secs_f64()
+        );
+    }
+    Ok(())
 }
 
 /// Binds, prints the address, and serves until SIGTERM or Ctrl-C (blocking).

@@ -70,8 +70,9 @@ impl Texts {
     }
 
     /// The plain text of the document `id` (markup removed, as the index read it), or `None`
-    /// when there is no such document.
-    pub fn get(&self, id: &str) -> Result<Option<String>, String> {
+    /// when there is no such document; `Some(Err(why))` when there is one that cannot be read
+    /// as a document (too large, binary); `Err` when reading failed.
+    pub fn get(&self, id: &str) -> Result<Option<Result<String, String>>, String> {
         let item = match self {
             Texts::Dir(dir) => {
                 // Only files below the directory: an id with `..` or an absolute path is none.
@@ -97,8 +98,8 @@ impl Texts {
             }
         };
         match item {
-            Item::Doc(d) => Ok(Some(d.text)),
-            Item::Skipped(s) => Err(format!("{id}: {}", s.reason)),
+            Item::Doc(d) => Ok(Some(Ok(d.text))),
+            Item::Skipped(s) => Ok(Some(Err(format!("{id}: {}", s.reason)))),
         }
     }
 }
