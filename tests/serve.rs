@@ -468,7 +468,7 @@ fn every_error_is_json_with_a_message() {
     assert_eq!(server.stop().code(), Some(0));
 }
 
-/// A batch big enough to keep the server busy for a while.
+/// A batch big enough to keep the server busy for a while (at most 10,000 texts: the limit).
 fn slow_batch(n: usize) -> Value {
     let docs = samples();
     let texts: Vec<&str> = (0..n).map(|i| docs[i % docs.len()].1.as_str()).collect();
@@ -482,7 +482,7 @@ fn limits_on_time_and_requests_in_flight() {
 
     let server = Server::start(&index, &["--timeout", "0.05", "--threads", "1"]);
     let m = server
-        .post_json("/v1/query/batch", &slow_batch(20_000))
+        .post_json("/v1/query/batch", &slow_batch(10_000))
         .error(503);
     assert!(
         m.contains("longer than 0.05 s") && m.contains("--timeout"),
@@ -494,7 +494,7 @@ fn limits_on_time_and_requests_in_flight() {
 
     let server = Server::start(&index, &["--max-in-flight", "1", "--threads", "1"]);
     let addr = server.addr;
-    let body = slow_batch(20_000).to_string();
+    let body = slow_batch(10_000).to_string();
     let busy = std::thread::spawn(move || {
         let mut s = TcpStream::connect(addr).unwrap();
         write!(s, "POST /v1/query/batch HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}", body.len()).unwrap();
@@ -760,7 +760,7 @@ fn compare_marks_the_shared_terms() {
     let m = server
         .post_json("/v1/compare", &json!({"text": "a", "id": "../README.md"}))
         .error(404);
-    assert!(m.contains("no text for id"), "{m}");
+    assert!(m.contains("no indexed document has the id"), "{m}");
 }
 
 /// Abuse a demanding operator expects to be cut short: connections that send nothing, or their
