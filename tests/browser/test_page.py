@@ -285,7 +285,7 @@ def test_api_error_message(page):
     said = page.execute_async_script(
         "const done = arguments[0];"
         "api('/v1/compare', {text: 'x', id: 'no such document'}).then(() => done('answered'), e => done(e.message))")
-    assert said.startswith('no text for id "no such document"') and said.endswith("(HTTP 404)"), said
+    assert said.startswith('no indexed document has the id "no such document"') and said.endswith("(HTTP 404)"), said
 
 
 def test_server_stops_on_sigterm(server):
