@@ -42,12 +42,7 @@ impl CreateArgs {
     /// Opens the set at `path` for writing, or creates it when nothing is there.
     fn open_or_create(&self, path: &Path, w: &WriterArgs) -> anyhow::Result<(SetWriter, bool)> {
         if path.is_file() {
-            let mut head = [0u8; 8];
-            let is_index = std::fs::File::open(path)
-                .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut head))
-                .is_ok()
-                && head == pocketdex::MAGIC;
-            if !is_index {
+            if !pocketdex::is_index_file(path) {
                 anyhow::bail!(
                     "{} is a file, not an index set; INDEX is the set's directory (created when missing), and the documents come after it: `pocketdex add SET DOC...`",
                     path.display()
@@ -424,15 +419,11 @@ pub fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
     for d in &args.docs {
         match pocketdex::corpus::Source::from_arg(d) {
             Ok(s) => sources.push(s),
-            Err(e) => {
-                // The message names the DOC already; the line will too.
-                let why = e.to_string();
-                let why = why
-                    .strip_prefix(&format!("{d}: "))
-                    .unwrap_or(&why)
-                    .to_string();
-                missing.push((d.clone(), why));
+            // The line names the DOC; the reason is the system's.
+            Err(pocketdex::Error::Io { source, .. }) => {
+                missing.push((d.clone(), source.to_string()))
             }
+            Err(e) => missing.push((d.clone(), e.to_string())),
         }
     }
     let summary = ingest::fingerprinted(
@@ -481,20 +472,15 @@ pub fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
     let mut refused = false;
     let mut added = None;
     if let Some(mut w) = writer {
-        match additions.commit(&mut w) {
-            Ok(Committed::Refused { .. }) => refused = true,
-            Ok(Committed::Added(change)) => added = Some(change),
-            Ok(Committed::Nothing) => {}
-            Err(e) => {
-                if created {
-                    let _ = w.discard_unused();
-                }
-                return Err(e.into());
-            }
-        }
-        if created && added.is_none() {
+        let committed = additions.commit(&mut w);
+        if created && !matches!(committed, Ok(Committed::Added(_))) {
             // Nothing was added: the set this call created goes again.
             let _ = w.discard_unused();
+        }
+        match committed? {
+            Committed::Refused { .. } => refused = true,
+            Committed::Added(change) => added = Some(change),
+            Committed::Nothing => {}
         }
     }
     for mut v in held {

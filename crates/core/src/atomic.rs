@@ -240,9 +240,8 @@ fn locked_temp_in(dir: &Path) -> std::io::Result<(tempfile::NamedTempFile, InFli
 
 #[cfg(unix)]
 fn same_file(file: &File, path: &Path) -> bool {
-    use std::os::unix::fs::MetadataExt;
     match (file.metadata(), std::fs::metadata(path)) {
-        (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+        (Ok(a), Ok(b)) => same_meta(&a, &b),
         _ => false,
     }
 }

@@ -905,3 +905,14 @@ pub(crate) fn prefetch<T>(items: &[T], at: usize) {
     #[cfg(not(target_arch = "x86_64"))]
     let _ = (items, at);
 }
+
+/// True when `path` is a file that begins as an index file does (`MAGIC`, `index-format.md`
+/// §2): what tells an index a command cannot change from a document given in its place.
+/// Nothing else is read or checked ([`Index::open`] does that).
+pub fn is_index_file(path: &std::path::Path) -> bool {
+    let mut head = [0u8; 8];
+    std::fs::File::open(path)
+        .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut head))
+        .is_ok()
+        && head == format::MAGIC
+}

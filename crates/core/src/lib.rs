@@ -69,12 +69,10 @@ pub use error::{Error, Result};
 pub use fingerprint::{Fingerprint, Fingerprinter, Params, QueryFingerprint};
 #[doc(hidden)]
 pub use format::reseal;
-pub use index::{Index, ListLengths, Postings, SectionInfo};
+pub use index::{is_index_file, Index, ListLengths, Postings, SectionInfo};
 pub use meta::Meta;
 /// The index format version this build writes and reads (`index-format.md` §14).
 pub const FORMAT_VERSION: u32 = format::VERSION;
-/// The first 8 bytes of every index file (`index-format.md` §2).
-pub const MAGIC: [u8; 8] = format::MAGIC;
 pub use query::{rounded, Hit, HitRecord, QueryOptions, QueryResult};
 pub use reference::{Classes, Reference};
 pub use set::{

@@ -234,9 +234,9 @@ pub async fn serve(
 const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Accepts connections until `shutdown`, each served by hyper's HTTP/1.1 with
-/// [`HEADER_TIMEOUT`] (or `request_timeout`, if shorter); then lets the requests in flight finish (each is bounded by
-/// `request_timeout`) and closes idle connections, waiting at most `request_timeout` and a
-/// second for them.
+/// [`HEADER_TIMEOUT`] (or `request_timeout`, if shorter); then lets the requests in flight
+/// finish (each is bounded by `request_timeout`) and closes idle connections, waiting at most
+/// `request_timeout` and a second for them.
 async fn accept(
     listener: tokio::net::TcpListener,
     router: Router,
