@@ -65,6 +65,7 @@ impl Summary {
                 SkipKind::Binary => "binary",
                 SkipKind::NoText => "no text once markup is removed",
                 SkipKind::InvalidJson => "invalid JSON",
+                SkipKind::WrongType => "with a field of the wrong type",
                 SkipKind::NoTextField => "without text (no text field, or null)",
                 SkipKind::TooLarge => "over --max-doc-bytes",
             };

@@ -169,6 +169,9 @@ pub enum SkipKind {
     NoText,
     /// A JSON Lines record that is not JSON.
     InvalidJson,
+    /// A JSON Lines record whose id, text or title is of a type that cannot be one (an id with
+    /// a fraction, a text that is a number, a title that is an object, ...).
+    WrongType,
     /// A JSON Lines record without a text field ([`Keys::text`]), or a Parquet row whose text
     /// is null.
     NoTextField,
@@ -792,7 +795,16 @@ impl Reader {
                     let line = if bom { &line[3..] } else { line };
                     let item = match std::str::from_utf8(line) {
                         Ok(line) => json_record(line, id, no, &self.keys),
-                        Err(_) => json_record(&text::decode(line).text, id, no, &self.keys),
+                        Err(_) => {
+                            let d = text::decode(line);
+                            match json_record(&d.text, id, no, &self.keys) {
+                                Item::Doc(mut doc) => {
+                                    doc.invalid_utf8 = d.invalid_utf8;
+                                    Item::Doc(doc)
+                                }
+                                skipped => skipped,
+                            }
+                        }
                     };
                     map(item)
                 })
@@ -923,6 +935,9 @@ pub fn from_vec(id: String, title: Option<String>, bytes: Vec<u8>, html: Option<
             reason: "empty".into(),
         });
     }
+    if let Some(decoded) = text::decode_utf16(&bytes) {
+        return from_text(id, title, decoded.text, html, decoded.invalid_utf8);
+    }
     if text::looks_binary(&bytes) {
         return Item::Skipped(Skipped {
             id,
@@ -974,9 +989,94 @@ fn from_text(
 /// The fields of a JSON Lines record that pocketdex reads; the others are skipped unparsed.
 #[derive(Default)]
 struct JsonDoc {
-    id: Option<serde_json::Value>,
-    text: Option<String>,
-    title: Option<String>,
+    id: Option<Scalar>,
+    text: Option<Scalar>,
+    title: Option<Scalar>,
+}
+
+/// A field's value as pocketdex can use it: its type is judged after parsing, so that a record
+/// with a field of the wrong type is reported as such, not as invalid JSON.
+enum Scalar {
+    Null,
+    Str(String),
+    /// An integer within 64 bits, as written.
+    Int(String),
+    /// A number with a fraction or an exponent, or an integer beyond 64 bits.
+    Float(f64),
+    Bool(bool),
+    Array,
+    Object,
+}
+
+impl Scalar {
+    fn kind(&self) -> &'static str {
+        match self {
+            Scalar::Null => "null",
+            Scalar::Str(_) => "a string",
+            Scalar::Int(_) => "an integer",
+            Scalar::Float(_) => "a number with a fraction or an exponent (or beyond 64 bits)",
+            Scalar::Bool(_) => "a boolean",
+            Scalar::Array => "an array",
+            Scalar::Object => "an object",
+        }
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Scalar {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Scalar, D::Error> {
+        d.deserialize_any(ScalarVisitor)
+    }
+}
+
+struct ScalarVisitor;
+
+impl<'de> serde::de::Visitor<'de> for ScalarVisitor {
+    type Value = Scalar;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a JSON value")
+    }
+    fn visit_unit<E>(self) -> std::result::Result<Scalar, E> {
+        Ok(Scalar::Null)
+    }
+    fn visit_none<E>(self) -> std::result::Result<Scalar, E> {
+        Ok(Scalar::Null)
+    }
+    fn visit_bool<E>(self, v: bool) -> std::result::Result<Scalar, E> {
+        Ok(Scalar::Bool(v))
+    }
+    fn visit_i64<E>(self, v: i64) -> std::result::Result<Scalar, E> {
+        Ok(Scalar::Int(v.to_string()))
+    }
+    fn visit_u64<E>(self, v: u64) -> std::result::Result<Scalar, E> {
+        Ok(Scalar::Int(v.to_string()))
+    }
+    fn visit_f64<E>(self, v: f64) -> std::result::Result<Scalar, E> {
+        Ok(Scalar::Float(v))
+    }
+    fn visit_str<E>(self, v: &str) -> std::result::Result<Scalar, E> {
+        Ok(Scalar::Str(v.to_owned()))
+    }
+    fn visit_string<E>(self, v: String) -> std::result::Result<Scalar, E> {
+        Ok(Scalar::Str(v))
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(
+        self,
+        mut seq: A,
+    ) -> std::result::Result<Scalar, A::Error> {
+        while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+        Ok(Scalar::Array)
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(
+        self,
+        mut map: A,
+    ) -> std::result::Result<Scalar, A::Error> {
+        while map
+            .next_entry::<serde::de::IgnoredAny, serde::de::IgnoredAny>()?
+            .is_some()
+        {}
+        Ok(Scalar::Object)
+    }
 }
 
 /// Which of [`Keys`] a field of a record is.
@@ -1112,23 +1212,40 @@ fn json_record(line: &str, fallback_id: String, line_no: usize, keys: &Keys) -> 
             });
         }
     };
+    let wrong = |id: String, key: &str, v: &Scalar, want: &str| {
+        Item::Skipped(Skipped {
+            id,
+            kind: SkipKind::WrongType,
+            reason: format!("the {key:?} field is {}, not {want}", v.kind()),
+        })
+    };
+    // Ids are exact: a number with a fraction or beyond 64 bits would be rounded.
     let id = match doc.id {
-        Some(serde_json::Value::String(s)) => s,
-        Some(serde_json::Value::Number(n)) => n.to_string(),
-        _ => fallback_id,
+        None | Some(Scalar::Null) => fallback_id,
+        Some(Scalar::Str(s) | Scalar::Int(s)) => s,
+        Some(v) => return wrong(fallback_id, &keys.id, &v, "a string or an integer"),
+    };
+    // A title that is a number or a boolean is its JSON text; null is none.
+    let title = match doc.title {
+        None | Some(Scalar::Null) => None,
+        Some(Scalar::Str(s) | Scalar::Int(s)) => Some(s),
+        Some(Scalar::Float(f)) => Some(f.to_string()),
+        Some(Scalar::Bool(b)) => Some(b.to_string()),
+        Some(v) => return wrong(id, &keys.title, &v, "a string"),
     };
     match doc.text {
-        Some(text) if !text.trim().is_empty() => from_text(id, doc.title, text, None, 0),
-        Some(_) => Item::Skipped(Skipped {
+        Some(Scalar::Str(text)) if !text.trim().is_empty() => from_text(id, title, text, None, 0),
+        Some(Scalar::Str(_)) => Item::Skipped(Skipped {
             id,
             kind: SkipKind::Empty,
             reason: "empty".into(),
         }),
-        None => Item::Skipped(Skipped {
+        None | Some(Scalar::Null) => Item::Skipped(Skipped {
             id,
             kind: SkipKind::NoTextField,
             reason: format!("no {:?} field", keys.text),
         }),
+        Some(v) => wrong(id, &keys.text, &v, "a string"),
     }
 }
 
@@ -1522,6 +1639,111 @@ mod tests {
         }
         match from_bytes("bom".into(), None, b"\xef\xbb\xbfplain words", None) {
             Item::Doc(d) => assert_eq!(d.text, "plain words"),
+            other => panic!("{other:?}"),
+        }
+        // UTF-16 with a byte order mark (what Windows calls Unicode) is text, not binary;
+        // without one it stays binary (its NUL bytes).
+        let utf16: Vec<u8> = [0xff, 0xfe]
+            .into_iter()
+            .chain(
+                "<p>Grüße aus Köln</p>"
+                    .encode_utf16()
+                    .flat_map(u16::to_le_bytes),
+            )
+            .collect();
+        match from_bytes("w".into(), None, &utf16, None) {
+            Item::Doc(d) => assert_eq!((d.text.trim(), d.invalid_utf8), ("Grüße aus Köln", 0)),
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(
+            from_bytes("n".into(), None, &utf16[2..], None),
+            Item::Skipped(s) if s.kind == SkipKind::Binary
+        ));
+    }
+
+    /// A field of the wrong type is reported as such (the JSON is valid); ids are exact;
+    /// titles that are numbers or booleans are their JSON text.
+    #[test]
+    fn fields_of_the_wrong_type() {
+        let read = |line: &str| json_record(line, "f:3".into(), 3, &Keys::default());
+        let skipped = |line: &str| match read(line) {
+            Item::Skipped(s) => (s.id, s.kind, s.reason),
+            other => panic!("{other:?}"),
+        };
+        let doc = |line: &str| match read(line) {
+            Item::Doc(d) => (d.id, d.title),
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(
+            doc(r#"{"id": 18446744073709551615, "title": 1984, "text": "t"}"#),
+            ("18446744073709551615".into(), Some("1984".into()))
+        );
+        assert_eq!(
+            doc(r#"{"id": -7, "title": true, "text": "t"}"#),
+            ("-7".into(), Some("true".into()))
+        );
+        assert_eq!(
+            doc(r#"{"id": null, "title": null, "text": "t"}"#),
+            ("f:3".into(), None)
+        );
+        assert_eq!(
+            skipped(r#"{"id": 1e3, "text": "t"}"#),
+            (
+                "f:3".into(),
+                SkipKind::WrongType,
+                "the \"id\" field is a number with a fraction or an exponent (or beyond 64 bits), not a string or an integer".into()
+            )
+        );
+        assert_eq!(
+            skipped(r#"{"id": 18446744073709551616, "text": "t"}"#).1,
+            SkipKind::WrongType
+        );
+        assert_eq!(
+            skipped(r#"{"id": ["a"], "text": "t"}"#).2,
+            "the \"id\" field is an array, not a string or an integer"
+        );
+        assert_eq!(
+            skipped(r#"{"id": "x", "title": {"en": "T"}, "text": "t"}"#),
+            (
+                "x".into(),
+                SkipKind::WrongType,
+                "the \"title\" field is an object, not a string".into()
+            )
+        );
+        assert_eq!(
+            skipped(r#"{"id": "x", "text": 12}"#).2,
+            "the \"text\" field is an integer, not a string"
+        );
+        assert_eq!(skipped(r#"{"text": null}"#).1, SkipKind::NoTextField);
+    }
+
+    /// Invalid UTF-8 in a JSON Lines record is replaced and counted, as in a file.
+    #[test]
+    fn invalid_utf8_in_records_is_counted() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("d.jsonl");
+        std::fs::write(
+            &path,
+            b"{\"id\": \"a\", \"text\": \"caf\xe9 au \xff lait\"}\n",
+        )
+        .unwrap();
+        let mut docs = Vec::new();
+        for_each_batch(
+            &[Source::Jsonl(path)],
+            8,
+            |item| item,
+            |_| {},
+            |batch| {
+                docs.extend(batch);
+                Ok(())
+            },
+        )
+        .unwrap();
+        match &docs[..] {
+            [Item::Doc(d)] => assert_eq!(
+                (d.text.as_str(), d.invalid_utf8),
+                ("caf\u{fffd} au \u{fffd} lait", 2)
+            ),
             other => panic!("{other:?}"),
         }
     }

@@ -98,6 +98,38 @@ pub fn decode(bytes: &[u8]) -> Decoded {
     Decoded { text, invalid_utf8 }
 }
 
+/// Decodes bytes that begin with a UTF-16 byte order mark (`FF FE`, little-endian, as Windows
+/// writes "Unicode" text; or `FE FF`), lossily: unpaired surrogates and an odd last byte
+/// become U+FFFD and are counted as [`Decoded::invalid_utf8`]. `None` without a mark: UTF-16
+/// without one is not told from binary data (its NUL bytes), as `file` and ripgrep do not.
+pub fn decode_utf16(bytes: &[u8]) -> Option<Decoded> {
+    let (le, rest) = match bytes {
+        [0xff, 0xfe, rest @ ..] => (true, rest),
+        [0xfe, 0xff, rest @ ..] => (false, rest),
+        _ => return None,
+    };
+    let units = rest.chunks_exact(2).map(|p| {
+        let pair = [p[0], p[1]];
+        if le {
+            u16::from_le_bytes(pair)
+        } else {
+            u16::from_be_bytes(pair)
+        }
+    });
+    let mut text = String::with_capacity(rest.len() / 2);
+    let mut invalid_utf8 = usize::from(rest.len() % 2 == 1);
+    for c in char::decode_utf16(units) {
+        text.push(c.unwrap_or_else(|_| {
+            invalid_utf8 += 1;
+            '\u{fffd}'
+        }));
+    }
+    if rest.len() % 2 == 1 {
+        text.push('\u{fffd}');
+    }
+    Some(Decoded { text, invalid_utf8 })
+}
+
 /// True when the bytes look like a binary file rather than text: a NUL byte, or more than 10% of
 /// control characters, in the first 8 KiB.
 pub fn looks_binary(bytes: &[u8]) -> bool {
@@ -247,6 +279,28 @@ mod tests {
         assert_eq!(d.text, "café \u{fffd}\u{fffd} ok \u{fffd}");
         assert_eq!(d.invalid_utf8, 3);
         assert_eq!(decode("\u{feff}x".as_bytes()).text, "x");
+    }
+
+    #[test]
+    fn utf16_with_a_byte_order_mark() {
+        let text = "Grüße, 𝄞 and Köln\r\n";
+        let le: Vec<u8> = [0xff, 0xfe]
+            .into_iter()
+            .chain(text.encode_utf16().flat_map(u16::to_le_bytes))
+            .collect();
+        let be: Vec<u8> = [0xfe, 0xff]
+            .into_iter()
+            .chain(text.encode_utf16().flat_map(u16::to_be_bytes))
+            .collect();
+        for bytes in [&le, &be] {
+            let d = decode_utf16(bytes).unwrap();
+            assert_eq!((d.text.as_str(), d.invalid_utf8), (text, 0));
+        }
+        // An unpaired surrogate and an odd last byte are replaced and counted.
+        let d = decode_utf16(&[0xff, 0xfe, b'a', 0, 0x00, 0xd8, b'b', 0, b'c']).unwrap();
+        assert_eq!((d.text.as_str(), d.invalid_utf8), ("a\u{fffd}b\u{fffd}", 2));
+        assert!(decode_utf16(b"plain text").is_none());
+        assert!(decode_utf16(&[0xff]).is_none());
     }
 
     #[test]
