@@ -16,10 +16,7 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(e) => {
             // A closed pipe (`pocketdex query … | head`) is not an error.
-            if e.chain().any(|c| {
-                c.downcast_ref::<std::io::Error>()
-                    .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
-            }) {
+            if cli::util::is_closed_pipe(&e) {
                 return ExitCode::SUCCESS;
             }
             eprintln!("pocketdex: error: {}", message(&e));
@@ -31,7 +28,7 @@ fn main() -> ExitCode {
 /// An error and its causes, joined by ": ", leaving out a cause whose text the message already
 /// ends with (a library error that shows its source, `path: Permission denied (os error 13)`,
 /// would otherwise print the OS error twice).
-fn message(e: &anyhow::Error) -> String {
+pub(crate) fn message(e: &anyhow::Error) -> String {
     let mut message = String::new();
     for cause in e.chain() {
         let text = cause.to_string();

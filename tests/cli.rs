@@ -835,6 +835,75 @@ fn rough_edges_of_the_command_line() {
     assert!(!stderr(&o).contains("docs/s"), "{}", stderr(&o));
 }
 
+/// Several INDEX or DOC arguments: a bad one is reported and the others still answered; the
+/// same index twice is refused (its hits would count twice); an empty directory as DOC is an
+/// error, not "no hits"; a damaged block names its file, once, in `query` and `verify`.
+#[test]
+fn each_argument_is_answered_or_reported() {
+    let tmp = tempfile::tempdir().unwrap();
+    let index = build_sample(tmp.path());
+    let missing = tmp.path().join("missing.pdx");
+    let o = pocketdex(&["info", missing.to_str().unwrap(), &index]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("pocketdex index, format version"),
+        "{}",
+        stdout(&o)
+    );
+    assert!(stderr(&o).contains("missing.pdx"), "{}", stderr(&o));
+
+    let doc = "samples/query/edited.txt";
+    let twice = tmp.path().join(".").join("wiki.pdx");
+    let o = pocketdex(&["query", &index, "--index", twice.to_str().unwrap(), doc]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("are the same index"), "{}", stderr(&o));
+
+    let empty = tmp.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    let o = pocketdex(&["query", &index, empty.to_str().unwrap(), doc, "--json"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("empty: no documents in it"),
+        "{}",
+        stderr(&o)
+    );
+    let lines: Vec<serde_json::Value> = stdout(&o)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines[0]["type"], "error");
+    assert!(
+        lines.iter().any(|l| l["type"] == "hit"),
+        "the other DOC is answered"
+    );
+
+    // Damage in the sketches: open succeeds, the query's read of the block fails.
+    let bytes = std::fs::read(&index).unwrap();
+    let info: serde_json::Value =
+        serde_json::from_slice(&pocketdex(&["info", &index, "--json"]).stdout).unwrap();
+    let sketches = info["sections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "SKETCHES")
+        .expect("a SKETCHES section");
+    let mut bad = bytes.clone();
+    bad[sketches["offset"].as_u64().unwrap() as usize + 5] ^= 0x40;
+    let damaged = tmp.path().join("damaged.pdx");
+    std::fs::write(&damaged, &bad).unwrap();
+    let d = damaged.to_str().unwrap();
+    let o = pocketdex(&["query", &index, "--index", d, doc]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains(&format!("{d}: SKETCHES block 0")) && !err.contains("I/O"),
+        "{err}"
+    );
+    let o = pocketdex(&["verify", d]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(stderr(&o).matches(d).count(), 1, "{}", stderr(&o));
+}
+
 /// The build summary and `info` give one figure for bytes per document beyond the names and
 /// titles; `info --json` prints parameters as they were given.
 #[test]

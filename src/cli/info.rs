@@ -10,7 +10,8 @@ use std::process::ExitCode;
 ///
 /// For an index set: its generation, live and deleted documents and segments, then the
 /// parameters every segment shares (those of its schema). Several INDEX arguments are shown one
-/// after the other (with --json, one object per line).
+/// after the other (with --json, one object per line); one that cannot be opened is reported and
+/// the others still shown (exit status 2).
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// Index files or index sets.
@@ -26,20 +27,38 @@ pub struct Args {
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     // Written with `?`, not println!, so that a closed stdout ends the command quietly.
     let mut out = std::io::stdout().lock();
+    let mut failed = 0;
     for path in &args.indexes {
-        if path.is_dir() {
-            if args.trust.key()?.is_some() {
-                let set = util::open_indexes(std::slice::from_ref(path), util::Access::Scan)?;
-                args.trust.check(&set, std::slice::from_ref(path))?;
+        match one(path, &args, &mut out) {
+            Ok(()) => {}
+            // One INDEX, or a closed stdout: the error is the command's.
+            Err(e) if args.indexes.len() == 1 || util::is_closed_pipe(&e) => return Err(e),
+            // One bad INDEX among several does not hide the others.
+            Err(e) => {
+                eprintln!("pocketdex: error: {}", crate::message(&e));
+                failed += 1;
             }
-            set_info(path, args.json, &mut out)?;
-        } else {
-            let index = util::open_index(path, util::Access::Scan)?;
-            args.trust.check_one(&index, path)?;
-            file_info(path, &index, args.json, &mut out)?;
         }
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(if failed > 0 {
+        ExitCode::from(2)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn one(path: &PathBuf, args: &Args, out: &mut dyn Write) -> anyhow::Result<()> {
+    if path.is_dir() {
+        if args.trust.key()?.is_some() {
+            let set = util::open_indexes(std::slice::from_ref(path), util::Access::Scan)?;
+            args.trust.check(&set, std::slice::from_ref(path))?;
+        }
+        set_info(path, args.json, out)
+    } else {
+        let index = util::open_index(path, util::Access::Scan)?;
+        args.trust.check_one(&index, path)?;
+        file_info(path, &index, args.json, out)
+    }
 }
 
 /// An index set: its state, its segments, then its schema's parameters.

@@ -16,7 +16,7 @@ mod serve;
 mod set;
 mod sign;
 mod synth;
-mod util;
+pub(crate) mod util;
 mod verify;
 
 use clap::{Parser, Subcommand};

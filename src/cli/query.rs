@@ -31,7 +31,8 @@ use std::process::ExitCode;
 /// {"type": "query", "query", "terms", "lookups", "candidates", "hits"} (index terms of the
 /// DOC, codes looked up, distinct documents they found before ranking, hits printed); a DOC
 /// skipped as empty or binary as {"type": "query", "query", "message", "hits": 0} (nothing was
-/// looked up); a DOC that could not be read as {"type": "error", "query", "message", "hits": 0}.
+/// looked up); a DOC that could not be read, or holds no documents (an empty directory), as
+/// {"type": "error", "query", "message", "hits": 0}.
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// The index file or index set.
@@ -188,6 +189,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 _ => id.clone(),
             }
         };
+        let mut read = 0usize;
         reader.for_each_batch(
             std::slice::from_ref(&source),
             256,
@@ -198,8 +200,23 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 })
             },
             |_| {},
-            |batch| emit(batch, &mut out).map_err(pocketdex::Error::from),
+            |batch| {
+                read += batch.len();
+                emit(batch, &mut out).map_err(unwrap_damaged)
+            },
         )?;
+        // An empty directory or JSON Lines file: nothing was looked up, which is not "no hits".
+        if read == 0 {
+            let q = QueryDoc {
+                label: arg.clone(),
+                item: Item::Skipped(corpus::Skipped {
+                    id: arg.clone(),
+                    kind: corpus::SkipKind::Unreadable(std::io::ErrorKind::NotFound),
+                    reason: "no documents in it".into(),
+                }),
+            };
+            emit(vec![answer(q)], &mut out)?;
+        }
     }
     out.flush()?;
     Ok(if errors > 0 {
@@ -271,4 +288,13 @@ fn print_result<D: AsRef<[u8]>>(
 /// output loop keeps `io::Error`s to tell a closed stdout apart).
 fn damaged<T>(r: pocketdex::Result<T>) -> std::io::Result<T> {
     r.map_err(std::io::Error::other)
+}
+
+/// The library's error again, from [`damaged`]'s wrapping (its message names the file; an I/O
+/// error around it would add "I/O: "); other I/O errors (stdout's) as they are.
+fn unwrap_damaged(e: std::io::Error) -> pocketdex::Error {
+    match e.downcast::<pocketdex::Error>() {
+        Ok(e) => e,
+        Err(e) => pocketdex::Error::from(e),
+    }
 }

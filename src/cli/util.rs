@@ -190,11 +190,31 @@ pub fn open_index(path: &Path, access: Access) -> anyhow::Result<Index<memmap2::
     Index::open(map).with_context(|| format!("{}", path.display()))
 }
 
+/// True when `e` is a write to a closed stdout (`pocketdex query … | head`): not an error.
+pub fn is_closed_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}
+
 /// Opens what INDEX arguments name, to be queried as one: index files and index sets (a
 /// directory with a manifest, read as its current snapshot), in order.
 pub fn open_indexes(paths: &[PathBuf], access: Access) -> anyhow::Result<IndexSet<memmap2::Mmap>> {
     let mut all: Option<IndexSet<memmap2::Mmap>> = None;
+    // The same index twice would rank each of its hits twice.
+    let mut seen: Vec<(PathBuf, &PathBuf)> = Vec::new();
     for path in paths {
+        if let Ok(real) = std::fs::canonicalize(path) {
+            if let Some((_, first)) = seen.iter().find(|(r, _)| *r == real) {
+                anyhow::bail!(
+                    "{} and {} are the same index; give each index once",
+                    first.display(),
+                    path.display()
+                );
+            }
+            seen.push((real, path));
+        }
         let set = if path.is_dir() {
             if !pocketdex::is_set(path) {
                 anyhow::bail!(

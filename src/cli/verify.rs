@@ -30,8 +30,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         let checked =
             util::open_indexes(std::slice::from_ref(path), util::Access::Scan).and_then(|set| {
                 args.trust.check(&set, std::slice::from_ref(path))?;
-                set.verify()
-                    .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+                // A file's errors name it already (as the set's part); a set's name a segment.
+                set.verify().map_err(|e| match path.is_dir() {
+                    true => anyhow::anyhow!("{}: {e}", path.display()),
+                    false => anyhow::Error::from(e),
+                })?;
                 Ok(set)
             });
         match checked {

@@ -50,8 +50,11 @@ pub enum Error {
     },
     /// A block of a large section does not match its hash in the block tree: found the first
     /// time a query read it (`index-format.md` §7.1).
-    #[error("{section} block {} (at byte {offset}) does not match its hash; the file is damaged: run `pocketdex verify` on it, then rebuild it or restore a good copy", if *block == u64::MAX { "root".to_string() } else { block.to_string() })]
+    #[error("{}{section} block {} (at byte {offset}) does not match its hash; the file is damaged: run `pocketdex verify` on it, then rebuild it or restore a good copy", file.as_ref().map(|f| format!("{f}: ")).unwrap_or_default(), if *block == u64::MAX { "root".to_string() } else { block.to_string() })]
     BlockMismatch {
+        /// The file, when the reader knows it: an index set or files queried together name
+        /// the part that is damaged.
+        file: Option<String>,
         /// The section.
         section: &'static str,
         /// The block's number within the section (`u64::MAX` for the tree's root).
@@ -95,6 +98,33 @@ impl Error {
         match self {
             Error::Io { source, .. } => Some(source.kind()),
             _ => None,
+        }
+    }
+
+    /// This error, found while reading `file` (a part of a set or of files queried together),
+    /// names it: the message of a damaged block, a corrupt structure or an I/O error says
+    /// which file to verify and replace. Other errors are returned as they are.
+    pub fn in_file(self, file: &str) -> Self {
+        match self {
+            Error::BlockMismatch {
+                file: None,
+                section,
+                block,
+                offset,
+            } => Error::BlockMismatch {
+                file: Some(file.to_owned()),
+                section,
+                block,
+                offset,
+            },
+            Error::Format { what } => Error::Format {
+                what: format!("{file}: {what}"),
+            },
+            Error::Io { path: None, source } => Error::Io {
+                path: Some(file.into()),
+                source,
+            },
+            e => e,
         }
     }
 

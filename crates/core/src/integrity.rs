@@ -329,6 +329,7 @@ impl Guard {
         let at = leaf as usize * HASH_LEN;
         if block_hash(id as u32, b, &file[start..end])[..] != leaves[at..at + HASH_LEN] {
             return Err(Error::BlockMismatch {
+                file: None,
                 section: id.name(),
                 block: b,
                 offset: start as u64,
@@ -349,6 +350,7 @@ impl Guard {
         if !self.is_ok(root_bit) {
             if block_hash(0, 0, top) != tree.root {
                 return Err(Error::BlockMismatch {
+                    file: None,
                     section: "SUMS",
                     block: u64::MAX,
                     offset: 0,
@@ -362,6 +364,7 @@ impl Guard {
         let at = t as usize * HASH_LEN;
         if block_hash(TOP_TAG, t, block)[..] != top[at..at + HASH_LEN] {
             return Err(Error::BlockMismatch {
+                file: None,
                 section: "SUMS",
                 block: t,
                 offset: start as u64,

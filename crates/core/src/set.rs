@@ -423,20 +423,23 @@ impl<D: AsRef<[u8]>> IndexSet<D> {
 
     /// The name of document `doc` of part `part`.
     pub fn name(&self, part: usize, doc: u32) -> Result<Option<std::borrow::Cow<'_, str>>> {
-        self.parts.get(part).map_or(Ok(None), |p| p.index.name(doc))
+        self.parts.get(part).map_or(Ok(None), |p| {
+            p.index.name(doc).map_err(|e| e.in_file(&p.file))
+        })
     }
 
     /// The title of document `doc` of part `part`.
     pub fn title(&self, part: usize, doc: u32) -> Result<Option<std::borrow::Cow<'_, str>>> {
-        self.parts
-            .get(part)
-            .map_or(Ok(None), |p| p.index.title(doc))
+        self.parts.get(part).map_or(Ok(None), |p| {
+            p.index.title(doc).map_err(|e| e.in_file(&p.file))
+        })
     }
 
     /// The live document with this id: its part and number.
     pub fn find(&self, id: &str) -> Result<Option<(usize, u32)>> {
         for (i, p) in self.parts.iter().enumerate().rev() {
-            if let Some(d) = p.index.find(id)?.filter(|&d| !p.is_deleted(d)) {
+            let found = p.index.find(id).map_err(|e| e.in_file(&p.file))?;
+            if let Some(d) = found.filter(|&d| !p.is_deleted(d)) {
                 return Ok(Some((i, d)));
             }
         }
@@ -524,7 +527,8 @@ impl<D: AsRef<[u8]>> IndexSet<D> {
             out.terms = fp.terms;
             let (candidates, found) = p
                 .index
-                .candidates(probes, sketch, opts.threshold, |d| p.is_deleted(d))?;
+                .candidates(probes, sketch, opts.threshold, |d| p.is_deleted(d))
+                .map_err(|e| e.in_file(&p.file))?;
             out.candidates += candidates;
             hits.extend(found.into_iter().map(|hit| SetHit { part: i, hit }));
         }
