@@ -407,6 +407,18 @@ fn every_error_is_json_with_a_message() {
     assert!(m.contains("threshold must be between 0 and 1"), "{m}");
     let m = server.post_text("/v1/query?top=many", "a").error(400);
     assert!(m.contains("top"), "{m}");
+    // A JSON request's options are in its body: in the URL they would be silently ignored.
+    let m = server
+        .post_json("/v1/query?top=1", &json!({"text": "a"}))
+        .error(400);
+    assert!(m.contains("go in its body") && m.contains("?top=1"), "{m}");
+    // serde would read a struct from an array by position.
+    let m = server.post_json(q, &json!(["a", 5])).error(400);
+    assert!(m.contains("must be a JSON object"), "{m}");
+    let m = server
+        .post_json("/v1/query/batch", &json!([["a"]]))
+        .error(400);
+    assert!(m.contains("must be a JSON object"), "{m}");
     let m = server.post_text("/v1/query/batch", "a").error(415);
     assert!(m.contains("application/json"), "{m}");
     let m = server

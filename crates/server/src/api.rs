@@ -251,6 +251,9 @@ pub struct InfoAnswer {
 pub struct Payload {
     json: bool,
     bytes: Bytes,
+    /// The URL's query string, when it has one: a JSON request takes its options from the
+    /// body, so options in the URL would be ignored without a word.
+    url_options: Option<String>,
 }
 
 impl FromRequest<Arc<App>> for Payload {
@@ -280,6 +283,11 @@ impl FromRequest<Arc<App>> for Payload {
                 ))
             }
         };
+        let url_options = req
+            .uri()
+            .query()
+            .filter(|q| !q.is_empty())
+            .map(str::to_owned);
         let limit = app.config.max_body;
         let too_large = || {
             ApiError::new(
@@ -307,7 +315,11 @@ impl FromRequest<Arc<App>> for Payload {
                     ApiError::bad_request(format!("the body could not be read: {e}"))
                 }
             })?;
-        Ok(Payload { json, bytes })
+        Ok(Payload {
+            json,
+            bytes,
+            url_options,
+        })
     }
 }
 
@@ -319,6 +331,17 @@ impl Payload {
                 StatusCode::UNSUPPORTED_MEDIA_TYPE,
                 format!("send {what} as application/json"),
             ));
+        }
+        if let Some(q) = &self.url_options {
+            return Err(ApiError::bad_request(format!(
+                "options of a JSON request go in its body, not the URL (?{q}); URL options are for a text/plain document"
+            )));
+        }
+        // serde reads a struct from an array too, by position: `["text", 5]` is not a request.
+        if self.bytes.trim_ascii_start().first() != Some(&b'{') {
+            return Err(ApiError::bad_request(format!(
+                "{what} must be a JSON object, {{...}} (see /v1/openapi.json)"
+            )));
         }
         serde_json::from_slice(&self.bytes)
             .map_err(|e| ApiError::bad_request(format!("invalid JSON: {e}")))
