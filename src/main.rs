@@ -2,11 +2,10 @@
 
 mod cli;
 
-use clap::Parser;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let args = cli::Cli::parse();
+    let args = cli::Cli::parse_args();
     explain_sigbus();
     // A server stops on SIGTERM by finishing its requests; it writes no temporary files.
     if !args.is_serve() {

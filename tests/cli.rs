@@ -780,6 +780,33 @@ fn rough_edges_of_the_command_line() {
         assert_eq!(o.status.code(), Some(2), "{cmd}");
         assert!(stderr(&o).contains("--top"), "{cmd}: {}", stderr(&o));
     }
+    // A negative number is an option's value, refused by its range (clap's tip to write
+    // `-- -3` would make it a DOC); eval's --top and --probes are at least 1; --out a file.
+    let o = pocketdex(&[
+        "query",
+        &index,
+        "samples/query/edited.txt",
+        "--threshold",
+        "-0.5",
+    ]);
+    assert!(
+        stderr(&o).contains("--threshold must be between 0 and 1, not -0.5"),
+        "{}",
+        stderr(&o)
+    );
+    for opt in ["--top", "--probes"] {
+        let o = pocketdex(&["eval", "samples/wiki-en", opt, "0"]);
+        assert_eq!(o.status.code(), Some(2), "{opt}");
+        assert!(stderr(&o).contains(opt), "{}", stderr(&o));
+    }
+    let o = pocketdex(&["eval", "samples/wiki-en", "--out", "README.md"]);
+    assert!(stderr(&o).contains("README.md is a file"), "{}", stderr(&o));
+    let o = build(Path::new("samples/wiki-en"), Path::new("README.md/x.pdx"));
+    assert!(
+        stderr(&o).contains("README.md is a file, not a directory"),
+        "{}",
+        stderr(&o)
+    );
     // Nothing to index says why each input was skipped.
     let dir = tmp.path().join("nothing");
     std::fs::create_dir(&dir).unwrap();

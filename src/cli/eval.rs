@@ -56,12 +56,13 @@ pub struct Args {
     /// Query threshold on the estimated similarity (0: every candidate counts as a hit).
     #[arg(long, default_value_t = 0.0, value_name = "T")]
     threshold: f32,
-    /// Keep at most N hits per query (default: all).
-    #[arg(long, value_name = "N")]
+    /// Keep at most N hits per query (default: all; at least 1).
+    #[arg(long, value_name = "N",
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     top: Option<usize>,
     /// Lookups per fuzzy band code: the code and its PROBES − 1 most likely neighbours (more
     /// find more edited copies, for time); default: the index's setting (`info` shows it).
-    #[arg(long, value_name = "PROBES")]
+    #[arg(long, value_name = "PROBES", value_parser = clap::value_parser!(u8).range(1..))]
     probes: Option<u8>,
     /// Measure high-similarity search: queries as `query --similar` makes them.
     #[command(flatten)]
@@ -84,6 +85,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     let sources = corpus::sources(&args.inputs)?;
     // The results directory is written last: make sure it can be, before the work.
+    if args.out.exists() && !args.out.is_dir() {
+        anyhow::bail!(
+            "--out names a directory for the report's files; {} is a file",
+            args.out.display()
+        );
+    }
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("cannot create {}", args.out.display()))?;
     pocketdex::atomic::check_writable(&args.out.join("eval.json"))?;

@@ -77,6 +77,16 @@ enum Command {
 
 impl Cli {
     /// True for `pocketdex serve`, which handles SIGTERM and Ctrl-C itself.
+    /// The command line, parsed. A negative number is read as an option's value (`--top -3`
+    /// is then refused by the option's range, with its range), not as an unknown option with a
+    /// tip to write `-- -3`, which would make it a DOC.
+    pub fn parse_args() -> Cli {
+        use clap::{CommandFactory, FromArgMatches};
+        let command = Cli::command().mut_subcommands(|c| c.allow_negative_numbers(true));
+        let matches = command.get_matches();
+        Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit())
+    }
+
     pub fn is_serve(&self) -> bool {
         matches!(self.command, Command::Serve(_))
     }

@@ -97,6 +97,13 @@ pub fn check_writable(path: &Path) -> Result<()> {
         )));
     }
     let dir = parent_dir(path);
+    if dir.exists() && !dir.is_dir() {
+        return Err(Error::Invalid(format!(
+            "cannot write {}: {} is a file, not a directory",
+            path.display(),
+            dir.display()
+        )));
+    }
     if !dir.is_dir() {
         return Err(Error::Invalid(format!(
             "cannot write {}: the directory {} does not exist; create it first",
@@ -393,6 +400,11 @@ mod tests {
             e.contains("is a symbolic link") && e.contains("real.pdx"),
             "{e}"
         );
+        // A file where the output's directory should be is named as such.
+        let e = check_writable(&target.join("x.pdx"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.ends_with("real.pdx is a file, not a directory"), "{e}");
         let e = write_file(&link, |w| Ok(w.write_all(b"new")?))
             .unwrap_err()
             .to_string();
