@@ -281,6 +281,13 @@ fn deleted_documents_never_appear_and_merges_keep_the_answers() {
         std::fs::read(&shipped).unwrap() == want,
         "export differs from build"
     );
+    // The same without the writer's lock (which `w` holds): the snapshot is exported.
+    let unlocked = dir.path().join("unlocked.pdx");
+    pocketdex::export_set(&set_dir, &unlocked).unwrap();
+    assert!(
+        std::fs::read(&unlocked).unwrap() == want,
+        "a snapshot's export differs from build"
+    );
     // Only the manifest, the schema, the lock and the live segment remain.
     let mut files: Vec<String> = std::fs::read_dir(&set_dir)
         .unwrap()

@@ -598,7 +598,9 @@ pub fn adopt(args: AdoptArgs) -> anyhow::Result<ExitCode> {
 /// readers see the old or the new state, never a mix). With -o FILE.pdx: writes the set's live
 /// documents as one plain index file, byte for byte what `build` writes for them with the
 /// set's parameters (`build --idf language --expected-docs N` for a set made with the
-/// defaults), and leaves the set as it is. The file must be outside the set's directory.
+/// defaults), and leaves the set as it is. The file must be outside the set's directory. An
+/// export reads the set's current snapshot and takes no lock: it works on read-only media and
+/// while another process changes the set.
 #[derive(clap::Args, Debug)]
 pub struct MergeArgs {
     /// The index set.
@@ -619,13 +621,11 @@ pub fn merge(args: MergeArgs) -> anyhow::Result<ExitCode> {
     if let Some(out) = &args.output {
         outside_the_set(&args.index, out)?;
     }
-    let mut writer = SetWriter::open(&args.index, args.writer.wait)
-        .with_context(|| format!("opening {}", args.index.display()))?;
     match &args.output {
+        // A snapshot is exported without the writer's lock: from read-only media too.
         Some(out) => {
             pocketdex::atomic::check_writable(out)?;
-            let stats = writer
-                .export(out)
+            let stats = pocketdex::export_set(&args.index, out)
                 .with_context(|| format!("writing {}", out.display()))?;
             if !args.quiet {
                 eprintln!(
@@ -638,6 +638,8 @@ pub fn merge(args: MergeArgs) -> anyhow::Result<ExitCode> {
             }
         }
         None => {
+            let mut writer = SetWriter::open(&args.index, args.writer.wait)
+                .with_context(|| format!("opening {}", args.index.display()))?;
             let change = writer.merge_all()?;
             if !args.quiet {
                 eprintln!(

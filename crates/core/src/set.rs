@@ -756,12 +756,7 @@ impl SetWriter {
     /// Writes the live documents as one plain index file (no set sections): an index to ship.
     /// The file is what `build` writes for the same documents with the set's parameters.
     pub fn export(&self, path: &Path) -> Result<BuildStats> {
-        let parts = self.parts_of(0..self.set.parts.len(), false)?;
-        let dir = match path.parent() {
-            Some(d) if !d.as_os_str().is_empty() => d,
-            _ => Path::new("."),
-        };
-        write_step(dir, path, Step::SegmentWritten, |out| parts.write(out))
+        write_export(&self.schema, &self.set.parts, path)
     }
 
     fn summary(&self, mut change: Change) -> Change {
@@ -901,63 +896,90 @@ impl SetWriter {
 
     /// Replaces the adjacent segments `range` by one holding their live documents, in order.
     fn merge_range(&mut self, range: std::ops::Range<usize>) -> Result<()> {
-        let parts = self.parts_of(range.clone(), true)?;
+        let parts = parts_of(&self.schema, &self.set.parts[range.clone()], true)?;
         let mut m = self.manifest.clone();
         let entry = self.write_segment(&mut m, |out| parts.write(out))?;
         m.segments.splice(range, [entry]);
         self.commit(m)
     }
+}
 
-    /// The live documents of parts `range`, in order, ready to be written as one index.
-    fn parts_of(&self, range: std::ops::Range<usize>, set_sections: bool) -> Result<Parts> {
-        let f = self.schema.fingerprinter().clone();
-        let words = f.params().sketch_words as usize;
-        let mut names = StringList::default();
-        let mut titles = StringList::default();
-        let mut has_titles = false;
-        let mut sketches = Vec::new();
-        let mut refs = Vec::new();
-        for p in &self.set.parts[range] {
-            let base = names.len() as u32;
-            // New numbers of the part's live documents.
-            let mut renumber = vec![u32::MAX; p.index.doc_count() as usize];
-            let mut next = base;
-            for (d, slot) in renumber.iter_mut().enumerate() {
-                let d = d as u32;
-                if p.is_deleted(d) {
-                    continue;
-                }
-                *slot = next;
-                next += 1;
-                names.push(&p.index.name(d)?.unwrap_or_default());
-                let t = p.index.title(d)?.unwrap_or_default();
-                has_titles |= !t.is_empty();
-                titles.push(&t);
-                sketches.extend(p.index.sketch_words(d)?.into_iter().flatten().take(words));
-            }
-            let codes = p
-                .index
-                .codes()?
-                .expect("every segment has CODES (checked on open)");
-            refs.extend(
-                codes
-                    .filter(|&(d, _)| renumber[d as usize] != u32::MAX)
-                    .map(|(d, k)| (k, renumber[d as usize])),
-            );
-        }
-        Ok(Parts {
-            fingerprinter: f,
-            lang: self.schema.meta().lang.clone(),
-            names,
-            titles: has_titles.then_some(titles),
-            sketches,
-            refs,
-            resolution: self.schema.resolution(),
-            set_sections,
-            paths: Default::default(),
-        })
+/// Writes the live documents of the index set at `dir`, as its current snapshot has them, as one
+/// plain index file (what [`SetWriter::export`] writes), without the writer's lock: a set on
+/// read-only media, or one a writer is changing, is exported as the snapshot it had when opened.
+pub fn export_set(dir: &Path, path: &Path) -> Result<BuildStats> {
+    if !is_set(dir) {
+        return Err(Error::Invalid(format!(
+            "{} is not an index set (no {MANIFEST})",
+            dir.display()
+        )));
     }
+    let schema = map(&dir.join(SCHEMA), None)?;
+    let set = IndexSet::open(dir)?;
+    write_export(&schema, &set.parts, path)
+}
 
+/// Writes `parts`' live documents as one plain index file at `path`, atomically.
+fn write_export(schema: &Index<Mmap>, parts: &[Part<Mmap>], path: &Path) -> Result<BuildStats> {
+    let parts = parts_of(schema, parts, false)?;
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    write_step(dir, path, Step::SegmentWritten, |out| parts.write(out))
+}
+
+/// The live documents of `parts`, in order, ready to be written as one index of `schema`.
+fn parts_of(schema: &Index<Mmap>, parts: &[Part<Mmap>], set_sections: bool) -> Result<Parts> {
+    let f = schema.fingerprinter().clone();
+    let words = f.params().sketch_words as usize;
+    let mut names = StringList::default();
+    let mut titles = StringList::default();
+    let mut has_titles = false;
+    let mut sketches = Vec::new();
+    let mut refs = Vec::new();
+    for p in parts {
+        let base = names.len() as u32;
+        // New numbers of the part's live documents.
+        let mut renumber = vec![u32::MAX; p.index.doc_count() as usize];
+        let mut next = base;
+        for (d, slot) in renumber.iter_mut().enumerate() {
+            let d = d as u32;
+            if p.is_deleted(d) {
+                continue;
+            }
+            *slot = next;
+            next += 1;
+            names.push(&p.index.name(d)?.unwrap_or_default());
+            let t = p.index.title(d)?.unwrap_or_default();
+            has_titles |= !t.is_empty();
+            titles.push(&t);
+            sketches.extend(p.index.sketch_words(d)?.into_iter().flatten().take(words));
+        }
+        let codes = p
+            .index
+            .codes()?
+            .expect("every segment has CODES (checked on open)");
+        refs.extend(
+            codes
+                .filter(|&(d, _)| renumber[d as usize] != u32::MAX)
+                .map(|(d, k)| (k, renumber[d as usize])),
+        );
+    }
+    Ok(Parts {
+        fingerprinter: f,
+        lang: schema.meta().lang.clone(),
+        names,
+        titles: has_titles.then_some(titles),
+        sketches,
+        refs,
+        resolution: schema.resolution(),
+        set_sections,
+        paths: Default::default(),
+    })
+}
+
+impl SetWriter {
     /// Removes stale temporary files and segment files the manifest does not name (left by a crash;
     /// or replaced by a merge). Readers that mapped them keep their maps; a reader between
     /// reading the manifest and mapping its segments retries with the new manifest.
