@@ -12,7 +12,14 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-/// Write a JSON Lines corpus of documents plus edited copies at controlled rates, or generate
+/// Bounds of --vocab-size and --topics: each topic and pseudo-word costs memory and time
+/// before the first document is made (a million topics: 13 s and 1.2 GB).
+const MAX_VOCAB: u64 = 10_000_000;
+const MAX_TOPICS: i64 = 100_000;
+
+/// Write development data: documents and edited copies of them, or a generated collection
+///
+/// Writes a JSON Lines corpus of documents plus edited copies at controlled rates, or generates
 /// a collection without near-duplicates (--generate).
 ///
 /// Edited copies: every input document is written as it is (unless --copies-only); a random
@@ -39,10 +46,6 @@ use std::process::ExitCode;
 ///   pocketdex synth data/dev/wiki-en.jsonl --limit 4000 -o data/dev/wiki-synth.jsonl
 ///   pocketdex synth --generate 200000 --vocab data/wordfreq/large_en.msgpack.gz -o gen.jsonl
 ///   pocketdex synth gen.jsonl --limit 20000 --share 0.05 --rates 0.05,0.2 --copies-only -o queries.jsonl
-/// Bounds of --vocab-size and --topics: each topic and pseudo-word costs memory and time
-/// before the first document is made (a million topics: 13 s and 1.2 GB).
-const MAX_VOCAB: u64 = 10_000_000;
-const MAX_TOPICS: i64 = 100_000;
 
 #[derive(clap::Args, Debug)]
 #[command(verbatim_doc_comment)]
