@@ -319,12 +319,16 @@ impl Workers {
     /// Hands `stream` to the worker with the fewest open connections.
     fn hand(&self, stream: std::net::TcpStream, watch: hyper_util::server::graceful::Watcher) {
         use std::sync::atomic::Ordering;
-        let i = (0..self.open.len())
+        // A worker that stopped (only a panic in tokio itself would stop one) is passed over.
+        let Some(i) = (0..self.open.len())
+            .filter(|&i| !self.senders[i].is_closed())
             .min_by_key(|&i| self.open[i].load(Ordering::Relaxed))
-            .expect("at least one worker");
+        else {
+            eprintln!("pocketdex: no worker is left to serve connections; restart the server");
+            return;
+        };
         self.open[i].fetch_add(1, Ordering::Relaxed);
         if self.senders[i].send((stream, watch)).is_err() {
-            // A worker that stopped (only a panic in tokio itself) drops the connection.
             self.open[i].fetch_sub(1, Ordering::Relaxed);
         }
     }
