@@ -208,7 +208,7 @@ async fn limits(State(app): State<Arc<App>>, req: Request, next: Next) -> Respon
 /// Serves on `listener` until `shutdown` completes, then finishes the requests in flight.
 ///
 /// Connections are served by `app.config.workers` threads, each a current-thread tokio runtime
-/// that keeps the connections it is given (see [`Workers`]); this task accepts them and hands
+/// that keeps the connections it is given (see `Workers`); this task accepts them and hands
 /// each to the worker with the fewest open, and looks for a replaced index every
 /// `reload_every`.
 pub async fn serve(
@@ -393,7 +393,7 @@ async fn accept(
 /// # Errors
 /// When the address cannot be bound, or the server fails.
 pub fn run(app: App) -> Result<(), String> {
-    // Accepting, signals and reloads: the connections are served by [`Workers`].
+    // Accepting, signals and reloads: the connections are served by `Workers`.
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
