@@ -113,6 +113,33 @@ fn keygen_sign_and_public_key_on_the_command_line() {
     // keygen does not overwrite a key.
     let o = pocketdex(&["keygen", "-o", &name]);
     assert!(!o.status.success() && stderr(&o).contains("--force"));
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = |p: &str| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        // --force over a key someone made readable: the new secret is private again.
+        let again = d("again");
+        assert!(pocketdex(&["keygen", "-o", &again]).status.success());
+        let k = d("again.key");
+        std::fs::set_permissions(&k, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let o = pocketdex(&["keygen", "-o", &again, "--force"]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert_eq!(mode(&k), 0o600);
+        // A link in the key's place is refused, never written through.
+        std::fs::write(d("victim.txt"), "mine").unwrap();
+        std::os::unix::fs::symlink(d("victim.txt"), d("link.key")).unwrap();
+        let o = pocketdex(&["keygen", "-o", &d("link"), "--force"]);
+        assert_eq!(o.status.code(), Some(2));
+        assert!(stderr(&o).contains("symbolic link"), "{}", stderr(&o));
+        assert_eq!(std::fs::read_to_string(d("victim.txt")).unwrap(), "mine");
+        // sign keeps the index's permissions.
+        let private = d("private.pdx");
+        std::fs::copy(&idx, &private).unwrap();
+        std::fs::set_permissions(&private, std::fs::Permissions::from_mode(0o600)).unwrap();
+        let o = pocketdex(&["sign", &private, "--key", &k]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert_eq!(mode(&private), 0o600);
+    }
     let public = d("archive.pub");
     let q = ["samples/query/edited.txt"];
     // Unsigned: refused with a key, answered without one.

@@ -117,10 +117,20 @@ pub fn keygen(args: KeygenArgs) -> anyhow::Result<ExitCode> {
             );
         }
     }
+    // Both files are written as every output is (a new file renamed into place: a symbolic
+    // link or device is refused, never written through); the secret is 0600 from its first
+    // byte, whatever the file it replaces allowed.
     let key = SecretKey::generate()?;
-    write_private(&secret, key.to_text().as_bytes())?;
-    std::fs::write(&public, key.public().to_text())
-        .with_context(|| format!("writing {}", public.display()))?;
+    for p in [&secret, &public] {
+        pocketdex::atomic::check_writable(p)?;
+    }
+    pocketdex::atomic::write_file(&public, |w| {
+        w.write_all(key.public().to_text().as_bytes())
+            .map_err(|e| pocketdex::Error::io(&public, e))
+    })
+    .with_context(|| format!("writing {}", public.display()))?;
+    pocketdex::atomic::write_private_file(&secret, key.to_text().as_bytes())
+        .with_context(|| format!("writing {}", secret.display()))?;
     eprintln!(
         "wrote {} (secret: keep it to yourself) and {} (public key {}: give it to readers)",
         secret.display(),
@@ -128,18 +138,6 @@ pub fn keygen(args: KeygenArgs) -> anyhow::Result<ExitCode> {
         key.public().short()
     );
     Ok(ExitCode::SUCCESS)
-}
-
-/// Writes a file only its owner can read (on Unix; elsewhere with the default permissions).
-fn write_private(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
-    let mut o = std::fs::OpenOptions::new();
-    o.write(true).create(true).truncate(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut o, 0o600);
-    let mut f = o
-        .open(path)
-        .with_context(|| format!("writing {}", path.display()))?;
-    std::io::Write::write_all(&mut f, bytes).with_context(|| format!("writing {}", path.display()))
 }
 
 pub fn sign(args: SignArgs) -> anyhow::Result<ExitCode> {

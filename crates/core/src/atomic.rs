@@ -279,13 +279,45 @@ pub fn write_file<T>(
     write_atomically(parent_dir(path), path, || {}, write)
 }
 
+/// [`write_file`] for a secret: the file is readable and writable by its owner only (mode
+/// 0600 on Unix) from its first byte, whatever the file it replaces allowed.
+pub fn write_private_file(path: &Path, bytes: &[u8]) -> Result<()> {
+    write_with(
+        parent_dir(path),
+        path,
+        Mode::Private,
+        || {},
+        |w| w.write_all(bytes).map_err(|e| Error::io(path, e)),
+    )
+}
+
+/// The permissions a written file gets.
+#[derive(Clone, Copy)]
+enum Mode {
+    /// Those of the file it replaces; a new file's are 0666 less the umask.
+    Keep,
+    /// 0600: the owner's only.
+    Private,
+}
+
 /// Writes `path` by `write` into a temporary file `.pocketdex-*.pdx.tmp` in `dir`, then fsync,
 /// `before_rename()` (the crash tests' hook), rename, and fsync of `dir`: a failure or crash
 /// leaves the old file or the new one at `path`, never a part of one. Stale temporary files in
 /// `dir` are removed first (see the module's documentation).
+/// A file it replaces keeps its permissions (`sign` of a 0600 index leaves it 0600).
 pub(crate) fn write_atomically<T>(
     dir: &Path,
     path: &Path,
+    before_rename: impl FnOnce(),
+    write: impl FnOnce(&mut (dyn Write + Send)) -> Result<T>,
+) -> Result<T> {
+    write_with(dir, path, Mode::Keep, before_rename, write)
+}
+
+fn write_with<T>(
+    dir: &Path,
+    path: &Path,
+    mode: Mode,
     before_rename: impl FnOnce(),
     write: impl FnOnce(&mut (dyn Write + Send)) -> Result<T>,
 ) -> Result<T> {
@@ -294,6 +326,25 @@ pub(crate) fn write_atomically<T>(
     // Declared in this order so that the guard drops first: a file is off the list before it
     // is removed, and a signal handler never removes a path another file took since.
     let (mut tmp, guard) = locked_temp_in(dir).map_err(|e| Error::io(path, plain(e)))?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        // Before the first byte: a secret is never readable by others, not even for a moment.
+        let bits = match mode {
+            Mode::Private => Some(0o600),
+            Mode::Keep => std::fs::symlink_metadata(path)
+                .ok()
+                .filter(|m| m.is_file())
+                .map(|m| m.permissions().mode() & 0o7777),
+        };
+        if let Some(bits) = bits {
+            tmp.as_file()
+                .set_permissions(std::fs::Permissions::from_mode(bits))
+                .map_err(|e| Error::io(path, e))?;
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = mode;
     let out = {
         let mut w = std::io::BufWriter::new(tmp.as_file_mut());
         let out = write(&mut w)?;
