@@ -278,6 +278,51 @@ fn compare_shows_every_measure() {
 
     let o = pocketdex(&["compare", a, "no/such/file"]);
     assert_eq!(o.status.code(), Some(2));
+
+    // The exact verdict is at --level, as `dups -m exact --level` groups; a document empty
+    // at that level (only stopwords) is no exact copy, as `dups` sets it aside.
+    let tmp = tempfile::tempdir().unwrap();
+    let write = |name: &str, text: &str| {
+        let p = tmp.path().join(name);
+        std::fs::write(&p, text).unwrap();
+        p.to_str().unwrap().to_string()
+    };
+    let (la, lb) = (write("la.txt", "La Luna."), write("lb.txt", "la luna"));
+    let exact = |args: &[&str]| {
+        let o = pocketdex(&[&["compare", "--json"][..], args].concat());
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+        let e = v["verdicts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|x| x["method"] == "exact")
+            .unwrap()
+            .clone();
+        e["near_duplicate"].as_bool().unwrap()
+    };
+    assert!(!exact(&["--level", "whitespace", &la, &lb]));
+    assert!(exact(&["--level", "case", &la, &lb]));
+    let the = write("the.txt", "the");
+    assert!(!exact(&[&the, &the]));
+
+    // A file is read once: a pipe's bytes are there only once (it said "empty").
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_pocketdex"))
+        .args(["compare", "/dev/stdin", a])
+        .current_dir(root())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(
+        &mut child.stdin.take().unwrap(),
+        std::fs::read(root().join(a)).unwrap().as_slice(),
+    )
+    .unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(stdout(&o).matches(" same").count(), 6, "{}", stdout(&o));
 }
 
 #[test]

@@ -56,18 +56,21 @@ pub struct Args {
 
 /// The raw text and the plain text of one input.
 fn read(arg: &str) -> anyhow::Result<(String, String)> {
-    let (bytes, item) = if arg == "-" {
+    // Read once: a pipe (`<(…)`, /dev/stdin) or a FIFO has its bytes only once.
+    let (bytes, html) = if arg == "-" {
         let mut bytes = Vec::new();
         std::io::Read::read_to_end(&mut std::io::stdin(), &mut bytes)?;
-        let item = corpus::from_bytes("-".into(), None, &bytes, None);
-        (bytes, item)
+        (bytes, None)
     } else {
         let path = Path::new(arg);
         let bytes = std::fs::read(path).with_context(|| format!("cannot read {arg}"))?;
-        (bytes, corpus::read_file(path, arg.to_string()))
+        (bytes, corpus::html_by_name(path))
     };
-    match item {
-        Item::Doc(d) => Ok((text::decode(&bytes).text, d.text)),
+    match corpus::from_bytes(arg.to_string(), None, &bytes, html) {
+        Item::Doc(d) => {
+            let raw = text::decode_utf16(&bytes).unwrap_or_else(|| text::decode(&bytes));
+            Ok((raw.text, d.text))
+        }
         Item::Skipped(s) => anyhow::bail!("{arg}: {}", s.reason),
     }
 }
@@ -167,7 +170,11 @@ fn print_text(
         row(
             out,
             &format!("{} {}", l.number, l.level.describe()),
-            if l.equal { "same" } else { "differ" },
+            match (l.empty, l.equal) {
+                (true, _) => "empty",
+                (false, true) => "same",
+                (false, false) => "differ",
+            },
             "",
             &v,
         )?;

@@ -458,6 +458,15 @@ pub fn read_file(path: &Path, id: String) -> Item {
     Reader::default().read_file(path, id)
 }
 
+/// `Some(true)` for a file named `.html`, `.htm` or `.xhtml` (its markup is removed whatever it
+/// looks like); `None` otherwise: the text is looked at ([`crate::text::plain_text`]).
+pub fn html_by_name(path: &Path) -> Option<bool> {
+    path.extension()
+        .and_then(|e| e.to_str())
+        .map(|e| matches!(e.to_ascii_lowercase().as_str(), "html" | "htm" | "xhtml"))
+        .filter(|&h| h)
+}
+
 /// Documents over this size are read one at a time (see [`Reader`]).
 const BIG_DOC: u64 = 8 << 20;
 
@@ -583,12 +592,7 @@ impl Reader {
             if bytes.len() as u64 > self.max_doc_bytes {
                 return f(self.too_large(id, bytes.len() as u64));
             }
-            let html = path
-                .extension()
-                .and_then(|e| e.to_str())
-                .map(|e| matches!(e.to_ascii_lowercase().as_str(), "html" | "htm" | "xhtml"))
-                .filter(|&h| h);
-            f(from_vec(id, None, bytes, html))
+            f(from_vec(id, None, bytes, html_by_name(path)))
         })
     }
 

@@ -34,6 +34,9 @@ pub struct LevelMatch {
     pub number: u8,
     /// True when both canonical texts are identical (same 128-bit hash).
     pub equal: bool,
+    /// True when either canonical text is empty (only stopwords, say): `dups` sets such a
+    /// document aside at this level, so it is no exact copy of anything.
+    pub empty: bool,
 }
 
 /// Sizes of the two documents.
@@ -133,6 +136,8 @@ pub struct Comparison {
     pub counts: Counts,
     /// exact: equality per canonicalization level.
     pub exact: Vec<LevelMatch>,
+    /// The level of the options, whose equality is the exact method's verdict.
+    pub level: Level,
     /// minhash.
     pub minhash: MinhashScore,
     /// trials.
@@ -223,6 +228,7 @@ pub fn compare(a: Input<'_>, b: Input<'_>, options: &Options) -> Result<Comparis
                 level,
                 number: level.number(),
                 equal: Canonicalizer::hash(&x) == Canonicalizer::hash(&y),
+                empty: x.is_empty() || y.is_empty(),
             }
         })
         .collect();
@@ -325,6 +331,7 @@ pub fn compare(a: Input<'_>, b: Input<'_>, options: &Options) -> Result<Comparis
             content_words: [terms[0].len(), terms[1].len()],
         },
         exact,
+        level: o.level,
         minhash: MinhashScore {
             jaccard: set_score(&sh[0], &sh[1], false),
             estimate: minhash::estimate(&sk[0], &sk[1]),

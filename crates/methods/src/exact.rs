@@ -74,7 +74,9 @@ impl Method for Exact {
 
     /// Equality at the last level (all six).
     fn verdict(&self, c: &Comparison) -> (f64, bool) {
-        let score = if c.exact.last().is_some_and(|l| l.equal) {
+        // At the options' level, as `dups` groups: a document empty there is set aside.
+        let at = c.exact.iter().find(|l| l.level == c.level);
+        let score = if at.is_some_and(|l| l.equal && !l.empty) {
             1.0
         } else {
             0.0
