@@ -929,6 +929,19 @@ fn each_argument_is_answered_or_reported() {
     let o = pocketdex(&["verify", d]);
     assert_eq!(o.status.code(), Some(2));
     assert_eq!(stderr(&o).matches(d).count(), 1, "{}", stderr(&o));
+
+    // A set where one index file is taken says how to make one (it said "No such device").
+    let set = tmp.path().join("set");
+    let o = pocketdex(&["add", set.to_str().unwrap(), "samples/wiki-en", "-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = pocketdex(&["eval", "samples/wiki-en", "--index", set.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("is an index set and this takes one index file")
+            && stderr(&o).contains("merge"),
+        "{}",
+        stderr(&o)
+    );
 }
 
 /// The build summary and `info` give one figure for bytes per document beyond the names and

@@ -789,6 +789,23 @@ fn bad_options_and_mixed_features_are_errors() {
         ..Options::default()
     };
     assert!(Detector::new(&Trials, bad).is_err());
+    // An empty antecedent matches nothing; no signature at all is nothing to compare.
+    for bad in [
+        Options {
+            antecedents: Some(vec!["the".into(), "".into()]),
+            ..Options::default()
+        },
+        Options {
+            min_signatures: 0,
+            ..Options::default()
+        },
+    ] {
+        let e = Detector::new(&Spotsigs, bad).err().unwrap().to_string();
+        assert!(
+            e.contains("antecedents") || e.contains("min-signatures"),
+            "{e}"
+        );
+    }
     let a = Detector::new(&Minhash, Options::default()).unwrap();
     let b = Detector::new(&Spex, Options::default()).unwrap();
     let f = vec![a.prepare("some text here"), b.prepare("some text here")];

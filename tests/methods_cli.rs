@@ -440,6 +440,44 @@ fn dedup_run_keeps_the_best_ranked_of_each_group() {
     ]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("expected 6 fields"), "{}", stderr(&o));
+
+    // A score that is not a finite number is refused (NaN ranked first).
+    std::fs::write(
+        &run,
+        "301 Q0 Abacus.txt 1 NaN bm25
+",
+    )
+    .unwrap();
+    let o = pocketdex(&[
+        "dedup-run",
+        run.to_str().unwrap(),
+        "--groups",
+        groups.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("not a finite number"), "{}", stderr(&o));
+    // -o is never the run itself (it was overwritten), and is written whole.
+    std::fs::write(
+        &run,
+        "301 Q0 Abacus.txt 1 2.0 bm25
+",
+    )
+    .unwrap();
+    let r = run.to_str().unwrap();
+    let g = groups.to_str().unwrap();
+    let o = pocketdex(&["dedup-run", r, "--groups", g, "-o", r]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(
+        std::fs::read_to_string(&run).unwrap(),
+        "301 Q0 Abacus.txt 1 2.0 bm25\n"
+    );
+    let out = tmp.path().join("collapsed.txt");
+    let o = pocketdex(&["dedup-run", r, "--groups", g, "-o", out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(
+        std::fs::read_to_string(&out).unwrap(),
+        "301 Q0 Abacus.txt 1 2.0 bm25\n"
+    );
 }
 
 /// `--spanning-above`: a group larger than the limit lists a spanning tree of its pairs, says

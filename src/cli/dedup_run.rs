@@ -5,7 +5,7 @@ use anyhow::Context;
 use pocketdex_methods::groups::UnionFind;
 use std::collections::HashMap;
 use std::io::{BufRead, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 /// Collapse content-equivalent documents in ranked result lists
@@ -125,7 +125,12 @@ fn read_run(arg: &str) -> anyhow::Result<Vec<Entry>> {
             .with_context(|| format!("{arg}:{}: rank {:?} is not an integer", no + 1, f[3]))?;
         let score = f[4]
             .parse::<f64>()
-            .with_context(|| format!("{arg}:{}: score {:?} is not a number", no + 1, f[4]))?;
+            .ok()
+            // NaN would rank above every number (total_cmp), infinity above every score.
+            .filter(|s| s.is_finite())
+            .with_context(|| {
+                format!("{arg}:{}: score {:?} is not a finite number", no + 1, f[4])
+            })?;
         entries.push(Entry {
             qid: f[0].to_owned(),
             docid: f[2].to_owned(),
@@ -151,10 +156,15 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
         by_query.entry(e.qid.clone()).or_default().push(e);
     }
+    // -o is written as every output is (atomically, never over an input, a link or a
+    // device): the new run is made in memory, as the old one is read.
+    if let Some(p) = &args.output {
+        pocketdex::atomic::check_writable(p)?;
+        pocketdex::atomic::check_not_input(p, &[Path::new(&args.run), args.groups.as_path()])?;
+    }
+    let mut buffer = Vec::new();
     let mut out: Box<dyn Write> = match &args.output {
-        Some(p) => Box::new(std::io::BufWriter::new(
-            std::fs::File::create(p).with_context(|| format!("cannot write {}", p.display()))?,
-        )),
+        Some(_) => Box::new(&mut buffer),
         None => Box::new(std::io::BufWriter::new(std::io::stdout().lock())),
     };
     let (mut total, mut dropped, mut affected) = (0usize, 0usize, 0usize);
@@ -195,6 +205,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         affected += (dropped > before) as usize;
     }
     out.flush()?;
+    drop(out);
+    if let Some(p) = &args.output {
+        pocketdex::atomic::write_file(p, |w| {
+            w.write_all(&buffer).map_err(|e| pocketdex::Error::io(p, e))
+        })
+        .with_context(|| format!("cannot write {}", p.display()))?;
+    }
     eprintln!(
         "dedup-run: {} queries, {total} entries → {} ({dropped} dropped as equivalent to a \
          better-ranked document, in {affected} queries); {group_count} groups covering {} documents",

@@ -45,8 +45,9 @@ pub struct SourceArgs {
 pub struct BuildArgs {
     #[command(flatten)]
     source: SourceArgs,
-    /// Drop prefixes whose share is below this (they fall back to a hashed class).
-    #[arg(long, default_value_t = 1e-6)]
+    /// Drop prefixes whose share is below this (they fall back to a hashed class); at least 0,
+    /// below 1.
+    #[arg(long, default_value_t = 1e-6, value_parser = min_share, allow_negative_numbers = true)]
     min_share: f64,
 }
 
@@ -59,8 +60,20 @@ pub struct IdfArgs {
     #[arg(long, default_value_t = LANGUAGE_IDF_TOKENS)]
     tokens: u32,
     /// Number of terms in the table (every index stores it, 5 bytes a term).
-    #[arg(long, default_value_t = LANGUAGE_IDF_TERMS)]
+    #[arg(long, default_value_t = LANGUAGE_IDF_TERMS,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=100_000_000))]
     terms: usize,
+}
+
+/// A share in [0, 1): a share of 1 or more (or NaN) drops every prefix.
+fn min_share(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if (0.0..1.0).contains(&v) => Ok(v),
+        Ok(v) => Err(format!(
+            "{v} is not a share in [0, 1) (1 or more would drop every prefix)"
+        )),
+        Err(e) => Err(e.to_string()),
+    }
 }
 
 pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {

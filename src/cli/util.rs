@@ -174,6 +174,16 @@ pub enum Access {
 
 /// Opens an index file by memory-mapping it and running the cheap checks of [`Index::open`].
 pub fn open_index(path: &Path, access: Access) -> anyhow::Result<Index<memmap2::Mmap>> {
+    if path.is_dir() {
+        if pocketdex::is_set(path) {
+            anyhow::bail!(
+                "{} is an index set and this takes one index file; export one with `pocketdex merge {} -o FILE.pdx`",
+                path.display(),
+                path.display()
+            );
+        }
+        anyhow::bail!("{} is a directory, not an index file", path.display());
+    }
     let file = std::fs::File::open(path)
         .with_context(|| format!("cannot open index {}", path.display()))?;
     // SAFETY: the map is read-only and the index never trusts its bytes (every read is bounds-

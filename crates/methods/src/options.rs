@@ -146,6 +146,17 @@ impl Options {
         if self.antecedents.as_ref().is_some_and(|a| a.is_empty()) {
             return bad("antecedents must not be empty".into());
         }
+        // `--antecedents ""` or "the,,is": a word that is empty matches nothing.
+        if self
+            .antecedents
+            .as_ref()
+            .is_some_and(|a| a.iter().any(|w| w.trim().is_empty()))
+        {
+            return bad("antecedents must be words: an empty one matches nothing".into());
+        }
+        if self.min_signatures == 0 {
+            return bad("min-signatures must be at least 1 (a document without signatures has nothing to compare)".into());
+        }
         Ok(())
     }
 
