@@ -26,8 +26,14 @@ fn main() -> ExitCode {
 
 /// An error and its causes, joined by ": ", leaving out a cause whose text the message already
 /// ends with (a library error that shows its source, `path: Permission denied (os error 13)`,
-/// would otherwise print the OS error twice).
+/// would otherwise print the OS error twice); control characters escaped, as in names printed
+/// elsewhere (a file name with a newline or an escape sequence cannot forge a line or colours).
 pub(crate) fn message(e: &anyhow::Error) -> String {
+    cli::util::printable(&causes(e)).into_owned()
+}
+
+/// The causes of `e`, joined (see [`message`], which escapes them).
+fn causes(e: &anyhow::Error) -> String {
     let mut message = String::new();
     for cause in e.chain() {
         let text = cause.to_string();

@@ -768,6 +768,18 @@ fn control_characters_in_names_are_escaped_in_text_output() {
         "{}",
         stdout(&o)
     );
+    // And in error messages: a missing index whose name holds a newline and an escape.
+    let o = pocketdex(&[
+        "query",
+        "gone\nforged\u{1b}[31m.pdx",
+        "samples/wiki-en/Crab.txt",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("gone\\nforged\\u{1b}[31m.pdx") && stderr(&o).lines().count() == 1,
+        "{}",
+        stderr(&o)
+    );
 }
 
 #[test]

@@ -57,7 +57,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             Err(e) if args.indexes.len() == 1 => return Err(e),
             Err(e) => {
                 bad += 1;
-                eprintln!("pocketdex: error: {e:#}");
+                eprintln!("pocketdex: error: {}", crate::message(&e));
             }
         }
     }
