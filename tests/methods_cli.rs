@@ -208,6 +208,26 @@ fn dups_text_output_threshold_and_exit_statuses() {
     assert_eq!(o.status.code(), Some(1));
     assert_eq!(lines(&o).last().unwrap()["groups"], 0);
 
+    // Another method's option, or a threshold for exact, is said to be ignored.
+    let o = pocketdex(&[
+        "dups",
+        dir,
+        "-m",
+        "exact",
+        "-t",
+        "0.5",
+        "--permutations",
+        "5",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("note: --threshold (exact copies are identical at --level), --permutations not used by exact: ignored"),
+        "{}",
+        stderr(&o)
+    );
+    let o = pocketdex(&["dups", dir, "-m", "minhash", "--permutations", "64"]);
+    assert!(!stderr(&o).contains("not used by"), "{}", stderr(&o));
+
     let o = pocketdex(&["dups", dir, "--threshold", "1.5"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("threshold"), "{}", stderr(&o));

@@ -219,6 +219,52 @@ impl ParamArgs {
     }
 }
 
+impl ParamArgs {
+    /// The options given a value other than their default that `method` does not use (each
+    /// option is one method's, as its help heading says).
+    fn unused_by(&self, method: &dyn Method) -> Vec<&'static str> {
+        let d = Options::default();
+        let given = [
+            ("--level", "exact", self.level != d.level),
+            ("--shingle", "minhash", self.shingle != d.shingle),
+            (
+                "--permutations",
+                "minhash",
+                self.permutations != d.permutations,
+            ),
+            ("--ngram", "trials", self.ngram != d.ngram),
+            ("--hashes", "trials", self.hashes != d.hashes),
+            ("--trials", "trials", self.trials != d.trials),
+            ("--agree", "trials", self.agree != d.agree),
+            ("--chunk", "spex", self.chunk != d.chunk),
+            ("--chain", "spotsigs", self.chain != d.chain),
+            ("--antecedents", "spotsigs", !self.antecedents.is_empty()),
+            (
+                "--min-signatures",
+                "spotsigs",
+                self.min_signatures != d.min_signatures,
+            ),
+            (
+                "--spot-jaccard",
+                "spotsigs",
+                self.spot_jaccard != d.spot_jaccard,
+            ),
+            ("--min-idf", "spotsigs", self.min_idf != d.min_idf),
+            ("--max-idf", "spotsigs", self.max_idf != d.max_idf),
+            (
+                "--max-hamming",
+                "simhash",
+                self.max_hamming != d.max_hamming,
+            ),
+        ];
+        given
+            .into_iter()
+            .filter(|&(_, m, changed)| changed && m != method.name())
+            .map(|(option, _, _)| option)
+            .collect()
+    }
+}
+
 impl MethodArgs {
     fn options(&self) -> Options {
         Options {
@@ -258,6 +304,18 @@ pub fn detect(
 ) -> anyhow::Result<Found> {
     let start = Instant::now();
     let detector = Detector::new(m.method, m.options())?;
+    // An option of another method changes nothing: say so rather than run as if it did.
+    let mut unused = m.params.unused_by(m.method);
+    if m.method.is(&Exact) && m.threshold.is_some() {
+        unused.insert(0, "--threshold (exact copies are identical at --level)");
+    }
+    if !unused.is_empty() && !quiet {
+        eprintln!(
+            "note: {} not used by {}: ignored",
+            unused.join(", "),
+            m.method.name()
+        );
+    }
     let sources = corpus::sources(inputs)?;
     if m.method.is(&Exact) && m.params.level == Level::Whitespace && !quiet {
         eprintln!(
