@@ -208,15 +208,21 @@ fn build_with_umask(out: &Path, umask: u32) -> u32 {
     std::fs::metadata(out).unwrap().permissions().mode() & 0o777
 }
 
+/// A new index file gets the umask's permissions; one written over an old file keeps the old
+/// file's, as `cp` and a shell's `>` do (a 0600 index stays private when it is rebuilt or
+/// signed).
 #[test]
-fn index_files_get_the_umasks_permissions() {
+fn index_files_get_the_umasks_permissions_or_keep_their_own() {
     let tmp = tempfile::tempdir().unwrap();
     let out: PathBuf = tmp.path().join("x.pdx");
     assert_eq!(build_with_umask(&out, 0o022), 0o644);
-    // Rebuilt over a 0644 file with umask 022: still 0644.
-    assert_eq!(build_with_umask(&out, 0o022), 0o644);
-    assert_eq!(build_with_umask(&out, 0o002), 0o664);
-    assert_eq!(build_with_umask(&tmp.path().join("y.pdx"), 0o077), 0o600);
+    assert_eq!(build_with_umask(&tmp.path().join("y.pdx"), 0o002), 0o664);
+    assert_eq!(build_with_umask(&tmp.path().join("z.pdx"), 0o077), 0o600);
+    // Rebuilt over them, with another umask: each keeps its own.
+    assert_eq!(build_with_umask(&out, 0o002), 0o644);
+    assert_eq!(build_with_umask(&tmp.path().join("z.pdx"), 0o022), 0o600);
+    std::fs::set_permissions(&out, std::fs::Permissions::from_mode(0o640)).unwrap();
+    assert_eq!(build_with_umask(&out, 0o022), 0o640);
 }
 
 /// A reader keeps the index it mapped while pocketdex writes a new one at the same path: its

@@ -28,7 +28,7 @@ use std::time::Instant;
 /// The file is written atomically: a failed or interrupted build (Ctrl-C, SIGTERM) leaves
 /// nothing at OUTPUT and no temporary file; one killed with SIGKILL leaves a temporary
 /// `.pocketdex-*.pdx.tmp` that the next build into that directory removes. A new file gets the
-/// permissions the umask allows (0644 with umask 022).
+/// permissions the umask allows (0644 with umask 022); a file built over keeps its own.
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// Directories, files, .jsonl and .parquet files, or - (stdin: JSON Lines if it starts with

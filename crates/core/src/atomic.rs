@@ -12,7 +12,9 @@
 //!   the temporary files being written and keeps any of them from being renamed into place.
 //!
 //! A new file gets the permissions the umask leaves of `rw-rw-rw-` (0666), as any file a
-//! program creates; an existing file that is replaced does not pass its mode on.
+//! program creates; a file that is replaced passes its permissions on, as `cp` and a shell's
+//! `>` keep them (a private index stays private when it is rebuilt or signed); a secret
+//! ([`write_private_file`]) is 0600 whatever it replaces.
 
 use crate::error::{Error, Result};
 use std::fs::File;
