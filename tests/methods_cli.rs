@@ -451,53 +451,27 @@ fn dedup_run_keeps_the_best_ranked_of_each_group() {
     );
     assert!(stderr(&o).contains("3 dropped"), "{}", stderr(&o));
 
-    std::fs::write(&run, "301 Q0 Abacus.txt 1\n").unwrap();
-    let o = pocketdex(&[
-        "dedup-run",
-        run.to_str().unwrap(),
-        "--groups",
-        groups.to_str().unwrap(),
-    ]);
+    let (r, g) = (run.to_str().unwrap(), groups.to_str().unwrap());
+    let dedup = |line: &str, more: &[&str]| {
+        std::fs::write(&run, line).unwrap();
+        pocketdex(&[&["dedup-run", r, "--groups", g][..], more].concat())
+    };
+    let o = dedup("301 Q0 Abacus.txt 1\n", &[]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("expected 6 fields"), "{}", stderr(&o));
-
     // A score that is not a finite number is refused (NaN ranked first).
-    std::fs::write(
-        &run,
-        "301 Q0 Abacus.txt 1 NaN bm25
-",
-    )
-    .unwrap();
-    let o = pocketdex(&[
-        "dedup-run",
-        run.to_str().unwrap(),
-        "--groups",
-        groups.to_str().unwrap(),
-    ]);
+    let o = dedup("301 Q0 Abacus.txt 1 NaN bm25\n", &[]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("not a finite number"), "{}", stderr(&o));
     // -o is never the run itself (it was overwritten), and is written whole.
-    std::fs::write(
-        &run,
-        "301 Q0 Abacus.txt 1 2.0 bm25
-",
-    )
-    .unwrap();
-    let r = run.to_str().unwrap();
-    let g = groups.to_str().unwrap();
-    let o = pocketdex(&["dedup-run", r, "--groups", g, "-o", r]);
+    let line = "301 Q0 Abacus.txt 1 2.0 bm25\n";
+    let o = dedup(line, &["-o", r]);
     assert_eq!(o.status.code(), Some(2));
-    assert_eq!(
-        std::fs::read_to_string(&run).unwrap(),
-        "301 Q0 Abacus.txt 1 2.0 bm25\n"
-    );
+    assert_eq!(std::fs::read_to_string(&run).unwrap(), line);
     let out = tmp.path().join("collapsed.txt");
-    let o = pocketdex(&["dedup-run", r, "--groups", g, "-o", out.to_str().unwrap()]);
+    let o = dedup(line, &["-o", out.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    assert_eq!(
-        std::fs::read_to_string(&out).unwrap(),
-        "301 Q0 Abacus.txt 1 2.0 bm25\n"
-    );
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), line);
 }
 
 /// `--spanning-above`: a group larger than the limit lists a spanning tree of its pairs, says
