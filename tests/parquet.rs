@@ -608,3 +608,26 @@ fn dups_writes_one_row_per_document_that_agrees_with_its_groups() {
     assert_eq!(twin.len(), 300);
     assert_eq!(from(&parquets[1], "from-parquet.parquet"), twin);
 }
+
+/// A page whose CRC checksum does not match its bytes is an error, not damaged text indexed;
+/// the same file undamaged (page checksums written by pyarrow, which the `parquet` crate
+/// cannot write; see tests/data/README.md) builds.
+#[test]
+fn a_page_checksum_that_does_not_match_is_an_error() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("c.pdx");
+    let o = run(&["build", "tests/data/checksummed.parquet", "-o", arg(&out)]);
+    assert!(stderr(&o).contains("indexed 3 documents"), "{}", stderr(&o));
+    let o = pocketdex(&[
+        "build",
+        "tests/data/checksum-mismatch.parquet",
+        "-o",
+        arg(&out),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("CRC checksum mismatch"),
+        "{}",
+        stderr(&o)
+    );
+}
