@@ -819,6 +819,35 @@ fn rough_edges_of_the_command_line() {
         "{}",
         stderr(&o)
     );
+    // synth reports what it skipped, as build does, and writes only JSON Lines.
+    let jsonl = tmp.path().join("s.jsonl");
+    std::fs::write(
+        &jsonl,
+        "{\"id\": \"a\", \"text\": \"one two\"}\n{\"id\": 1.5, \"text\": \"x\"}\nnot json\n",
+    )
+    .unwrap();
+    let synth_out = tmp.path().join("out.jsonl");
+    let o = pocketdex(&[
+        "synth",
+        jsonl.to_str().unwrap(),
+        "-o",
+        synth_out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("wrote 1 document and 0 edited copies")
+            && stderr(&o)
+                .contains("2 inputs skipped (1 with a field of the wrong type, 1 invalid JSON)"),
+        "{}",
+        stderr(&o)
+    );
+    let o = pocketdex(&["synth", jsonl.to_str().unwrap(), "-o", "x.parquet"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("synth writes JSON Lines"),
+        "{}",
+        stderr(&o)
+    );
     // Nothing to index says why each input was skipped.
     let dir = tmp.path().join("nothing");
     std::fs::create_dir(&dir).unwrap();

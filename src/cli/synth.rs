@@ -131,12 +131,24 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     // Before any document is read or generated.
     pocketdex::atomic::check_writable(&args.output)?;
+    if args
+        .output
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("parquet"))
+    {
+        anyhow::bail!(
+            "synth writes JSON Lines; name the output .jsonl, not {}",
+            args.output.display()
+        );
+    }
     if let Some(n) = args.generate {
         return generate(&args, n);
     }
     let sources = corpus::sources(&args.inputs)?;
     pocketdex::atomic::check_not_input(&args.output, &args.inputs)?;
     let mut docs = Vec::new();
+    // Skipped inputs are reported and counted as `build` reports them.
+    let mut summary = crate::cli::ingest::Summary::default();
     args.input.reader().for_each_batch(
         &sources,
         512,
@@ -144,10 +156,17 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         |_| {},
         |batch| {
             for item in batch {
-                if let Item::Doc(d) = item {
-                    if args.limit == 0 || docs.len() < args.limit {
-                        docs.push((d.id, d.text, d.title));
+                match item {
+                    Item::Doc(d) => {
+                        if d.invalid_utf8 > 0 {
+                            summary.invalid.0 += 1;
+                            summary.invalid.1 += d.invalid_utf8 as u64;
+                        }
+                        if args.limit == 0 || docs.len() < args.limit {
+                            docs.push((d.id, d.text, d.title));
+                        }
                     }
+                    Item::Skipped(s) => summary.skipped.push(s),
                 }
             }
             Ok(())
@@ -165,10 +184,26 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let copies = pocketdex::atomic::write_file(&args.output, |out| {
         write_copies(&args, &docs, &vocab, &mut rng, out)
     })?;
+    summary.report(false);
     eprintln!(
-        "wrote {} documents and {copies} edited copies to {}",
-        if args.copies_only { 0 } else { docs.len() },
-        args.output.display()
+        "wrote {} and {} to {}{}",
+        crate::cli::util::plural(
+            if args.copies_only {
+                0
+            } else {
+                docs.len() as u64
+            },
+            "document"
+        ),
+        match copies {
+            1 => "1 edited copy".to_string(),
+            n => format!("{} edited copies", crate::cli::util::thousands(n as u64)),
+        },
+        args.output.display(),
+        match summary.skipped.len() {
+            0 => String::new(),
+            n => format!("; {n} inputs skipped ({})", summary.why_skipped()),
+        }
     );
     Ok(ExitCode::SUCCESS)
 }
