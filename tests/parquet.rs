@@ -631,3 +631,32 @@ fn a_page_checksum_that_does_not_match_is_an_error() {
         stderr(&o)
     );
 }
+
+/// Extensions in any case, `.ndjson` as JSON Lines, and a Parquet file under a JSON Lines name
+/// refused by its magic bytes (it was read as thousands of invalid lines).
+#[test]
+fn inputs_are_told_by_their_extension_in_any_case() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("x.pdx");
+    let upper = tmp.path().join("UPPER.PARQUET");
+    std::fs::copy(root().join("tests/data/checksummed.parquet"), &upper).unwrap();
+    let o = run(&["build", arg(&upper), "-o", arg(&out)]);
+    assert!(stderr(&o).contains("indexed 3 documents"), "{}", stderr(&o));
+    let nd = tmp.path().join("d.ndjson");
+    std::fs::write(
+        &nd,
+        "{\"id\": \"a\", \"text\": \"one two\"}\n{\"id\": \"b\", \"text\": \"three\"}\n",
+    )
+    .unwrap();
+    let o = run(&["build", arg(&nd), "-o", arg(&out)]);
+    assert!(stderr(&o).contains("indexed 2 documents"), "{}", stderr(&o));
+    let wrong = tmp.path().join("p.jsonl");
+    std::fs::copy(root().join("tests/data/checksummed.parquet"), &wrong).unwrap();
+    let o = pocketdex(&["build", arg(&wrong), "-o", arg(&out)]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("is a Parquet file (it begins with PAR1); name it .parquet"),
+        "{}",
+        stderr(&o)
+    );
+}

@@ -222,16 +222,40 @@ impl Source {
         }
         let path = PathBuf::from(arg);
         let meta = std::fs::metadata(&path).map_err(|e| Error::io(&path, e))?;
+        // By the extension, in any case: `.jsonl` (or `.ndjson`, its other common name) and
+        // `.parquet`.
+        let ext = path
+            .extension()
+            .and_then(|e| e.to_str())
+            .map(str::to_ascii_lowercase);
         Ok(if meta.is_dir() {
             Source::Dir(path)
-        } else if path.extension().is_some_and(|e| e == "jsonl") {
+        } else if matches!(ext.as_deref(), Some("jsonl" | "ndjson")) {
+            // A Parquet file under a JSON Lines name would be read as thousands of invalid
+            // lines; its magic bytes tell (looked at in regular files only: a pipe's bytes
+            // are read once).
+            if meta.is_file() && starts_with(&path, b"PAR1") {
+                return Err(Error::Invalid(format!(
+                    "{} is a Parquet file (it begins with PAR1); name it .parquet",
+                    path.display()
+                )));
+            }
             Source::Jsonl(path)
-        } else if path.extension().is_some_and(|e| e == "parquet") {
+        } else if ext.as_deref() == Some("parquet") {
             Source::Parquet(path)
         } else {
             Source::File(path)
         })
     }
+}
+
+/// True when the file at `path` begins with `magic` (false when it cannot be read: reading it
+/// later says why).
+fn starts_with(path: &Path, magic: &[u8]) -> bool {
+    let mut head = vec![0u8; magic.len()];
+    std::fs::File::open(path)
+        .and_then(|mut f| f.read_exact(&mut head))
+        .is_ok_and(|()| head == magic)
 }
 
 /// The sources of several INPUT arguments (see [`Source::from_arg`]); the first that cannot

@@ -230,13 +230,26 @@ impl Reader {
     ) -> Result<(Layout, ProjectionMask, usize)> {
         let schema = builder.schema();
         let Keys { id, text, title } = &self.keys;
-        let find = |key: &str| schema.fields().iter().position(|f| f.name() == key);
+        // Two columns of one name: which one holds the text is not for us to guess.
+        let find = |key: &str| -> Result<Option<usize>> {
+            let mut at = schema
+                .fields()
+                .iter()
+                .enumerate()
+                .filter(|(_, f)| f.name() == key);
+            match (at.next(), at.next()) {
+                (Some(_), Some(_)) => Err(Error::Invalid(format!(
+                    "{name}: more than one column is named {key:?}; rename all but one"
+                ))),
+                (first, _) => Ok(first.map(|(i, _)| i)),
+            }
+        };
         let check = |at: Option<usize>, what: &str, integers: bool| -> Result<Option<usize>> {
             match at {
                 Some(i) if !readable(schema.field(i).data_type(), integers) => {
                     Err(Error::Invalid(format!(
-                        "{name}: column {:?} holds {} values; {what} column must hold strings{} \
-                         (Utf8, LargeUtf8, Utf8View) or bytes (Binary, LargeBinary)",
+                        "{name}: column {:?} holds {} values; {what} column must hold strings \
+                         (Utf8, LargeUtf8, Utf8View){} or bytes (Binary, LargeBinary, BinaryView)",
                         schema.field(i).name(),
                         schema.field(i).data_type(),
                         if integers { ", integers" } else { "" },
@@ -245,14 +258,36 @@ impl Reader {
                 other => Ok(other),
             }
         };
-        let text_at = check(find(text), "a text", false)?.ok_or_else(|| {
+        let text_at = check(find(text)?, "a text", false)?.ok_or_else(|| {
             Error::Invalid(format!(
                 "{name}: no column {text:?} holds the documents' text; the file's columns: {}",
                 columns(schema)
             ))
         })?;
-        let id_at = check(find(id), "an id", true)?;
-        let title_at = check(find(title), "a title", false)?;
+        // A key the user named (not the default) that the file lacks is a mistake, most likely
+        // a misspelling: every row would lose its id or title without a word.
+        let defaults = Keys::default();
+        let named = |key: &str, default: &str, at: Option<usize>, option: &str| {
+            if at.is_none() && key != default {
+                return Err(Error::Invalid(format!(
+                    "{name}: no column {key:?} ({option}); the file's columns: {}",
+                    columns(schema)
+                )));
+            }
+            Ok(at)
+        };
+        let id_at = named(
+            id,
+            &defaults.id,
+            check(find(id)?, "an id", true)?,
+            "--id-key",
+        )?;
+        let title_at = named(
+            title,
+            &defaults.title,
+            check(find(title)?, "a title", false)?,
+            "--title-key",
+        )?;
         let mut roots: Vec<usize> = [Some(text_at), id_at, title_at]
             .into_iter()
             .flatten()
@@ -348,7 +383,9 @@ mod tests {
     use super::*;
     use arrow_array::builder::StringDictionaryBuilder;
     use arrow_array::types::Int32Type;
-    use arrow_array::{ArrayRef, BinaryArray, Int64Array, LargeStringArray, StringViewArray};
+    use arrow_array::{
+        ArrayRef, BinaryArray, Int64Array, LargeStringArray, StringArray, StringViewArray,
+    };
     use parquet::arrow::ArrowWriter;
     use std::sync::Arc;
 
@@ -416,6 +453,58 @@ mod tests {
     }
 
     #[test]
+    fn a_named_key_the_file_lacks_and_two_columns_of_a_name_are_errors() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.parquet");
+        let write = |names: [&str; 3]| {
+            let col = |v: &str| -> ArrayRef { Arc::new(StringArray::from(vec![v])) };
+            let schema = Arc::new(arrow_schema::Schema::new(
+                names
+                    .iter()
+                    .map(|n| arrow_schema::Field::new(*n, DataType::Utf8, true))
+                    .collect::<Vec<_>>(),
+            ));
+            let batch =
+                RecordBatch::try_new(schema.clone(), vec![col("a"), col(""), col("the text")])
+                    .unwrap();
+            let mut w = ArrowWriter::try_new(File::create(&path).unwrap(), schema, None).unwrap();
+            w.write(&batch).unwrap();
+            w.close().unwrap();
+        };
+        let read = |keys: Keys| {
+            let reader = Reader {
+                keys,
+                ..Reader::default()
+            };
+            reader
+                .for_each_batch(
+                    &[Source::Parquet(path.clone())],
+                    1,
+                    |i| i,
+                    |_| {},
+                    |_| Ok(()),
+                )
+                .err()
+                .map(|e| e.to_string())
+        };
+        write(["id", "text", "text"]);
+        let e = read(Keys::default()).unwrap();
+        assert!(e.contains("more than one column is named \"text\""), "{e}");
+        write(["id", "body", "text"]);
+        // The default keys may be absent (no title column); a key the user named may not.
+        assert_eq!(read(Keys::default()), None);
+        let misspelt = Keys {
+            id: "url".into(),
+            ..Keys::default()
+        };
+        let e = read(misspelt).unwrap();
+        assert!(
+            e.contains("no column \"url\" (--id-key)") && e.contains("body (Utf8)"),
+            "{e}"
+        );
+    }
+
+    #[test]
     fn binary_text_is_read_as_a_file_and_dictionaries_as_their_values() {
         let mut dict = StringDictionaryBuilder::<Int32Type>::new();
         dict.append_value("same id");
@@ -430,7 +519,7 @@ mod tests {
         let keys = Keys {
             id: "name".into(),
             text: "body".into(),
-            title: "t".into(),
+            title: "title".into(),
         };
         let reader = Reader {
             keys,
