@@ -660,3 +660,33 @@ fn inputs_are_told_by_their_extension_in_any_case() {
         stderr(&o)
     );
 }
+
+/// An integer title column is read as JSON Lines reads a number title: its decimal text.
+#[test]
+fn an_integer_title_column_is_its_decimal_text() {
+    let tmp = tempfile::tempdir().unwrap();
+    let parquet = tmp.path().join("t.parquet");
+    let docs = samples();
+    let texts: ArrayRef = Arc::new(StringArray::from(vec![
+        docs[0].1.as_str(),
+        docs[1].1.as_str(),
+    ]));
+    let ids: ArrayRef = Arc::new(StringArray::from(vec!["a", "b"]));
+    let titles: ArrayRef = Arc::new(Int64Array::from(vec![Some(1984), None]));
+    write_parquet(
+        &parquet,
+        vec![("id", ids), ("text", texts), ("title", titles)],
+        Compression::SNAPPY,
+        10,
+    );
+    let index = tmp.path().join("t.pdx");
+    run(&["build", arg(&parquet), "-o", arg(&index)]);
+    let doc = tmp.path().join("q.txt");
+    std::fs::write(&doc, &docs[0].1).unwrap();
+    let o = run(&["query", arg(&index), arg(&doc), "--json", "--top", "1"]);
+    let hit = &json_lines(&stdout(&o))[0];
+    assert_eq!(
+        (hit["id"].as_str(), hit["title"].as_str()),
+        (Some("a"), Some("1984"))
+    );
+}

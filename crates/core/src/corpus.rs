@@ -1253,7 +1253,7 @@ fn json_record(line: &str, fallback_id: String, line_no: usize, keys: &Keys) -> 
         Some(Scalar::Str(s) | Scalar::Int(s)) => s,
         Some(v) => return wrong(fallback_id, &keys.id, &v, "a string or an integer"),
     };
-    // A title that is a number or a boolean is its JSON text; null is none.
+    // A title that is a number or a boolean becomes its text; null is none.
     let title = match doc.title {
         None | Some(Scalar::Null) => None,
         Some(Scalar::Str(s) | Scalar::Int(s)) => Some(s),

@@ -285,7 +285,8 @@ impl Reader {
         let title_at = named(
             title,
             &defaults.title,
-            check(find(title)?, "a title", false)?,
+            // Integers, as a JSON Lines title that is a number: its decimal text.
+            check(find(title)?, "a title", true)?,
             "--title-key",
         )?;
         let mut roots: Vec<usize> = [Some(text_at), id_at, title_at]
