@@ -425,7 +425,7 @@ fn a_check_run_adds_its_new_documents_or_none() {
             .map(|(id, text)| check.check(id, None, f.fingerprint(text)).unwrap().status)
             .collect();
         for _ in 0..unreadable {
-            check.note_error();
+            check.unchecked("unreadable.txt", "cannot read");
         }
         assert_eq!(
             check.errors(),

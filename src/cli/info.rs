@@ -27,24 +27,7 @@ pub struct Args {
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     // Written with `?`, not println!, so that a closed stdout ends the command quietly.
     let mut out = std::io::stdout().lock();
-    let mut failed = 0;
-    for path in &args.indexes {
-        match one(path, &args, &mut out) {
-            Ok(()) => {}
-            // One INDEX, or a closed stdout: the error is the command's.
-            Err(e) if args.indexes.len() == 1 || util::is_closed_pipe(&e) => return Err(e),
-            // One bad INDEX among several does not hide the others.
-            Err(e) => {
-                eprintln!("pocketdex: error: {}", crate::message(&e));
-                failed += 1;
-            }
-        }
-    }
-    Ok(if failed > 0 {
-        ExitCode::from(2)
-    } else {
-        ExitCode::SUCCESS
-    })
+    util::for_each_index(&args.indexes, |path| one(path, &args, &mut out))
 }
 
 fn one(path: &PathBuf, args: &Args, out: &mut dyn Write) -> anyhow::Result<()> {

@@ -458,14 +458,7 @@ pub fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
     );
     for (doc, why) in unchecked {
         eprintln!("pocketdex: {}: {why}", util::printable(&doc));
-        check.note_error();
-        held.push(Verdict {
-            doc,
-            status: Status::Error,
-            added: false,
-            hits: Vec::new(),
-            message: Some(why),
-        });
+        held.push(check.unchecked(doc, why));
     }
     let errors = check.errors();
     let additions = check.finish();

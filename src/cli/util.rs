@@ -200,6 +200,31 @@ pub fn open_index(path: &Path, access: Access) -> anyhow::Result<Index<memmap2::
     Index::open(map).with_context(|| format!("{}", path.display()))
 }
 
+/// Runs `each` for every INDEX argument: with several, one that fails is reported and the
+/// others still run (exit status 2 at the end); with one, or on a closed stdout, the error is
+/// the command's.
+pub fn for_each_index(
+    paths: &[PathBuf],
+    mut each: impl FnMut(&PathBuf) -> anyhow::Result<()>,
+) -> anyhow::Result<std::process::ExitCode> {
+    let mut failed = 0;
+    for path in paths {
+        match each(path) {
+            Ok(()) => {}
+            Err(e) if paths.len() == 1 || is_closed_pipe(&e) => return Err(e),
+            Err(e) => {
+                eprintln!("pocketdex: error: {}", crate::message(&e));
+                failed += 1;
+            }
+        }
+    }
+    Ok(if failed > 0 {
+        std::process::ExitCode::from(2)
+    } else {
+        std::process::ExitCode::SUCCESS
+    })
+}
+
 /// True when `e` is a write to a closed stdout (`pocketdex query … | head`): not an error.
 pub fn is_closed_pipe(e: &anyhow::Error) -> bool {
     e.chain().any(|c| {

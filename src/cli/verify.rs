@@ -25,20 +25,16 @@ pub struct Args {
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     // Written with `?`, not println!, so that a closed stdout ends the command quietly.
     let mut out = std::io::stdout().lock();
-    let mut bad = 0;
-    for path in &args.indexes {
-        let checked =
-            util::open_indexes(std::slice::from_ref(path), util::Access::Scan).and_then(|set| {
-                args.trust.check(&set, std::slice::from_ref(path))?;
-                // A file's errors name it already (as the set's part); a set's name a segment.
-                set.verify().map_err(|e| match path.is_dir() {
-                    true => anyhow::anyhow!("{}: {e}", path.display()),
-                    false => anyhow::Error::from(e),
-                })?;
-                Ok(set)
-            });
-        match checked {
-            Ok(set) if path.is_dir() => writeln!(
+    util::for_each_index(&args.indexes, |path| {
+        let set = util::open_indexes(std::slice::from_ref(path), util::Access::Scan)?;
+        args.trust.check(&set, std::slice::from_ref(path))?;
+        // A file's errors name it already (as the set's part); a set's name a segment.
+        set.verify().map_err(|e| match path.is_dir() {
+            true => anyhow::anyhow!("{}: {e}", path.display()),
+            false => anyhow::Error::from(e),
+        })?;
+        if path.is_dir() {
+            writeln!(
                 out,
                 "{}: ok ({} live documents in {} segment{}, {} bytes)",
                 path.display(),
@@ -46,24 +42,16 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 set.parts().len(),
                 if set.parts().len() == 1 { "" } else { "s" },
                 set.parts().iter().map(|p| p.index.len_bytes()).sum::<u64>()
-            )?,
-            Ok(set) => writeln!(
+            )?;
+        } else {
+            writeln!(
                 out,
                 "{}: ok ({} documents, {} bytes)",
                 path.display(),
                 set.live_docs(),
                 set.parts()[0].index.len_bytes()
-            )?,
-            Err(e) if args.indexes.len() == 1 => return Err(e),
-            Err(e) => {
-                bad += 1;
-                eprintln!("pocketdex: error: {}", crate::message(&e));
-            }
+            )?;
         }
-    }
-    Ok(if bad > 0 {
-        ExitCode::from(2)
-    } else {
-        ExitCode::SUCCESS
+        Ok(())
     })
 }

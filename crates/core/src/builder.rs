@@ -5,7 +5,7 @@
 //! material (digits and samples, in flat arrays) are kept, never its text; only the first
 //! [`sketch::IDF_SAMPLE`] documents wait as whole fingerprints until the idf table is learned.
 
-use crate::atomic::write_atomically;
+use crate::atomic::{parent_dir, write_atomically};
 use crate::error::{Error, Result};
 use crate::fingerprint::{Code, Fingerprint, Fingerprinter, Params, Resolution};
 use crate::format::{self, Directory, SectionId, Writer};
@@ -489,11 +489,7 @@ impl IndexBuilder {
     /// Writes the index to `path` atomically: a temporary file in the same directory, fsync,
     /// rename. A failed build leaves nothing at `path`.
     pub fn write_to_path(self, path: &Path) -> Result<BuildStats> {
-        let dir = match path.parent() {
-            Some(d) if !d.as_os_str().is_empty() => d,
-            _ => Path::new("."),
-        };
-        write_atomically(dir, path, || {}, |out| self.finish(out))
+        write_atomically(parent_dir(path), path, || {}, |out| self.finish(out))
     }
 }
 

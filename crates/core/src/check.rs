@@ -72,7 +72,7 @@ pub struct Check<'a> {
     pending: Vec<(String, Vec<u64>)>,
     ids: HashSet<String>,
     /// Documents of this run that are errors: verdicts of [`Status::Error`] and
-    /// [`Check::note_error`]s.
+    /// [`Check::unchecked`] documents.
     errors: usize,
 }
 
@@ -189,10 +189,18 @@ impl<'a> Check<'a> {
         })
     }
 
-    /// Counts a document of this run that could not be checked at all (unreadable, not text):
-    /// as with a verdict of [`Status::Error`], nothing is added.
-    pub fn note_error(&mut self) {
+    /// The verdict of a document of this run that could not be checked at all (missing,
+    /// unreadable, empty, not text), `why` saying so; counted as an error, so that nothing of
+    /// the run is added, as with any verdict of [`Status::Error`].
+    pub fn unchecked(&mut self, doc: impl Into<String>, why: impl Into<String>) -> Verdict {
         self.errors += 1;
+        Verdict {
+            doc: doc.into(),
+            status: Status::Error,
+            added: false,
+            hits: Vec::new(),
+            message: Some(why.into()),
+        }
     }
 
     /// Documents of this run that are errors so far.

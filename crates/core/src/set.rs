@@ -7,7 +7,7 @@
 //! its segments mapped. A crash at any step leaves the old manifest or the new one, and the next
 //! writer removes whatever no manifest names (`index-format.md` §15).
 
-use crate::atomic::write_atomically;
+use crate::atomic::{parent_dir, write_atomically};
 use crate::builder::{IndexBuilder, Parts, StringList};
 use crate::error::{Error, Result};
 use crate::fingerprint::sealed::Analysed;
@@ -922,11 +922,9 @@ pub fn export_set(dir: &Path, path: &Path) -> Result<BuildStats> {
 /// Writes `parts`' live documents as one plain index file at `path`, atomically.
 fn write_export(schema: &Index<Mmap>, parts: &[Part<Mmap>], path: &Path) -> Result<BuildStats> {
     let parts = parts_of(schema, parts, false)?;
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    write_step(dir, path, Step::SegmentWritten, |out| parts.write(out))
+    write_step(parent_dir(path), path, Step::SegmentWritten, |out| {
+        parts.write(out)
+    })
 }
 
 /// The live documents of `parts`, in order, ready to be written as one index of `schema`.

@@ -606,16 +606,7 @@ fn run_check(check: &mut Check<'_>, docs: &[CheckDocument]) -> Result<Vec<Verdic
         .zip(fps)
         .map(|(d, fp)| match fp {
             Some(fp) => Ok(check.check(&d.id, d.title.as_deref(), fp)?),
-            None => {
-                check.note_error();
-                Ok(Verdict {
-                    doc: d.id.clone(),
-                    status: pocketdex::check::Status::Error,
-                    added: false,
-                    hits: Vec::new(),
-                    message: Some("empty".into()),
-                })
-            }
+            None => Ok(check.unchecked(d.id.clone(), "empty")),
         })
         .collect()
 }
