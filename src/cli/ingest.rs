@@ -22,6 +22,14 @@ pub struct Summary {
 }
 
 impl Summary {
+    /// Counts `doc`'s invalid UTF-8, if it had any.
+    pub fn count_invalid(&mut self, doc: &Document) {
+        if doc.invalid_utf8 > 0 {
+            self.invalid.0 += 1;
+            self.invalid.1 += doc.invalid_utf8 as u64;
+        }
+    }
+
     /// Reports skips and invalid UTF-8 on stderr (at most 10 skips unless `verbose`).
     pub fn report(&self, verbose: bool) {
         let shown = if verbose {
@@ -140,10 +148,7 @@ pub fn fingerprinted(
                 bar.inc(1);
                 match item {
                     Ok((d, fp, bytes)) => {
-                        if d.invalid_utf8 > 0 {
-                            summary.invalid.0 += 1;
-                            summary.invalid.1 += d.invalid_utf8 as u64;
-                        }
+                        summary.count_invalid(&d);
                         summary.docs += 1;
                         summary.bytes += bytes as u64;
                         each(d, fp)?;

@@ -158,10 +158,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             for item in batch {
                 match item {
                     Item::Doc(d) => {
-                        if d.invalid_utf8 > 0 {
-                            summary.invalid.0 += 1;
-                            summary.invalid.1 += d.invalid_utf8 as u64;
-                        }
+                        summary.count_invalid(&d);
                         if args.limit == 0 || docs.len() < args.limit {
                             docs.push((d.id, d.text, d.title));
                         }
