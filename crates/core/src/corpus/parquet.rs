@@ -1,6 +1,8 @@
 //! Parquet files of documents (the `parquet` feature): one document per row, its id, text and
 //! title in the columns [`Keys`] names, read a batch of rows at a time and mapped on every core
-//! through the same ordered batches as JSON Lines records, with the same skips.
+//! through the same ordered batches as JSON Lines records, with the same skips. String columns
+//! are read as bytes and decoded here, so that invalid UTF-8 is replaced and counted as in any
+//! other input (the arrow reader would fail the whole file on one invalid byte).
 
 use super::{from_text, from_vec, in_lane, Item, Keys, Overlap, Reader, SkipKind, Skipped};
 use crate::error::{Error, Result};
@@ -10,8 +12,13 @@ use arrow_array::types::{
 };
 use arrow_array::{Array, ArrowPrimitiveType, RecordBatch};
 use arrow_schema::{DataType, Schema};
-use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use parquet::arrow::arrow_reader::{
+    ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder,
+};
 use parquet::arrow::ProjectionMask;
+use parquet::basic::{ConvertedType, LogicalType, Type as Physical};
+use parquet::file::metadata::{FileMetaData, ParquetMetaData};
+use parquet::schema::types::{SchemaDescriptor, Type};
 use rayon::prelude::*;
 use std::fs::File;
 use std::path::Path;
@@ -24,12 +31,96 @@ const MAX_BATCH_ROWS: u64 = 8192;
 /// Opens a Parquet file: its footer is read, nothing else.
 fn open(path: &Path) -> Result<ParquetRecordBatchReaderBuilder<File>> {
     let file = File::open(path).map_err(|e| Error::io(path, e))?;
-    ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| {
-        Error::Invalid(format!(
-            "{}: not a Parquet file, or a damaged one ({e})",
-            path.display()
-        ))
-    })
+    ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| damaged(path, e))
+}
+
+fn damaged(path: &Path, e: impl std::fmt::Display) -> Error {
+    Error::Invalid(format!(
+        "{}: not a Parquet file, or a damaged one ({e})",
+        path.display()
+    ))
+}
+
+/// True when a top-level column is a string in the Parquet schema (bytes annotated UTF-8),
+/// which the arrow reader checks value by value.
+fn utf8_annotated(t: &Type) -> bool {
+    t.is_primitive()
+        && t.get_physical_type() == Physical::BYTE_ARRAY
+        && (t.get_basic_info().converted_type() == ConvertedType::UTF8
+            || matches!(
+                t.get_basic_info().logical_type_ref(),
+                Some(LogicalType::String)
+            ))
+}
+
+/// A reader of `file` whose top-level string columns among `roots` are read as bytes: their
+/// UTF-8 annotation is dropped from the schema the arrow reader is given (and the file's
+/// arrow schema, which would type them as strings again, is not read), so that a value with
+/// invalid UTF-8 reaches [`lossy`] instead of failing its whole batch.
+fn as_bytes(
+    path: &Path,
+    meta: &ParquetMetaData,
+    roots: &[usize],
+) -> Result<ParquetRecordBatchReaderBuilder<File>> {
+    let file_meta = meta.file_metadata();
+    let root = file_meta.schema_descr().root_schema();
+    let fields = root
+        .get_fields()
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            if !roots.contains(&i) || !utf8_annotated(f) {
+                return Ok(f.clone());
+            }
+            let info = f.get_basic_info();
+            let mut bytes = Type::primitive_type_builder(info.name(), Physical::BYTE_ARRAY)
+                .with_id(info.has_id().then(|| info.id()));
+            if info.has_repetition() {
+                bytes = bytes.with_repetition(info.repetition());
+            }
+            bytes.build().map(std::sync::Arc::new)
+        })
+        .collect::<parquet::errors::Result<Vec<_>>>()
+        .map_err(|e| damaged(path, e))?;
+    let root = Type::group_type_builder(root.name())
+        .with_fields(fields)
+        .build()
+        .map_err(|e| damaged(path, e))?;
+    let file_meta = FileMetaData::new(
+        file_meta.version(),
+        file_meta.num_rows(),
+        file_meta.created_by().map(str::to_owned),
+        file_meta.key_value_metadata().cloned(),
+        std::sync::Arc::new(SchemaDescriptor::new(std::sync::Arc::new(root))),
+        file_meta.column_orders().cloned(),
+    );
+    let meta = ParquetMetaData::new(file_meta, meta.row_groups().to_vec());
+    let options = ArrowReaderOptions::new().with_skip_arrow_metadata(true);
+    let arrow = ArrowReaderMetadata::try_new(std::sync::Arc::new(meta), options)
+        .map_err(|e| damaged(path, e))?;
+    let file = File::open(path).map_err(|e| Error::io(path, e))?;
+    Ok(ParquetRecordBatchReaderBuilder::new_with_metadata(
+        file, arrow,
+    ))
+}
+
+/// Bytes of a string column as text: invalid UTF-8 replaced by U+FFFD, and how many were.
+fn lossy(bytes: &[u8]) -> (String, usize) {
+    match std::str::from_utf8(bytes) {
+        Ok(s) => (s.to_owned(), 0),
+        Err(_) => {
+            let mut text = String::with_capacity(bytes.len());
+            let mut invalid = 0;
+            for chunk in bytes.utf8_chunks() {
+                text.push_str(chunk.valid());
+                if !chunk.invalid().is_empty() {
+                    text.push('\u{fffd}');
+                    invalid += 1;
+                }
+            }
+            (text, invalid)
+        }
+    }
 }
 
 /// The rows of a Parquet file, from its footer.
@@ -37,14 +128,47 @@ pub(super) fn rows(path: &Path) -> Result<u64> {
     Ok(open(path)?.metadata().file_metadata().num_rows().max(0) as u64)
 }
 
-/// What a column may hold: strings or bytes, and for ids integers too (as JSON Lines ids may
-/// be numbers); dictionary-encoded (pandas' categorical) or not.
-fn readable(t: &DataType, integers: bool) -> bool {
+/// Which of a document's fields a column holds: each may hold different types.
+#[derive(Clone, Copy, PartialEq)]
+enum Role {
+    Text,
+    Id,
+    Title,
+}
+
+impl Role {
+    /// What a column of this role may hold, for messages.
+    fn types(self) -> &'static str {
+        match self {
+            Role::Text => {
+                "strings (Utf8, LargeUtf8, Utf8View) or bytes (Binary, LargeBinary, BinaryView)"
+            }
+            Role::Id => "strings, integers or bytes",
+            Role::Title => "strings, numbers, booleans or bytes",
+        }
+    }
+}
+
+/// What a column may hold: strings or bytes; for ids integers too (as JSON Lines ids may be
+/// numbers), for titles any number or boolean (as a JSON Lines title: its text);
+/// dictionary-encoded (pandas' categorical) or not.
+fn readable(t: &DataType, role: Role) -> bool {
     use DataType::*;
     match t {
         Utf8 | LargeUtf8 | Utf8View | Binary | LargeBinary | BinaryView => true,
-        Int8 | Int16 | Int32 | Int64 | UInt8 | UInt16 | UInt32 | UInt64 => integers,
-        Dictionary(_, values) => readable(values, integers),
+        Int8 | Int16 | Int32 | Int64 | UInt8 | UInt16 | UInt32 | UInt64 => role != Role::Text,
+        Float32 | Float64 | Boolean => role == Role::Title,
+        Dictionary(_, values) => readable(values, role),
+        _ => false,
+    }
+}
+
+/// True for the arrow types of text (whose bytes are then text, not a file's).
+fn is_string(t: &DataType) -> bool {
+    use DataType::*;
+    match t {
+        Utf8 | LargeUtf8 | Utf8View => true,
+        Dictionary(_, values) => is_string(values),
         _ => false,
     }
 }
@@ -68,6 +192,8 @@ struct Layout {
     id: Option<usize>,
     text: usize,
     title: Option<usize>,
+    /// The text column holds strings (read as bytes): text, not a file's bytes.
+    text_is_string: bool,
 }
 
 /// One column's value in one row.
@@ -75,6 +201,8 @@ enum Value<'a> {
     Str(&'a str),
     Bytes(&'a [u8]),
     Int(i128),
+    /// A number or boolean title's text.
+    Owned(String),
 }
 
 impl Value<'_> {
@@ -84,15 +212,18 @@ impl Value<'_> {
             Value::Str(s) => s.len(),
             Value::Bytes(b) => b.len(),
             Value::Int(_) => 0,
+            Value::Owned(s) => s.len(),
         }
     }
 
-    /// As a string: bytes decoded lossily, integers in decimal.
-    fn into_string(self) -> String {
+    /// As a string: bytes decoded lossily, integers in decimal; and the invalid UTF-8
+    /// sequences replaced.
+    fn into_string(self) -> (String, usize) {
         match self {
-            Value::Str(s) => s.to_owned(),
-            Value::Bytes(b) => String::from_utf8_lossy(b).into_owned(),
-            Value::Int(n) => n.to_string(),
+            Value::Str(s) => (s.to_owned(), 0),
+            Value::Bytes(b) => lossy(b),
+            Value::Int(n) => (n.to_string(), 0),
+            Value::Owned(s) => (s, 0),
         }
     }
 }
@@ -106,6 +237,8 @@ enum Column<'a> {
     LargeBinary(&'a arrow_array::LargeBinaryArray),
     BinaryView(&'a arrow_array::BinaryViewArray),
     Int(&'a dyn Array, fn(&dyn Array, usize) -> i128),
+    /// Numbers and booleans (titles): their text.
+    Text(&'a dyn Array, fn(&dyn Array, usize) -> String),
     Dict {
         keys: &'a dyn Array,
         index: Vec<usize>,
@@ -119,6 +252,24 @@ where
     T::Native: Into<i128>,
 {
     a.as_primitive::<T>().value(row).into()
+}
+
+/// A floating-point or boolean row's text, as a JSON Lines title's: the shortest decimal
+/// that reads back as the value (`3` for 3.0), `true` or `false`.
+fn float32(a: &dyn Array, row: usize) -> String {
+    a.as_primitive::<arrow_array::types::Float32Type>()
+        .value(row)
+        .to_string()
+}
+
+fn float64(a: &dyn Array, row: usize) -> String {
+    a.as_primitive::<arrow_array::types::Float64Type>()
+        .value(row)
+        .to_string()
+}
+
+fn boolean(a: &dyn Array, row: usize) -> String {
+    a.as_boolean().value(row).to_string()
 }
 
 impl<'a> Column<'a> {
@@ -140,6 +291,9 @@ impl<'a> Column<'a> {
             UInt16 => Column::Int(a, int::<UInt16Type>),
             UInt32 => Column::Int(a, int::<UInt32Type>),
             UInt64 => Column::Int(a, int::<UInt64Type>),
+            Float32 => Column::Text(a, float32),
+            Float64 => Column::Text(a, float64),
+            Boolean => Column::Text(a, boolean),
             Dictionary(..) => {
                 let d = a.as_any_dictionary();
                 Column::Dict {
@@ -165,6 +319,7 @@ impl<'a> Column<'a> {
             Column::LargeBinary(a) => valid(*a, row).map(|()| Value::Bytes(a.value(row)))?,
             Column::BinaryView(a) => valid(*a, row).map(|()| Value::Bytes(a.value(row)))?,
             Column::Int(a, value) => valid(*a, row).map(|()| Value::Int(value(*a, row)))?,
+            Column::Text(a, text) => valid(*a, row).map(|()| Value::Owned(text(*a, row)))?,
             Column::Dict {
                 keys,
                 index,
@@ -190,8 +345,29 @@ impl Reader {
     ) -> Result<()> {
         let name = path.display().to_string();
         let builder = open(path)?;
-        let (layout, mask, rows_per_batch) = self.plan(&builder, &name)?;
+        let (layout, roots, rows_per_batch) = self.plan(&builder, &name)?;
         on_count(builder.metadata().file_metadata().num_rows().max(0) as u64);
+        let builder = as_bytes(path, builder.metadata(), &roots)?;
+        // Each column as it is read, without the file's arrow schema: the types `plan`
+        // accepted, or bytes for strings; checked again rather than trusted to agree.
+        let roles = [
+            (Some(layout.text), Role::Text),
+            (layout.id, Role::Id),
+            (layout.title, Role::Title),
+        ];
+        for (at, role) in roles {
+            if let Some(f) = at.map(|i| builder.schema().field(roots[i])) {
+                if !readable(f.data_type(), role) {
+                    return Err(Error::Invalid(format!(
+                        "{name}: column {:?} is read as {} values; it must hold {}",
+                        f.name(),
+                        f.data_type(),
+                        role.types()
+                    )));
+                }
+            }
+        }
+        let mask = ProjectionMask::roots(builder.parquet_schema(), roots.iter().copied());
         let reader = builder
             .with_projection(mask)
             .with_batch_size(rows_per_batch)
@@ -221,13 +397,13 @@ impl Reader {
     }
 
     /// Finds the columns [`Reader::keys`] names and checks their types: the layout of the
-    /// projected batches, the projection, and the rows per batch (about 4 MiB of text, by the
-    /// text column's size in the footer).
+    /// projected batches, the projected columns (in file order), and the rows per batch
+    /// (about 4 MiB of text, by the text column's size in the footer).
     fn plan(
         &self,
         builder: &ParquetRecordBatchReaderBuilder<File>,
         name: &str,
-    ) -> Result<(Layout, ProjectionMask, usize)> {
+    ) -> Result<(Layout, Vec<usize>, usize)> {
         let schema = builder.schema();
         let Keys { id, text, title } = &self.keys;
         // Two columns of one name: which one holds the text is not for us to guess.
@@ -244,21 +420,20 @@ impl Reader {
                 (first, _) => Ok(first.map(|(i, _)| i)),
             }
         };
-        let check = |at: Option<usize>, what: &str, integers: bool| -> Result<Option<usize>> {
+        let check = |at: Option<usize>, what: &str, role: Role| -> Result<Option<usize>> {
             match at {
-                Some(i) if !readable(schema.field(i).data_type(), integers) => {
+                Some(i) if !readable(schema.field(i).data_type(), role) => {
                     Err(Error::Invalid(format!(
-                        "{name}: column {:?} holds {} values; {what} column must hold strings \
-                         (Utf8, LargeUtf8, Utf8View){} or bytes (Binary, LargeBinary, BinaryView)",
+                        "{name}: column {:?} holds {} values; {what} column must hold {}",
                         schema.field(i).name(),
                         schema.field(i).data_type(),
-                        if integers { ", integers" } else { "" },
+                        role.types(),
                     )))
                 }
                 other => Ok(other),
             }
         };
-        let text_at = check(find(text)?, "a text", false)?.ok_or_else(|| {
+        let text_at = check(find(text)?, "a text", Role::Text)?.ok_or_else(|| {
             Error::Invalid(format!(
                 "{name}: no column {text:?} holds the documents' text; the file's columns: {}",
                 columns(schema)
@@ -279,14 +454,14 @@ impl Reader {
         let id_at = named(
             id,
             &defaults.id,
-            check(find(id)?, "an id", true)?,
+            check(find(id)?, "an id", Role::Id)?,
             "--id-key",
         )?;
         let title_at = named(
             title,
             &defaults.title,
-            // Integers, as a JSON Lines title that is a number: its decimal text.
-            check(find(title)?, "a title", true)?,
+            // Numbers and booleans, as a JSON Lines title that is one: its text.
+            check(find(title)?, "a title", Role::Title)?,
             "--title-key",
         )?;
         let mut roots: Vec<usize> = [Some(text_at), id_at, title_at]
@@ -301,8 +476,8 @@ impl Reader {
             id: id_at.map(pos),
             text: pos(text_at),
             title: title_at.map(pos),
+            text_is_string: is_string(schema.field(text_at).data_type()),
         };
-        let mask = ProjectionMask::roots(builder.parquet_schema(), roots.iter().copied());
         // The text column's bytes per row, from the footer's column chunk sizes.
         let meta = builder.metadata();
         let rows = meta.file_metadata().num_rows().max(1) as u64;
@@ -316,7 +491,7 @@ impl Reader {
             .sum();
         let per_row = (text_bytes / rows).max(1);
         let rows_per_batch = (BATCH_TEXT_BYTES / per_row).clamp(1, MAX_BATCH_ROWS) as usize;
-        Ok((layout, mask, rows_per_batch))
+        Ok((layout, roots, rows_per_batch))
     }
 
     /// The items of one batch of rows, each made and mapped on the rayon pool (a large one in
@@ -337,21 +512,26 @@ impl Reader {
         (0..batch.num_rows())
             .into_par_iter()
             .map(|row| {
-                let id = id
+                // Invalid UTF-8 in the id and title is counted with the text's, as in a JSON
+                // Lines record.
+                let (id, id_invalid) = id
                     .as_ref()
                     .and_then(|c| c.get(row))
                     .map(Value::into_string)
-                    .unwrap_or_else(|| format!("{name}:{}", first_row + row as u64));
+                    .unwrap_or_else(|| (format!("{name}:{}", first_row + row as u64), 0));
                 let value = text.get(row);
                 let size = value.as_ref().map_or(0, Value::len) as u64;
                 if size > self.max_doc_bytes {
                     return map(self.too_large(id, size));
                 }
                 in_lane(size, || {
-                    let title = title
-                        .as_ref()
-                        .and_then(|c| c.get(row))
-                        .map(Value::into_string);
+                    let (title, title_invalid) = match title.as_ref().and_then(|c| c.get(row)) {
+                        Some(v) => {
+                            let (t, n) = v.into_string();
+                            (Some(t), n)
+                        }
+                        None => (None, 0),
+                    };
                     let skipped = |kind, reason: String| {
                         Item::Skipped(Skipped {
                             id: id.clone(),
@@ -359,17 +539,36 @@ impl Reader {
                             reason,
                         })
                     };
+                    let text_of = |s: String, invalid: usize| {
+                        if s.trim().is_empty() {
+                            skipped(SkipKind::Empty, "empty".into())
+                        } else {
+                            from_text(id.clone(), title.clone(), s, None, invalid)
+                        }
+                    };
                     let item = match value {
                         None => {
                             skipped(SkipKind::NoTextField, format!("no text ({key:?} is null)"))
                         }
                         // A string is a text, as a JSON Lines record's; bytes are a file's.
-                        Some(Value::Str(s)) if s.trim().is_empty() => {
-                            skipped(SkipKind::Empty, "empty".into())
+                        Some(Value::Str(s)) => text_of(s.to_owned(), 0),
+                        Some(Value::Bytes(b)) if layout.text_is_string => {
+                            let (s, invalid) = lossy(b);
+                            text_of(s, invalid)
                         }
-                        Some(Value::Str(s)) => from_text(id, title, s.to_owned(), None, 0),
-                        Some(Value::Bytes(b)) => from_vec(id, title, b.to_vec(), None),
-                        Some(Value::Int(_)) => unreachable!("a text column holds no integers"),
+                        Some(Value::Bytes(b)) => {
+                            from_vec(id.clone(), title.clone(), b.to_vec(), None)
+                        }
+                        Some(Value::Int(_) | Value::Owned(_)) => {
+                            unreachable!("a text column holds no numbers")
+                        }
+                    };
+                    let item = match item {
+                        Item::Doc(mut d) => {
+                            d.invalid_utf8 += id_invalid + title_invalid;
+                            Item::Doc(d)
+                        }
+                        skipped => skipped,
                     };
                     map(item)
                 })
@@ -534,6 +733,92 @@ mod tests {
                 ("t.parquet:2", "skipped: binary (NUL or control bytes)"),
                 ("same id", "plain words"),
             ])
+        );
+    }
+
+    /// A string column with invalid UTF-8 (Spark writes such bytes as strings unchecked) is
+    /// read, its invalid bytes replaced and counted with those of a bytes id; number and
+    /// boolean titles are their text, as in JSON Lines.
+    #[test]
+    fn invalid_utf8_in_strings_is_counted_and_titles_may_be_numbers() {
+        use arrow_array::BooleanArray;
+        use parquet::data_type::{ByteArray, ByteArrayType, DoubleType};
+        use parquet::file::writer::SerializedFileWriter;
+        // Written by the low-level writer: arrow's own arrays cannot hold invalid UTF-8.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.parquet");
+        let schema = parquet::schema::parser::parse_message_type(
+            "message m { required binary id; required binary text (UTF8); required double title; }",
+        )
+        .unwrap();
+        let mut w = SerializedFileWriter::new(
+            File::create(&path).unwrap(),
+            schema.into(),
+            Default::default(),
+        )
+        .unwrap();
+        let mut group = w.next_row_group().unwrap();
+        let bytes = |v: [&[u8]; 2]| v.map(|b| ByteArray::from(b.to_vec()));
+        for values in [
+            bytes([b"id\xfe", b"two"]),
+            bytes([b"caf\xe9 au \xff lait", b"plain"]),
+        ] {
+            let mut col = group.next_column().unwrap().unwrap();
+            col.typed::<ByteArrayType>()
+                .write_batch(&values, None, None)
+                .unwrap();
+            col.close().unwrap();
+        }
+        let mut col = group.next_column().unwrap().unwrap();
+        col.typed::<DoubleType>()
+            .write_batch(&[3.0, 2.5], None, None)
+            .unwrap();
+        col.close().unwrap();
+        group.close().unwrap();
+        w.close().unwrap();
+        let read = |path: &Path| {
+            let mut docs = Vec::new();
+            Reader::default()
+                .for_each_batch(
+                    &[Source::Parquet(path.to_path_buf())],
+                    1,
+                    |item| match item {
+                        Item::Doc(d) => (d.id, d.title, d.text, d.invalid_utf8),
+                        Item::Skipped(s) => panic!("{s:?}"),
+                    },
+                    |_| {},
+                    |batch| {
+                        docs.extend(batch);
+                        Ok(())
+                    },
+                )
+                .unwrap();
+            docs
+        };
+        let s = |v: &str| v.to_string();
+        assert_eq!(
+            read(&path),
+            vec![
+                (
+                    s("id\u{fffd}"),
+                    Some(s("3")),
+                    s("caf\u{fffd} au \u{fffd} lait"),
+                    3
+                ),
+                (s("two"), Some(s("2.5")), s("plain"), 0),
+            ]
+        );
+        let text: ArrayRef = Arc::new(StringArray::from(vec!["one", "two"]));
+        let bools: ArrayRef = Arc::new(BooleanArray::from(vec![Some(true), None]));
+        let batch = RecordBatch::try_from_iter(vec![("text", text), ("title", bools)]).unwrap();
+        let mut w =
+            ArrowWriter::try_new(File::create(&path).unwrap(), batch.schema(), None).unwrap();
+        w.write(&batch).unwrap();
+        w.close().unwrap();
+        let docs = read(&path);
+        assert_eq!(
+            docs.iter().map(|d| d.1.clone()).collect::<Vec<_>>(),
+            vec![Some(s("true")), None]
         );
     }
 
