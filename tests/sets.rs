@@ -311,7 +311,7 @@ fn ids_are_unique_unless_replaced() {
     b.add(&docs[3].0, None, &docs[10].1);
     let err = w.add(b, false).unwrap_err();
     assert!(
-        matches!(err, pocketdex::Error::DuplicateId { ref id } if id == &docs[3].0),
+        matches!(err, pocketdex::Error::DuplicateId { ref id, file: None } if id == &docs[3].0),
         "{err}"
     );
     assert_eq!(w.set().live_docs(), 50);
@@ -440,12 +440,30 @@ fn a_check_run_adds_its_new_documents_or_none() {
         0,
     );
     assert_eq!(s, [Status::New, Status::Error]);
-    assert!(matches!(c, Committed::Refused { errors: 1 }), "{c:?}");
+    assert!(
+        matches!(
+            c,
+            Committed::Refused {
+                errors: 1,
+                held_ids: 1
+            }
+        ),
+        "{c:?}"
+    );
     assert_eq!(w.set().live_docs(), 50);
     // A document that could not be read refuses the run too.
     let (s, c) = run(&mut w, &[("new", &docs[60].1)], 1);
     assert_eq!(s, [Status::New]);
-    assert!(matches!(c, Committed::Refused { errors: 1 }), "{c:?}");
+    assert!(
+        matches!(
+            c,
+            Committed::Refused {
+                errors: 1,
+                held_ids: 0
+            }
+        ),
+        "{c:?}"
+    );
     assert_eq!(w.set().live_docs(), 50);
     // New documents go in as one segment; a copy of one in the set, or of one earlier in the
     // run, is a near copy and stays out.

@@ -660,3 +660,163 @@ fn unchecked_documents_are_errors_and_failures_leave_nothing() {
         stderr(&o)
     );
 }
+
+/// Two writers that start on a set that does not exist yet, both with `--wait`: one creates
+/// it, the other waits and adds to it (it used to fail "another process is changing the set",
+/// or call the half-created directory "not an index set"). Without `--wait` the second fails
+/// with the lock's message, never with a wrong one.
+#[test]
+fn two_writers_creating_one_set_both_add_with_wait() {
+    let tmp = tempfile::tempdir().unwrap();
+    for round in 0..4 {
+        let set = tmp.path().join(format!("set{round}"));
+        let spawn = |doc: &str, wait: bool| {
+            let mut c = bin();
+            c.args(["add", s(&set), doc, "-q"]);
+            if wait {
+                c.arg("--wait");
+            }
+            c.stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        };
+        let wait = round % 2 == 0;
+        let a = spawn("samples/wiki-en", wait);
+        let b = spawn("samples/query/edited.txt", wait);
+        let (a, b) = (a.wait_with_output().unwrap(), b.wait_with_output().unwrap());
+        let live = |set: &Path| -> u64 {
+            let info = stdout(&pocketdex(&["info", s(set), "--json"]));
+            let info: serde_json::Value = serde_json::from_str(info.trim()).unwrap();
+            info["live_documents"].as_u64().unwrap()
+        };
+        if wait {
+            ok(&a);
+            ok(&b);
+            assert_eq!(live(&set), 301, "round {round}");
+        } else {
+            for o in [&a, &b] {
+                if !o.status.success() {
+                    assert!(
+                        stderr(o).contains("another pocketdex process"),
+                        "{}",
+                        stderr(o)
+                    );
+                }
+            }
+            assert!(a.status.success() || b.status.success());
+        }
+        ok(&pocketdex(&["verify", s(&set)]));
+    }
+}
+
+/// `verify` checks a set's schema: damaged, missing, or another set's (whose parameters new
+/// segments would get) is an error there and for writers; a piece built into the set's
+/// directory is refused (the set's next writer would remove it).
+#[test]
+fn verify_checks_the_schema_and_pieces_stay_outside_the_set() {
+    let tmp = tempfile::tempdir().unwrap();
+    let set = tmp.path().join("set");
+    ok(&pocketdex(&["add", s(&set), "samples/wiki-en", "-q"]));
+    let schema = set.join("schema.pdx");
+    let good = std::fs::read(&schema).unwrap();
+    let fails = |args: &[&str], says: &str| {
+        let o = pocketdex(args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains(says), "{args:?}: {}", stderr(&o));
+    };
+    let mut damaged = good.clone();
+    let at = damaged.len() / 2;
+    damaged[at] ^= 1;
+    std::fs::write(&schema, &damaged).unwrap();
+    fails(&["verify", s(&set)], "schema.pdx");
+    std::fs::remove_file(&schema).unwrap();
+    fails(&["verify", s(&set)], "schema.pdx");
+    // Another set's schema: German, so its parameters differ.
+    let other = tmp.path().join("other");
+    ok(&pocketdex(&[
+        "add",
+        s(&other),
+        "samples/query/edited.txt",
+        "--lang",
+        "de",
+        "-q",
+    ]));
+    std::fs::copy(other.join("schema.pdx"), &schema).unwrap();
+    fails(&["verify", s(&set)], "not this set's schema");
+    fails(
+        &["add", s(&set), "samples/query/edited.txt"],
+        "not this set's schema",
+    );
+    std::fs::write(&schema, &good).unwrap();
+    ok(&pocketdex(&["verify", s(&set)]));
+    let inside = set.join("seg-00000050.pdx");
+    fails(
+        &[
+            "build",
+            "samples/query/edited.txt",
+            "--segment-of",
+            s(&set),
+            "-o",
+            s(&inside),
+        ],
+        "must be outside the index set",
+    );
+    assert!(!inside.exists());
+    // A plain index file is not a set: the advice is to make one, not to `add` to the file.
+    let plain = tmp.path().join("plain.pdx");
+    ok(&pocketdex(&[
+        "build",
+        "samples/wiki-en",
+        "-o",
+        s(&plain),
+        "-q",
+    ]));
+    fails(
+        &["delete", s(&plain), "Jupiter.txt"],
+        "is an index file, which never changes",
+    );
+}
+
+/// Messages that say what happened and what to do: an add that fails says nothing was added
+/// (and that a set it would have made was not); a piece whose id the set holds is named and
+/// not offered `--replace`, which `adopt` lacks; options for a new set are refused by a
+/// `check` that only reads.
+#[test]
+fn failed_changes_say_what_was_left_and_what_to_do() {
+    let tmp = tempfile::tempdir().unwrap();
+    let set = tmp.path().join("set");
+    let fails = |args: &[&str], says: &[&str]| {
+        let o = pocketdex(args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        for s in says {
+            assert!(stderr(&o).contains(s), "{args:?}: {}", stderr(&o));
+        }
+        assert!(!stderr(&o).contains("--replace"), "{}", stderr(&o));
+    };
+    let missing = tmp.path().join("missing.txt");
+    fails(
+        &["add", s(&set), "samples/wiki-en/Jupiter.txt", s(&missing)],
+        &["nothing was added, and", "was not created"],
+    );
+    assert!(!set.exists());
+    ok(&pocketdex(&["add", s(&set), "samples/wiki-en", "-q"]));
+    let piece = tmp.path().join("piece.pdx");
+    ok(&pocketdex(&[
+        "build",
+        "samples/wiki-en/Jupiter.txt",
+        "--segment-of",
+        s(&set),
+        "-o",
+        s(&piece),
+        "-q",
+    ]));
+    fails(
+        &["adopt", s(&set), s(&piece)],
+        &["piece.pdx: document id \"Jupiter.txt\"", "pocketdex delete"],
+    );
+    fails(
+        &["check", s(&set), "samples/query/edited.txt", "--lang", "de"],
+        &["--lang applies when `check --add` creates a set"],
+    );
+}

@@ -187,13 +187,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let mut builder = match &args.segment_of {
         Some(set) => {
             if !pocketdex::is_set(set) {
-                anyhow::bail!(
-                    "--segment-of {}: not an index set (no {}); create one with `pocketdex add {} DOC...`",
-                    set.display(),
-                    pocketdex::MANIFEST,
-                    set.display()
-                );
+                return Err(anyhow::Error::from(pocketdex::not_a_set(set))
+                    .context(format!("--segment-of {}", set.display())));
             }
+            // A piece written among the set's files would be removed by its next writer as
+            // one a crash left (or replace a segment of the same name).
+            super::set::outside_the_set(set, &args.output)?;
             let schema = util::open_index(&set.join(pocketdex::SCHEMA), util::Access::Scan)?;
             pocketdex::IndexBuilder::like(&schema).with_set_sections()
         }

@@ -39,6 +39,17 @@ pub struct CreateArgs {
 }
 
 impl CreateArgs {
+    /// The first of the options for a new set that was given.
+    fn given(&self) -> Option<&'static str> {
+        [
+            (self.lang.is_some(), "--lang"),
+            (self.expected_docs.is_some(), "--expected-docs"),
+            (self.idf.is_some(), "--idf"),
+        ]
+        .into_iter()
+        .find_map(|(given, name)| given.then_some(name))
+    }
+
     /// Opens the set at `path` for writing, or creates it when nothing is there.
     fn open_or_create(&self, path: &Path, w: &WriterArgs) -> anyhow::Result<(SetWriter, bool)> {
         if path.is_file() {
@@ -54,35 +65,7 @@ impl CreateArgs {
             );
         }
         if pocketdex::is_set(path) {
-            let writer = SetWriter::open(path, w.wait)
-                .with_context(|| format!("opening {}", path.display()))?;
-            pocketdex::atomic::check_writable(&path.join(pocketdex::MANIFEST))?;
-            let meta = writer.schema().meta();
-            if let Some(lang) = self.lang {
-                if lang.code() != meta.lang {
-                    anyhow::bail!(
-                        "{} holds documents in language {}, not {}; --lang applies when a set is created",
-                        path.display(),
-                        meta.lang,
-                        lang.code()
-                    );
-                }
-            }
-            if self.idf.is_some() {
-                anyhow::bail!(
-                    "{} has its idf table; --idf applies when a set is created",
-                    path.display()
-                );
-            }
-            if let Some(n) = self.expected_docs {
-                if Resolution::for_docs(n) != writer.schema().resolution() {
-                    anyhow::bail!(
-                        "{} was created for another size (its codes' resolution is fixed); --expected-docs applies when a set is created",
-                        path.display()
-                    );
-                }
-            }
-            return Ok((writer, false));
+            return self.open_existing(path, w);
         }
         let lang = self.lang.unwrap_or(Lang::En);
         let params = Params {
@@ -96,9 +79,48 @@ impl CreateArgs {
             anyhow::bail!("a set cannot learn its idf table from the documents that come first; give --idf language or an index file");
         }
         let schema = util::index_builder(lang, params, &idf)?;
-        let writer = SetWriter::create(path, schema)
-            .with_context(|| format!("creating the index set {}", path.display()))?;
-        Ok((writer, true))
+        // Another process may create the set first (two submissions on a new archive): with
+        // --wait this one then adds to it, as to any set.
+        match SetWriter::create_or_wait(path, schema, w.wait)
+            .with_context(|| format!("creating the index set {}", path.display()))?
+        {
+            Some(writer) => Ok((writer, true)),
+            None => self.open_existing(path, w),
+        }
+    }
+
+    /// Opens the existing set at `path` for writing; the options for a new set must agree
+    /// with it.
+    fn open_existing(&self, path: &Path, w: &WriterArgs) -> anyhow::Result<(SetWriter, bool)> {
+        let writer =
+            SetWriter::open(path, w.wait).with_context(|| format!("opening {}", path.display()))?;
+        pocketdex::atomic::check_writable(&path.join(pocketdex::MANIFEST))?;
+        let meta = writer.schema().meta();
+        if let Some(lang) = self.lang {
+            if lang.code() != meta.lang {
+                anyhow::bail!(
+                    "{} holds documents in language {}, not {}; --lang applies when a set is created",
+                    path.display(),
+                    meta.lang,
+                    lang.code()
+                );
+            }
+        }
+        if self.idf.is_some() {
+            anyhow::bail!(
+                "{} has its idf table; --idf applies when a set is created",
+                path.display()
+            );
+        }
+        if let Some(n) = self.expected_docs {
+            if Resolution::for_docs(n) != writer.schema().resolution() {
+                anyhow::bail!(
+                    "{} was created for another size (its codes' resolution is fixed); --expected-docs applies when a set is created",
+                    path.display()
+                );
+            }
+        }
+        Ok((writer, false))
     }
 }
 
@@ -114,9 +136,13 @@ impl CreateArgs {
 /// durable when the command returns: a crash leaves the set as it was before or after. Segments
 /// are merged as they accumulate (about log₂ of the number of adds remain).
 ///
-/// Exit status: 0 when every input was added; 2 on error, when nothing changes (and a set this
-/// call would have created is not left behind), or when some inputs could not be read: they
-/// are listed and the readable ones are added, so add the others again once readable.
+/// Empty and binary files, and documents over --max-doc-bytes, are skipped and reported, as
+/// `build` skips them (`check --add` calls them errors: a submission must be a document).
+///
+/// Exit status: 0 when the documents were added (skipped ones aside); 2 on error, when nothing
+/// changes (a missing INPUT, an id the set holds; a set this call would have created is not
+/// left behind), or when some files could not be read: they are listed and the readable ones
+/// are added, so add the others again once readable.
 ///
 /// Example:
 ///   pocketdex add archive.set samples/wiki-en
@@ -156,7 +182,17 @@ pub fn add(args: AddArgs) -> anyhow::Result<ExitCode> {
         // Nothing was added: the set this call created goes again.
         let _ = writer.discard_unused();
     }
-    result
+    // An error is always before the one commit: say that nothing changed.
+    result.with_context(|| {
+        if created {
+            format!(
+                "nothing was added, and {} was not created",
+                args.index.display()
+            )
+        } else {
+            format!("nothing was added to {}", args.index.display())
+        }
+    })
 }
 
 fn add_to(
@@ -190,15 +226,9 @@ fn add_to(
         summary.report(args.verbose);
     }
     if summary.docs == 0 {
-        anyhow::bail!(
-            "no documents to add: {}; {} is unchanged",
-            summary.nothing_read(),
-            args.index.display()
-        );
+        anyhow::bail!("no documents to add: {}", summary.nothing_read());
     }
-    let change = writer
-        .add(builder, args.replace)
-        .with_context(|| format!("adding to {}", args.index.display()))?;
+    let change = writer.add(builder, args.replace)?;
     if !args.quiet {
         eprintln!(
             "{} {} ({} of text) in {:.2} s{}; {}",
@@ -230,7 +260,7 @@ fn add_to(
 
 /// Refuses an output file inside the set's directory: the set's writers own every file there
 /// (a segment's name would replace a live segment, any other file is removed as an orphan).
-fn outside_the_set(set: &Path, out: &Path) -> anyhow::Result<()> {
+pub(crate) fn outside_the_set(set: &Path, out: &Path) -> anyhow::Result<()> {
     let Ok(set_dir) = set.canonicalize() else {
         return Ok(());
     };
@@ -255,13 +285,20 @@ fn plural(n: u64, what: &str) -> String {
 }
 
 fn state(path: &Path, c: &Change) -> String {
-    format!(
+    let mut s = format!(
         "{} now holds {} in {} (generation {})",
         path.display(),
         plural(c.live_docs, "document"),
         plural(c.segments, "segment"),
         c.generation
-    )
+    );
+    if let Some(why) = &c.merge_failed {
+        s.push_str(&format!(
+            "\npocketdex: warning: the documents are in, but merging segments afterwards failed ({why}); the set is sound, run `pocketdex merge {}` once the cause is fixed",
+            path.display()
+        ));
+    }
+    s
 }
 
 /// Delete documents from an index set by id: they never appear in hits again (`merge` drops
@@ -398,6 +435,12 @@ pub fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
         (writer, created) = (Some(w), new);
         writer.as_ref().expect("set").set()
     } else {
+        // They would be silently ignored: without --add no set is created or changed.
+        if let Some(option) = args.create.given() {
+            anyhow::bail!(
+                "{option} applies when `check --add` creates a set; without --add the index is only read"
+            );
+        }
         read_only = util::open_indexes(std::slice::from_ref(&args.index), util::Access::Lookups)?;
         &read_only
     };
@@ -462,7 +505,7 @@ pub fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
     }
     let errors = check.errors();
     let additions = check.finish();
-    let mut refused = false;
+    let mut refused = None;
     let mut added = None;
     if let Some(mut w) = writer {
         let committed = additions.commit(&mut w);
@@ -471,20 +514,29 @@ pub fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
             let _ = w.discard_unused();
         }
         match committed? {
-            Committed::Refused { .. } => refused = true,
+            Committed::Refused { held_ids, .. } => refused = Some(held_ids),
             Committed::Added(change) => added = Some(change),
             Committed::Nothing => {}
         }
     }
     for mut v in held {
-        v.added &= !refused;
+        v.added &= refused.is_none();
         print_check(&mut out, &args, &v)?;
     }
     out.flush()?;
-    if refused {
+    if let Some(held_ids) = refused {
         anyhow::bail!(
-            "nothing was added to {}: fix the errors above and check again (--replace lets a new document take a held id)",
-            args.index.display()
+            "nothing was added{}: fix the errors above and check again{}",
+            if created {
+                format!(", and {} was not created", args.index.display())
+            } else {
+                format!(" to {}", args.index.display())
+            },
+            if held_ids > 0 {
+                " (--replace lets a new document take a held id)"
+            } else {
+                ""
+            }
         );
     }
     if let Some(change) = added {

@@ -74,6 +74,8 @@ pub struct Check<'a> {
     /// Documents of this run that are errors: verdicts of [`Status::Error`] and
     /// [`Check::unchecked`] documents.
     errors: usize,
+    /// Of the errors, documents whose id the set holds (which `replace` would have added).
+    held_ids: usize,
 }
 
 impl<'a> Check<'a> {
@@ -112,6 +114,7 @@ impl<'a> Check<'a> {
             pending: Vec::new(),
             ids: HashSet::new(),
             errors: 0,
+            held_ids: 0,
         })
     }
 
@@ -162,9 +165,13 @@ impl<'a> Check<'a> {
                 if !self.ids.insert(id.to_string()) {
                     message = Some(format!("id {id:?} is given twice"));
                 } else if !self.replace && self.set.find(id)?.is_some() {
-                    message = Some(format!(
-                        "id {id:?} is already in the set (replace it, or give another id)"
-                    ));
+                    self.held_ids += 1;
+                    message = Some(if id == "-" {
+                        // Every document read from standard input as text is named "-".
+                        "id \"-\" (standard input) is already in the set: give documents on standard input ids as JSON Lines ({\"id\": ..., \"text\": ...}), or replace it".to_string()
+                    } else {
+                        format!("id {id:?} is already in the set (replace it, or give another id)")
+                    });
                 } else {
                     self.pending.push((id.to_string(), fp.sketch().to_vec()));
                     b.add_fingerprint(id, title, fp)?;
@@ -213,6 +220,7 @@ impl<'a> Check<'a> {
         Additions {
             builder: self.builder,
             errors: self.errors,
+            held_ids: self.held_ids,
             replace: self.replace,
         }
     }
@@ -222,6 +230,7 @@ impl<'a> Check<'a> {
 pub struct Additions {
     builder: Option<IndexBuilder>,
     errors: usize,
+    held_ids: usize,
     replace: bool,
 }
 
@@ -237,6 +246,8 @@ pub enum Committed {
     Refused {
         /// How many.
         errors: usize,
+        /// Of them, documents whose id the set holds (`replace` would add them).
+        held_ids: usize,
     },
 }
 
@@ -250,6 +261,7 @@ impl Additions {
         if self.errors > 0 {
             return Ok(Committed::Refused {
                 errors: self.errors,
+                held_ids: self.held_ids,
             });
         }
         match self.builder {

@@ -76,11 +76,25 @@ pub enum Error {
         path: PathBuf,
     },
     /// A document id that an index set already holds.
-    #[error("document id {id:?} is already in the index set; give the new document another id, or replace the old one (`--replace`)")]
+    #[error("{}", duplicate_id(id, file.as_deref()))]
     DuplicateId {
         /// The id.
         id: String,
+        /// The file being adopted that holds it (`None`: documents being added).
+        file: Option<PathBuf>,
     },
+}
+
+/// The message of [`Error::DuplicateId`]: what to do differs for a document being added (take
+/// another id, or replace) and a piece being adopted (its segment cannot replace a document).
+fn duplicate_id(id: &str, file: Option<&std::path::Path>) -> String {
+    match file {
+        None => format!("document id {id:?} is already in the index set; give the new document another id, or replace the old one (`--replace`)"),
+        Some(f) => format!(
+            "{}: document id {id:?} is already in the index set; delete it from the set first (`pocketdex delete SET ID`), or build the piece without it",
+            f.display()
+        ),
+    }
 }
 
 impl Error {

@@ -35,6 +35,25 @@ const MANIFEST_VERSION: u32 = 1;
 /// leave about log₂ n of them, and each document is rewritten about log₂ n times.
 const MERGE_RATIO: u64 = 2;
 
+/// The error for a `path` that a command changing or exporting an index set was given but that
+/// is no set, saying what it is instead and what to do.
+pub fn not_a_set(path: &Path) -> Error {
+    let p = path.display();
+    Error::Invalid(if path.is_file() && crate::is_index_file(path) {
+        format!(
+            "{p} is an index file, which never changes; keep documents that change in an index set (a directory): `pocketdex add SET DOC...`, then `pocketdex merge SET -o FILE.pdx` to ship one file"
+        )
+    } else if path.is_dir() {
+        format!(
+            "{p} is a directory but not an index set (it has no {MANIFEST}); create a set with `pocketdex add SET DOC...`"
+        )
+    } else if path.exists() {
+        format!("{p} is not an index set (a directory made by `pocketdex add`)")
+    } else {
+        format!("{p} does not exist; create an index set with `pocketdex add {p} DOC...`")
+    })
+}
+
 /// True when `path` is an index set (a directory with a manifest).
 pub fn is_set(path: &Path) -> bool {
     path.join(MANIFEST).is_file()
@@ -103,11 +122,24 @@ impl Manifest {
         if file.checksum != hex(m.checksum()) {
             return Err(bad("checksum mismatch".into()));
         }
+        let mut files = std::collections::HashSet::new();
         for s in &m.segments {
             let plain = !s.file.contains(['/', '\\']) && s.file.ends_with(".pdx");
             let ascending = s.deleted.windows(2).all(|w| w[0] < w[1]);
             if !plain || !ascending || s.deleted.last().is_some_and(|&d| d >= s.docs) {
                 return Err(bad(format!("segment entry {} is inconsistent", s.file)));
+            }
+            // Named twice, every document would answer twice.
+            if !files.insert(s.file.as_str()) {
+                return Err(bad(format!("segment {} is listed twice", s.file)));
+            }
+            // The next writer names its segment by `next_segment`: one at or below a live
+            // segment's number would be written over that segment.
+            if segment_number(&s.file).is_some_and(|n| n >= m.next_segment) {
+                return Err(bad(format!(
+                    "next_segment {} is not past segment {}, which a writer would replace",
+                    m.next_segment, s.file
+                )));
             }
         }
         Ok(m)
@@ -216,6 +248,37 @@ fn in_file(path: &Path, e: Error) -> Error {
         Error::Io { .. } => e,
         other => Error::Invalid(format!("{}: {other}", path.display())),
     }
+}
+
+/// Refuses a schema (at `path`) that is not the one `parts` were built from: one copied from
+/// another set would make new segments, and exports, answer otherwise.
+fn same_schema<D: AsRef<[u8]>>(path: &Path, schema: &Index<Mmap>, parts: &[Part<D>]) -> Result<()> {
+    match parts
+        .iter()
+        .find(|p| p.index.schema_key() != schema.schema_key())
+    {
+        Some(p) => Err(Error::Invalid(format!(
+            "{}: other parameters, stopwords, idf table or resolution than segment {}: not this \
+             set's schema; restore the set's own {SCHEMA} from a copy",
+            path.display(),
+            p.file
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// The file name of segment number `n`.
+fn segment_file(n: u64) -> String {
+    format!("seg-{n:08}.pdx")
+}
+
+/// The number of a segment file name that [`segment_file`] makes.
+fn segment_number(file: &str) -> Option<u64> {
+    let digits = file.strip_prefix("seg-")?.strip_suffix(".pdx")?;
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse().ok()
 }
 
 /// The checksum in an index file's trailer.
@@ -447,8 +510,16 @@ impl<D: AsRef<[u8]>> IndexSet<D> {
     }
 
     /// Checks every byte of every part ([`Index::verify`]) and that every deleted document
-    /// exists.
+    /// exists; for a set's snapshot also its schema ([`SCHEMA`]), which writers and exports
+    /// build from: every byte, and that every segment shares its parameters, idf table and
+    /// resolution (a schema copied from another set would make new segments answer otherwise).
     pub fn verify(&self) -> Result<()> {
+        if let Some(dir) = &self.dir {
+            let path = dir.join(SCHEMA);
+            let schema = map(&path, None)?;
+            schema.verify().map_err(|e| in_file(&path, e))?;
+            same_schema(&path, &schema, &self.parts)?;
+        }
         for p in &self.parts {
             let doc_count = p.index.doc_count();
             p.index
@@ -559,6 +630,10 @@ pub struct Change {
     pub live_docs: u64,
     /// The manifest generation after the change.
     pub generation: u64,
+    /// Why the merge policy's merge failed after the change was committed (a full disk): the
+    /// change stands and the set is sound, with a segment more than it would have.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub merge_failed: Option<String>,
 }
 
 /// The one writer of an index set: holds the set's lock while it lives.
@@ -579,16 +654,13 @@ impl SetWriter {
     /// no manifest names).
     pub fn open(dir: &Path, wait: bool) -> Result<SetWriter> {
         if !is_set(dir) {
-            return Err(Error::Invalid(format!(
-                "{} is not an index set (no {MANIFEST}); create one with `pocketdex add {} DOC...`",
-                dir.display(),
-                dir.display()
-            )));
+            return Err(not_a_set(dir));
         }
         let lock = lock(dir, wait)?;
         let manifest = Manifest::read(dir)?;
         let schema = map(&dir.join(SCHEMA), None)?;
         let set = IndexSet::open_manifest(dir, &manifest, Some(&schema))?;
+        same_schema(&dir.join(SCHEMA), &schema, &set.parts)?;
         let w = SetWriter {
             dir: dir.to_path_buf(),
             _lock: lock,
@@ -603,44 +675,75 @@ impl SetWriter {
     /// Creates a set at `dir` (a new or empty directory) whose documents get the codes and
     /// sketches `schema` gives them. `schema` must be empty and fix both its idf table
     /// ([`IndexBuilder::with_idf`]) and its resolution ([`Params::resolution`](crate::Params)):
-    /// nothing about a set may depend on which documents came first.
+    /// nothing about a set may depend on which documents came first. Fails with
+    /// [`Error::Busy`] while another process is creating it, and when it is a set already.
     pub fn create(dir: &Path, schema: IndexBuilder) -> Result<SetWriter> {
+        Self::create_or_wait(dir, schema, false)?.ok_or_else(|| {
+            Error::Invalid(format!(
+                "{} is an index set already; open it to change it",
+                dir.display()
+            ))
+        })
+    }
+
+    /// [`SetWriter::create`], or `None` when `dir` is a set already, or became one while this
+    /// call waited for another process creating it (with `wait`; open it then with
+    /// [`SetWriter::open`]): two writers that start on a new set at once both get to write.
+    pub fn create_or_wait(
+        dir: &Path,
+        schema: IndexBuilder,
+        wait: bool,
+    ) -> Result<Option<SetWriter>> {
         if !schema.is_empty() || !schema.is_fixed() {
             return Err(Error::Invalid(
                 "an index set's schema must be an empty builder with a fixed idf table and resolution".into(),
             ));
         }
-        if dir.exists() {
-            // Empty, or what a creation that crashed before its manifest left.
-            let leftover = |name: &str| {
-                name == LOCK
-                    || name == SCHEMA
-                    || (name.starts_with(".pocketdex-") && name.ends_with(".tmp"))
-            };
-            let mut entries = std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))?;
-            if entries.any(|e| e.map_or(true, |e| !e.file_name().to_str().is_some_and(leftover))) {
+        loop {
+            if is_set(dir) {
+                return Ok(None);
+            }
+            if !only_leftovers(dir)? {
+                // Another process may have made it a set since the first look.
+                if is_set(dir) {
+                    return Ok(None);
+                }
                 return Err(Error::Invalid(format!(
                     "{} exists and is not an index set; give a new or empty directory",
                     dir.display()
                 )));
             }
+            std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+            let lock = lock(dir, wait)?;
+            // While this call waited, the other process created the set, or gave up and
+            // removed its lock file (this lock is then on a file no one else sees: again).
+            if is_set(dir) {
+                return Ok(None);
+            }
+            if !lock_is_current(dir, &lock) {
+                continue;
+            }
+            if !only_leftovers(dir)? {
+                return Err(Error::Invalid(format!(
+                    "{} exists and is not an index set; give a new or empty directory",
+                    dir.display()
+                )));
+            }
+            // The schema first, then the manifest that makes the directory a set.
+            write_step(dir, &dir.join(SCHEMA), Step::SegmentWritten, |out| {
+                schema.finish(out).map(|_| ())
+            })?;
+            let manifest = Manifest::empty();
+            manifest.write(dir)?;
+            let schema = map(&dir.join(SCHEMA), None)?;
+            return Ok(Some(SetWriter {
+                dir: dir.to_path_buf(),
+                _lock: lock,
+                set: IndexSet::open_manifest(dir, &manifest, Some(&schema))?,
+                manifest,
+                schema,
+            }));
         }
-        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-        let lock = lock(dir, false)?;
-        // The schema first, then the manifest that makes the directory a set.
-        write_step(dir, &dir.join(SCHEMA), Step::SegmentWritten, |out| {
-            schema.finish(out).map(|_| ())
-        })?;
-        let manifest = Manifest::empty();
-        manifest.write(dir)?;
-        let schema = map(&dir.join(SCHEMA), None)?;
-        Ok(SetWriter {
-            dir: dir.to_path_buf(),
-            _lock: lock,
-            set: IndexSet::open_manifest(dir, &manifest, Some(&schema))?,
-            manifest,
-            schema,
-        })
     }
 
     /// Undoes [`SetWriter::create`] when nothing was added after all (a failed `add`, a
@@ -702,7 +805,10 @@ impl SetWriter {
             }
             if let Some(at) = self.set.find(name)? {
                 if !replace {
-                    return Err(Error::DuplicateId { id: name.into() });
+                    return Err(Error::DuplicateId {
+                        id: name.into(),
+                        file: None,
+                    });
                 }
                 replaced.push(at);
             }
@@ -716,7 +822,12 @@ impl SetWriter {
         let entry = self.write_segment(&mut m, |out| builder.finish(out))?;
         m.segments.push(entry);
         self.commit(m)?;
-        change.merged = self.apply_merge_policy()?;
+        // Committed: the documents are in, whatever the merge does. Failing the call now would
+        // have a caller add them again (and be refused their ids).
+        match self.apply_merge_policy() {
+            Ok(merged) => change.merged = merged,
+            Err(e) => change.merge_failed = Some(e.to_string()),
+        }
         Ok(self.summary(change))
     }
 
@@ -798,7 +909,10 @@ impl SetWriter {
             for d in 0..index.doc_count() {
                 let name = index.name(d)?.unwrap_or_default().into_owned();
                 if self.set.find(&name)?.is_some() {
-                    return Err(Error::DuplicateId { id: name });
+                    return Err(Error::DuplicateId {
+                        id: name,
+                        file: Some(path.clone()),
+                    });
                 }
                 if !seen.insert(name) {
                     return Err(Error::Invalid(format!(
@@ -843,8 +957,16 @@ impl SetWriter {
         m: &mut Manifest,
         write: impl FnOnce(&mut dyn Write) -> Result<T>,
     ) -> Result<SegmentEntry> {
-        let file = format!("seg-{:08}.pdx", m.next_segment);
+        let file = segment_file(m.next_segment);
         m.next_segment += 1;
+        // Never over a file the manifest names (`Manifest::read` refuses a manifest whose
+        // `next_segment` would allow it; this holds whatever the manifest says).
+        if m.segments.iter().any(|s| s.file == file) {
+            return Err(Error::format(format!(
+                "{}: the manifest names {file} already; the set's manifest is damaged",
+                self.dir.display()
+            )));
+        }
         let path = self.dir.join(&file);
         write_step(&self.dir, &path, Step::SegmentWritten, write)?;
         Step::SegmentRenamed.reached();
@@ -909,10 +1031,7 @@ impl SetWriter {
 /// read-only media, or one a writer is changing, is exported as the snapshot it had when opened.
 pub fn export_set(dir: &Path, path: &Path) -> Result<BuildStats> {
     if !is_set(dir) {
-        return Err(Error::Invalid(format!(
-            "{} is not an index set (no {MANIFEST})",
-            dir.display()
-        )));
+        return Err(not_a_set(dir));
     }
     let schema = map(&dir.join(SCHEMA), None)?;
     let set = IndexSet::open(dir)?;
@@ -1015,6 +1134,40 @@ fn insert_sorted(list: &mut Vec<u32>, v: u32) -> bool {
     }
 }
 
+/// True when `dir` does not exist, or holds only what a creation that crashed (or is under way,
+/// not yet with a manifest) leaves: the lock file, the schema, temporary files.
+fn only_leftovers(dir: &Path) -> Result<bool> {
+    let leftover = |name: &str| {
+        name == LOCK
+            || name == SCHEMA
+            || (name.starts_with(".pocketdex-") && name.ends_with(".tmp"))
+    };
+    let mut entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(true),
+        Err(e) => return Err(Error::io(dir, e)),
+    };
+    Ok(!entries.any(|e| e.map_or(true, |e| !e.file_name().to_str().is_some_and(leftover))))
+}
+
+/// True when `lock` is still the file at the lock's path (a creation that gave up removes it,
+/// and whoever waited on it then holds a lock no one else can see).
+fn lock_is_current(dir: &Path, lock: &File) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        match (std::fs::metadata(dir.join(LOCK)), lock.metadata()) {
+            (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+            _ => false,
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (dir, lock);
+        true
+    }
+}
+
 /// Takes the set's writer lock.
 fn lock(dir: &Path, wait: bool) -> Result<File> {
     let path = dir.join(LOCK);
@@ -1038,4 +1191,50 @@ fn lock(dir: &Path, wait: bool) -> Result<File> {
         }
     }
     Ok(file)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(file: &str) -> SegmentEntry {
+        SegmentEntry {
+            file: file.into(),
+            docs: 3,
+            checksum: hex(1),
+            deleted: vec![],
+        }
+    }
+
+    /// A manifest that would make a writer replace a live segment, or answer a segment's
+    /// documents twice, is refused when read (and so by every command), even with a right
+    /// checksum.
+    #[test]
+    fn manifests_that_would_lose_or_repeat_segments_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let read = |m: &Manifest| {
+            m.write(dir.path()).unwrap();
+            Manifest::read(dir.path()).map_err(|e| e.to_string())
+        };
+        let mut m = Manifest::empty();
+        m.segments = vec![entry("seg-00000001.pdx"), entry("seg-00000004.pdx")];
+        m.next_segment = 5;
+        assert_eq!(read(&m), Ok(m.clone()));
+        m.next_segment = 4;
+        let e = read(&m).unwrap_err();
+        assert!(
+            e.contains("next_segment 4 is not past segment seg-00000004.pdx"),
+            "{e}"
+        );
+        m.next_segment = 5;
+        m.segments.push(entry("seg-00000001.pdx"));
+        let e = read(&m).unwrap_err();
+        assert!(
+            e.contains("segment seg-00000001.pdx is listed twice"),
+            "{e}"
+        );
+        assert_eq!(segment_number(&segment_file(42)), Some(42));
+        assert_eq!(segment_number("seg-.pdx"), None);
+        assert_eq!(segment_number("seg-1a.pdx"), None);
+    }
 }
