@@ -573,6 +573,8 @@ fn a_replaced_index_is_picked_up_without_dropping_requests() {
     }
     let index = build(tmp.path(), "served.pdx", &half.display().to_string());
     let full = build(tmp.path(), "full.pdx", "samples/wiki-en");
+    let full_copy = tmp.path().join("full-copy.pdx");
+    std::fs::copy(&full, &full_copy).unwrap();
     let server = Server::start(&index, &[]);
     assert_eq!(server.get("/healthz").json()["documents"], 150);
 
@@ -640,6 +642,28 @@ fn a_replaced_index_is_picked_up_without_dropping_requests() {
         .lock()
         .unwrap()
         .contains("cannot be opened, still serving the previous version"));
+
+    // Damaged in one byte that opening does not read (the last names, near the end): every
+    // byte of a replacement is checked before it is served, so it is refused too, where it used
+    // to be swapped in and fail every query whose hits it names.
+    let mut bytes = std::fs::read(&full_copy).unwrap();
+    let at = bytes.len() - 3000;
+    bytes[at] ^= 1;
+    std::fs::write(&bad, bytes).unwrap();
+    std::fs::rename(&bad, &index).unwrap();
+    let start = Instant::now();
+    while !server.log.lock().unwrap().contains("checksum mismatch") {
+        assert!(start.elapsed() < Duration::from_secs(20), "not refused");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    for _ in 0..20 {
+        let r = server.post_text(
+            "/v1/query",
+            "Jupiter is the largest planet of the Solar System",
+        );
+        assert_eq!(r.status, 200);
+    }
+    assert_eq!(server.get("/healthz").json()["reloads"], 1);
 }
 
 #[test]

@@ -65,7 +65,11 @@ fn forgeries_are_refused() {
     Index::open(&forged[..]).unwrap().verify().unwrap();
     forged.extend_from_slice(block);
     let index = Index::open(&forged[..]).unwrap();
-    index.verify().unwrap();
+    // Every checksum is right, but the block does not sign these bytes: `verify` says so
+    // without a trusted key (a forger must sign with a key of their own, which the trusted
+    // key then refuses).
+    let e = index.verify().unwrap_err().to_string();
+    assert!(e.contains("does not verify with its own key"), "{e}");
     let e = index
         .check_signature(&key.public())
         .unwrap_err()
@@ -180,5 +184,54 @@ fn keygen_sign_and_public_key_on_the_command_line() {
     assert!(
         PublicKey::parse(&std::fs::read_to_string(d("archive.key")).unwrap()).is_err(),
         "a secret key parsed as a public one"
+    );
+}
+
+/// `verify` without a key checks the signature block against the key it carries, so a block
+/// damaged in a copy is found by the check one runs after copying; `info` says whether the
+/// signature was checked; a signed file cut short is "truncated"; a --public-key file that is
+/// not there is said to be missing.
+#[test]
+fn verify_checks_a_signature_against_its_own_key() {
+    let (dir, file, key) = signed();
+    let run = |args: &[&str]| pocketdex(args);
+    let f = file.to_str().unwrap();
+    assert!(run(&["verify", f]).status.success());
+    let bytes = std::fs::read(&file).unwrap();
+    let copy = dir.path().join("copy.pdx");
+    let c = copy.to_str().unwrap();
+    // A bit of the embedded key, then of the signature: neither verifies.
+    // The block: magic 8, algorithm 4, reserved 4, signed length 8, key 32, signature 64, end 8.
+    for in_block in [30, 80] {
+        let mut b = bytes.clone();
+        let at = b.len() - signing::SIGNATURE_LEN + in_block;
+        b[at] ^= 1;
+        std::fs::write(&copy, &b).unwrap();
+        let o = run(&["verify", c]);
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        assert!(
+            stderr(&o).contains("does not verify with its own key"),
+            "{}",
+            stderr(&o)
+        );
+    }
+    std::fs::write(&copy, &bytes[..bytes.len() - 1]).unwrap();
+    let o = run(&["verify", c]);
+    assert!(
+        stderr(&o).contains("truncated: its signature block has 127 of its 128 bytes"),
+        "{}",
+        stderr(&o)
+    );
+    let public = dir.path().join("me.pub");
+    std::fs::write(&public, key.public().to_text()).unwrap();
+    let p = public.to_str().unwrap();
+    let info = |args: &[&str]| stdout(&run(args));
+    assert!(info(&["info", f]).contains("(not checked: --public-key KEY checks it)"));
+    assert!(info(&["info", f, "--public-key", p]).contains("(checked: signed by the trusted key)"));
+    let o = run(&["verify", f, "--public-key", "no-such.pub"]);
+    assert!(
+        stderr(&o).contains("no-such.pub: no such file"),
+        "{}",
+        stderr(&o)
     );
 }

@@ -40,7 +40,9 @@ fn one(path: &PathBuf, args: &Args, out: &mut dyn Write) -> anyhow::Result<()> {
     } else {
         let index = util::open_index(path, util::Access::Scan)?;
         args.trust.check_one(&index, path)?;
-        file_info(path, &index, args.json, out)
+        // Reached with a key only when the file is signed by it.
+        let checked = args.trust.key()?.is_some();
+        file_info(path, &index, checked, args.json, out)
     }
 }
 
@@ -85,13 +87,15 @@ fn set_info(path: &Path, json: bool, out: &mut dyn Write) -> anyhow::Result<()> 
         )?;
     }
     writeln!(out, "  every segment shares the parameters of its schema:")?;
-    file_info(&path.join(pocketdex::SCHEMA), &schema, false, out)
+    file_info(&path.join(pocketdex::SCHEMA), &schema, false, false, out)
 }
 
 /// One index file.
+/// `checked`: the signature was checked against the trusted key of --public-key.
 fn file_info<D: AsRef<[u8]>>(
     path: &Path,
     index: &pocketdex::Index<D>,
+    checked: bool,
     json: bool,
     out: &mut dyn Write,
 ) -> anyhow::Result<()> {
@@ -109,7 +113,8 @@ fn file_info<D: AsRef<[u8]>>(
         .map_or(0, |s| s.len);
     let total = index.len_bytes();
     if json {
-        let o = pocketdex::info::file_info(&path.display().to_string(), index)?;
+        let mut o = pocketdex::info::file_info(&path.display().to_string(), index)?;
+        o["signature_checked"] = checked.into();
         writeln!(out, "{o}")?;
         return Ok(());
     }
@@ -123,8 +128,13 @@ fn file_info<D: AsRef<[u8]>>(
     match index.signature() {
         Some(s) => writeln!(
             out,
-            "  signature         Ed25519, key {} (checked only with --public-key)",
-            s.public_key.short()
+            "  signature         Ed25519, key {} ({})",
+            s.public_key.short(),
+            if checked {
+                "checked: signed by the trusted key"
+            } else {
+                "not checked: --public-key KEY checks it"
+            }
         )?,
         None => writeln!(out, "  signature         none")?,
     }

@@ -42,6 +42,14 @@ pub struct SignArgs {
     key: PathBuf,
 }
 
+/// True when a --public-key argument is a key's text (its tagged form, or 64 hex digits) rather
+/// than the name of a key file.
+fn looks_like_key(arg: &str) -> bool {
+    let t = arg.trim();
+    t.starts_with("pocketdex-public-key")
+        || (t.len() == 64 && t.bytes().all(|b| b.is_ascii_hexdigit()))
+}
+
 /// The trusted key option of the reading commands.
 #[derive(clap::Args, Clone, Debug, Default)]
 pub struct Trust {
@@ -59,6 +67,11 @@ impl Trust {
         };
         let text = if Path::new(arg).exists() {
             std::fs::read_to_string(arg).with_context(|| format!("reading public key {arg}"))?
+        } else if !looks_like_key(arg) {
+            // Not a key's text, so meant as a file: say it is missing, not malformed.
+            anyhow::bail!(
+                "--public-key {arg}: no such file; give the signer's public key file (NAME.pub from `pocketdex keygen`) or its text"
+            );
         } else {
             arg.clone()
         };
@@ -110,6 +123,12 @@ pub fn keygen(args: KeygenArgs) -> anyhow::Result<ExitCode> {
     };
     let (secret, public) = (with(".key"), with(".pub"));
     for p in [&secret, &public] {
+        if p.is_dir() {
+            anyhow::bail!(
+                "{} is a directory; choose another name for the key files with -o",
+                p.display()
+            );
+        }
         if p.exists() && !args.force {
             anyhow::bail!(
                 "{} exists; choose another name with -o, or replace it with --force",
@@ -144,13 +163,21 @@ pub fn sign(args: SignArgs) -> anyhow::Result<ExitCode> {
     let text = std::fs::read_to_string(&args.key)
         .with_context(|| format!("reading secret key {}", args.key.display()))?;
     let key = SecretKey::parse(&text).with_context(|| args.key.display().to_string())?;
-    if args.index.is_dir() {
+    if pocketdex::is_set(&args.index) {
         anyhow::bail!(
             "{}: index sets are not signed; export one file with `pocketdex merge {} -o FILE.pdx` and sign that",
             args.index.display(),
             args.index.display()
         );
     }
+    if args.index.is_dir() {
+        anyhow::bail!(
+            "{} is a directory, not an index file; sign a file written by `pocketdex build` or `merge -o`",
+            args.index.display()
+        );
+    }
+    // Signing replaces the file: a directory it cannot write in is said so before any work.
+    pocketdex::atomic::check_writable(&args.index)?;
     let public =
         signing::sign_file(&args.index, &key).with_context(|| args.index.display().to_string())?;
     eprintln!(

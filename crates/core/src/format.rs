@@ -228,7 +228,21 @@ impl Directory {
             );
             // A file that ends as an index ends was not cut short: its length field is damaged.
             let ends_whole = bytes[bytes.len() - 8..] == END_MAGIC;
-            return Err(if file_len > bytes.len() as u64 && !ends_whole {
+            // An index followed by the start of a signature block (its magic), shorter than a
+            // block: a signed file cut short, which a copy that stopped early leaves.
+            let index_len = usize::try_from(file_len).unwrap_or(usize::MAX);
+            let cut_signature = index_len < bytes.len()
+                && bytes[index_len..].starts_with(&crate::signing::SIG_MAGIC[..])
+                && bytes.len() - index_len < crate::signing::SIGNATURE_LEN;
+            return Err(if cut_signature {
+                Error::Truncated {
+                    what: format!(
+                        "its signature block has {} of its {} bytes",
+                        bytes.len() - index_len,
+                        crate::signing::SIGNATURE_LEN
+                    ),
+                }
+            } else if file_len > bytes.len() as u64 && !ends_whole {
                 Error::Truncated { what }
             } else {
                 Error::format(format!(

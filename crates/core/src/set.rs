@@ -222,6 +222,13 @@ fn write_step<T>(
 /// parameters, classes and idf table ([`Index::open_like`]), as a set's files do.
 fn map(path: &Path, like: Option<&Index<Mmap>>) -> Result<Index<Mmap>> {
     let file = File::open(path).map_err(|e| Error::io(path, e))?;
+    // Mapping a directory fails with "No such device", which says nothing useful.
+    if file.metadata().is_ok_and(|m| m.is_dir()) {
+        return Err(Error::Invalid(format!(
+            "{} is a directory where an index file belongs; restore the file from a good copy",
+            path.display()
+        )));
+    }
     // SAFETY: segment files are never changed in place (writers create new files and rename
     // them); `verify` checks every byte for those who need it.
     let map = unsafe { Mmap::map(&file) }.map_err(|e| Error::io(path, e))?;

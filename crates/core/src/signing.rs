@@ -13,7 +13,7 @@ use std::path::Path;
 /// Bytes of the signature block at the end of a signed file.
 pub const SIGNATURE_LEN: usize = 128;
 /// The first eight bytes of the signature block.
-const SIG_MAGIC: [u8; 8] = *b"PDX-SIG1";
+pub(crate) const SIG_MAGIC: [u8; 8] = *b"PDX-SIG1";
 /// The last eight bytes of a signed file.
 pub const SIG_END: [u8; 8] = *b"PDX-SGN\n";
 /// The one algorithm so far: Ed25519 (RFC 8032).
@@ -201,6 +201,22 @@ pub(crate) fn check(
                 "the signature does not match the index: the file was changed after it was signed"
                     .into(),
             )
+        })
+}
+
+/// Checks that `signature` verifies with the key it carries: true of every signature block
+/// `sign` wrote until a bit of the block (or of what it signs) changed. Says nothing of who
+/// signed ([`check`] does, against a trusted key).
+pub(crate) fn check_embedded(index: &[u8], dir: &Directory, signature: &Signature) -> Result<()> {
+    signature
+        .public_key
+        .0
+        .verify(&message(index, dir)?, &signature.signature)
+        .map_err(|_| {
+            Error::Signature(format!(
+                "the signature block (key {}) does not verify with its own key: the block or the file was damaged or changed after signing; restore a good copy, or sign it again",
+                signature.public_key.short()
+            ))
         })
 }
 

@@ -99,6 +99,20 @@ fn open(path: &Path, is_set: bool, trust: Option<&Trust>) -> Result<Snapshot, St
     })
 }
 
+/// `new` once every byte it has that `old` had not is checked ([`pocketdex::Index::verify`]):
+/// a replaced file whole, a set's new segments (the others are the same immutable files). A
+/// damaged replacement is then refused and the old version kept, where opening alone (which
+/// checks blocks as they are first read) would have swapped it in and failed every query.
+fn verify_new(old: &Snapshot, new: Snapshot, is_set: bool) -> Result<Snapshot, String> {
+    for p in new.set.parts() {
+        let seen = is_set && old.set.parts().iter().any(|o| o.file == p.file);
+        if !seen {
+            p.index.verify().map_err(|e| format!("{}: {e}", p.file))?;
+        }
+    }
+    Ok(new)
+}
+
 impl Served {
     /// Opens the index at `path` (a file or a set), refusing it when `trust` does.
     pub fn open(path: &Path, trust: Option<Trust>) -> Result<Served, String> {
@@ -137,7 +151,10 @@ impl Served {
         if now == self.current.load().stamp {
             return false;
         }
-        match open(&self.path, self.is_set, self.trust.as_ref()) {
+        let old = self.current.load_full();
+        let opened = open(&self.path, self.is_set, self.trust.as_ref())
+            .and_then(|s| verify_new(&old, s, self.is_set));
+        match opened {
             Ok(s) => {
                 let docs = s.documents;
                 self.current.store(Arc::new(s));
