@@ -19,7 +19,8 @@ use std::time::Duration;
 ///                         or JSON {"text", "top"?, "threshold"?, "similar"?}
 ///                         -> {"hits": [{"id", "score", "rank", "codes", "path", "title"?}],
 ///                             "stats": {"terms", "lookups", "candidates", "hits", "micros"}}
-///   POST /v1/query/batch  {"texts": [...], "top"?, "threshold"?} -> {"results": [answer, ...]}
+///   POST /v1/query/batch  {"texts": [...], "top"?, "threshold"?, "similar"?}
+///                         -> {"results": [answer, ...]}
 ///   POST /v1/check        {"documents": [{"id", "text", "title"?}], "threshold"?, "top"?,
 ///                         "add"?, "replace"?} -> {"results": [verdict, ...], "added", "generation"}
 ///   POST /v1/compare      {"text", "id"} (or {"text", "other"}) -> measures and shared terms

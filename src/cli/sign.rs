@@ -15,6 +15,7 @@ use std::process::ExitCode;
 ///   pocketdex sign wiki.pdx --key archive.key
 ///   pocketdex query wiki.pdx --public-key archive.pub samples/query/edited.txt
 #[derive(clap::Args, Debug)]
+#[command(verbatim_doc_comment)]
 pub struct KeygenArgs {
     /// Write NAME.key and NAME.pub.
     #[arg(short, long, value_name = "NAME", default_value = "pocketdex")]

@@ -84,8 +84,11 @@ fn open(path: &Path, is_set: bool, trust: Option<&Trust>) -> Result<Snapshot, St
     } else {
         let set = IndexSet::open_files(std::slice::from_ref(&path.to_path_buf()))
             .map_err(|e| e.to_string())?;
-        let info = pocketdex::info::file_info(&label, &set.parts()[0].index)
+        let mut info = pocketdex::info::file_info(&label, &set.parts()[0].index)
             .map_err(|e| format!("{label}: {e}"))?;
+        // As `info --json` says it: served with --public-key, a file is signed by that key
+        // (checked below) or not served.
+        info["signature_checked"] = trust.is_some().into();
         (set, info)
     };
     if let Some(check) = trust {
