@@ -542,3 +542,25 @@ fn dups_lists_a_spanning_tree_for_large_groups() {
     let o = pocketdex(&["dups", dir, "--spanning-above", "0"]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
 }
+
+/// Two documents without content words: the methods over content words say they would set
+/// them aside, as `dups` does, rather than leave simhash's "Hamming distance 0" (two empty
+/// fingerprints) unexplained.
+#[test]
+fn compare_says_which_methods_set_aside_a_document_without_content() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("a.txt"), dir.path().join("b.txt"));
+    std::fs::write(&a, "the of and 1234 5678\n").unwrap();
+    std::fs::write(&b, "is it 42 99 100\n").unwrap();
+    let o = pocketdex(&["compare", a.to_str().unwrap(), b.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    // minhash, trials, simhash and cosine, for each document.
+    assert_eq!(
+        text.matches("would be set aside: no content words").count(),
+        8,
+        "{text}"
+    );
+    let o = pocketdex(&["dups", dir.path().to_str().unwrap(), "--method", "simhash"]);
+    assert!(stderr(&o).contains("set aside a.txt: no content words"), "{}", stderr(&o));
+}

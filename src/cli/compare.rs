@@ -156,6 +156,20 @@ fn print_text(
         };
         format!("{t}: {}", if pass { yes } else { "no" })
     };
+    // The methods over content words set aside a document without any, as `dups` does: their
+    // numbers for it (an empty simhash is 0, as close to another empty one as can be) say
+    // nothing.
+    let set_aside = |out: &mut dyn Write| -> std::io::Result<()> {
+        for (i, name) in ["A", "B"].iter().enumerate() {
+            if n.content_words[i] == 0 {
+                writeln!(
+                    out,
+                    "  {name} would be set aside: no content words (`dups` compares it with none)"
+                )?;
+            }
+        }
+        Ok(())
+    };
     let set = |s: &pocketdex_methods::compare::SetScore| {
         format!("{} shared of {}/{}", s.shared, s.sizes[0], s.sizes[1])
     };
@@ -199,6 +213,7 @@ fn print_text(
         &format!("{} of {} sketch values agree", m.agree, m.permutations),
         "",
     )?;
+    set_aside(out)?;
     let t = &c.trials;
     writeln!(
         out,
@@ -230,6 +245,7 @@ fn print_text(
         "for a pair with this Jaccard",
         "",
     )?;
+    set_aside(out)?;
     writeln!(out, "spex ({}-word chunks)", o.chunk)?;
     row(
         out,
@@ -289,6 +305,7 @@ fn print_text(
         "",
         &verdict(&Simhash),
     )?;
+    set_aside(out)?;
     writeln!(out, "cosine (term frequencies of content words)")?;
     row(
         out,
@@ -297,6 +314,7 @@ fn print_text(
         "dups --method fuzzy weighs by tf-idf",
         &verdict(&Fuzzy),
     )?;
+    set_aside(out)?;
     let f = &c.fuzzy;
     writeln!(out, "fuzzy fingerprints")?;
     row(

@@ -124,7 +124,7 @@ impl CreateArgs {
     }
 }
 
-/// Add documents to an index set, as one new segment.
+/// Add documents to an index set, as one new segment
 ///
 /// INDEX is an index set: a directory holding segment files and a manifest. It is created when
 /// it does not exist (with --lang and --expected-docs, fixed for its life). INPUT is what
