@@ -562,5 +562,9 @@ fn compare_says_which_methods_set_aside_a_document_without_content() {
         "{text}"
     );
     let o = pocketdex(&["dups", dir.path().to_str().unwrap(), "--method", "simhash"]);
-    assert!(stderr(&o).contains("set aside a.txt: no content words"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("set aside a.txt: no content words"),
+        "{}",
+        stderr(&o)
+    );
 }

@@ -230,8 +230,9 @@ impl IndexBuilder {
 
     /// like(index, *, segment=False) -> IndexBuilder
     ///
-    /// A builder whose documents get exactly the codes and sketches `index` (a path, or an
-    /// index file's bytes) gives its documents: its parameters, resolution and idf table. Shards
+    /// A builder whose documents get exactly the codes and sketches `index` (a path of an
+    /// index file or of an index set, whose schema it then follows, or an index file's bytes)
+    /// gives its documents: its parameters, resolution and idf table. Shards
     /// of one collection built this way answer together as one index. segment=True also writes
     /// the sections a segment of an index set needs (for `pocketdex.spark.build`).
     #[staticmethod]
@@ -243,8 +244,16 @@ impl IndexBuilder {
             pocketdex::IndexBuilder::like(&index)
         } else {
             let path: PathBuf = index.extract().map_err(|_| {
-                PyTypeError::new_err("like() takes the path of an index file, or its bytes")
+                PyTypeError::new_err(
+                    "like() takes the path of an index file or set, or an index file's bytes",
+                )
             })?;
+            // A set: its schema, as `pocketdex build --segment-of SET` takes it.
+            let path = if pocketdex::is_set(&path) {
+                path.join(pocketdex::SCHEMA)
+            } else {
+                path
+            };
             pocketdex::IndexBuilder::like(&crate::index::map_file(&path)?)
         };
         Ok(IndexBuilder::from_core(if segment {
@@ -277,8 +286,11 @@ impl IndexBuilder {
     ///
     /// Adds many documents, fingerprinted in parallel with the GIL released; returns how many
     /// were added (empty texts are skipped and listed in `skipped`). Each argument is a list
-    /// (or any iterable) or a pyarrow Array or ChunkedArray, read in place; ids may be ints, a
-    /// None id becomes "row N" (N counts the rows of every add and add_batch call, from 0).
+    /// (or any iterable) or a pyarrow Array or ChunkedArray (dictionary-encoded too), read in
+    /// place; ids may be ints, a None id becomes "row N" (N counts the rows of every add and
+    /// add_batch call, from 0). pandas' missing values (pd.NA, NaN) are None. A value that
+    /// cannot be read ends the batch at its row: the rows before it are added, and the error
+    /// names the row.
     #[pyo3(signature = (ids, texts, titles = None))]
     fn add_batch(
         &mut self,
@@ -314,12 +326,61 @@ impl IndexBuilder {
                 v.into_iter().map(|v| v.map(|s| s.into_owned())).collect()
             };
             let row = start - self.rows;
-            let id_step = owned(ids.take(row, STEP)?);
-            let title_step = match titles.as_mut() {
-                Some(t) => Some(owned(t.take(row, STEP)?)),
-                None => None,
+            // A value that cannot be read (a float among strings) ends the batch at its row:
+            // the rows before it are added, as a generator's would be, and the error names
+            // the row; `rows` counts them, so that the next call's "row N" ids go on from there.
+            let (id_step, id_error) = ids.take_until_error(row, STEP);
+            let mut id_step = owned(id_step);
+            let (mut title_step, title_error) = match titles.as_mut() {
+                Some(t) => {
+                    let (v, e) = t.take_until_error(row, STEP);
+                    (Some(owned(v)), e)
+                }
+                None => (None, None),
             };
-            let text_step = texts.take(row, STEP)?;
+            let (mut text_step, text_error) = texts.take_until_error(row, STEP);
+            let bad = [
+                id_error.map(|e| (id_step.len(), e)),
+                title_error.map(|e| (title_step.as_ref().map_or(0, Vec::len), e)),
+                text_error.map(|e| (text_step.len(), e)),
+            ]
+            .into_iter()
+            .flatten()
+            .min_by_key(|(at, _)| *at);
+            if let Some((at, e)) = bad {
+                id_step.truncate(at);
+                text_step.truncate(at);
+                if let Some(t) = title_step.as_mut() {
+                    t.truncate(at);
+                }
+                if let Some(prev) = pending.take() {
+                    py.detach(|| self.push_step(prev))?;
+                }
+                if at > 0 {
+                    let f = Arc::clone(&self.fingerprinter);
+                    let fps = py.detach(|| {
+                        text_step
+                            .par_iter()
+                            .map(|t| t.as_deref().and_then(|t| fingerprint_doc(&f, t)))
+                            .collect()
+                    });
+                    let step = Step {
+                        start,
+                        ids: id_step,
+                        titles: title_step,
+                        fps,
+                    };
+                    py.detach(|| self.push_step(step))?;
+                }
+                self.rows = start + at;
+                return Err(PyErr::from_type(
+                    e.get_type(py),
+                    format!(
+                        "{}; the rows before it were added, the others were not",
+                        e.value(py)
+                    ),
+                ));
+            }
             let n = id_step.len();
             if n != text_step.len() || title_step.as_ref().is_some_and(|t| t.len() != n) {
                 // The rows before stay added, as a generator's would.

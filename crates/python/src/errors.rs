@@ -60,12 +60,30 @@ pub fn with_context(context: &str, e: Error) -> PyErr {
     } else {
         format!("{context}: {e}")
     };
+    // The core's advice names the CLI's options and Rust calls; Python has its own.
+    let message = message
+        .replace("(`--wait`)", "(wait=True)")
+        .replace(
+            "(`pocketdex build --segment-of SET`, or IndexBuilder::like(schema).with_set_sections())",
+            "(IndexBuilder.like(set, segment=True))",
+        )
+        .replace(
+            "(`pocketdex build --segment-of SET`, or IndexBuilder::like)",
+            "(IndexBuilder.like(set, segment=True))",
+        );
     match &e {
-        Error::Io { source, .. } => match source.kind() {
-            std::io::ErrorKind::NotFound => PyFileNotFoundError::new_err(message),
-            std::io::ErrorKind::PermissionDenied => PyPermissionError::new_err(message),
-            _ => PyOSError::new_err(message),
-        },
+        Error::Io { source, path } => {
+            // As Python's own: errno and filename set (`e.errno == errno.ENOENT` works).
+            let args = |m: String| match (source.raw_os_error(), path) {
+                (Some(code), Some(p)) => PyOSErrorArgs::Full(code, m, p.display().to_string()),
+                _ => PyOSErrorArgs::Message(m),
+            };
+            match (source.kind(), args(message)) {
+                (std::io::ErrorKind::NotFound, a) => a.raise::<PyFileNotFoundError>(),
+                (std::io::ErrorKind::PermissionDenied, a) => a.raise::<PyPermissionError>(),
+                (_, a) => a.raise::<PyOSError>(),
+            }
+        }
         Error::Invalid(_) => PyValueError::new_err(message),
         Error::Signature(_) => SignatureError::new_err(message),
         Error::Busy { .. } => BusyError::new_err(message),
@@ -77,6 +95,22 @@ pub fn with_context(context: &str, e: Error) -> PyErr {
         | Error::ChecksumMismatch { .. }
         | Error::BlockMismatch { .. } => CorruptIndexError::new_err(message),
         _ => PocketdexError::new_err(message),
+    }
+}
+
+/// The arguments of an OSError: (errno, message, filename) when both are known, as Python's
+/// own I/O errors have them.
+enum PyOSErrorArgs {
+    Full(i32, String, String),
+    Message(String),
+}
+
+impl PyOSErrorArgs {
+    fn raise<T: pyo3::PyTypeInfo>(self) -> PyErr {
+        match self {
+            PyOSErrorArgs::Full(code, m, f) => PyErr::new::<T, _>((code, m, f)),
+            PyOSErrorArgs::Message(m) => PyErr::new::<T, _>(m),
+        }
     }
 }
 

@@ -16,7 +16,18 @@ use std::borrow::Cow;
 pub const STEP: usize = 4096;
 
 /// A document id as the builder names documents: a `str`, or an `int` in decimal.
+/// The error for a str that is not Unicode text: lone surrogates, as `os.fsdecode` makes of a
+/// file name's invalid bytes (rather than "must hold str values, not str").
+fn surrogates(what: &str) -> PyErr {
+    PyValueError::new_err(format!(
+        "{what}: a str holds lone surrogates (from os.fsdecode of invalid bytes?), which are no text; encode and decode it with errors=\"replace\" first"
+    ))
+}
+
 pub fn id_of(obj: &Bound<'_, PyAny>) -> PyResult<String> {
+    if obj.is_instance_of::<PyString>() {
+        return obj.extract::<String>().map_err(|_| surrogates("an id"));
+    }
     match obj.extract::<String>() {
         Ok(s) => Ok(s),
         Err(_) => Ok(obj
@@ -93,8 +104,42 @@ impl<'py> Column<'py> {
         }
     }
 
-    /// Up to `n` values from row `start` on (rows are read in order); fewer at the end.
+    /// Up to `n` values from row `start` on (rows are read in order); fewer at the end. An
+    /// error names its row.
     pub fn take(&mut self, start: usize, n: usize) -> PyResult<Vec<Option<Cow<'_, str>>>> {
+        match self.take_until_error(start, n) {
+            (values, None) => Ok(values),
+            (_, Some(e)) => Err(e),
+        }
+    }
+
+    /// [`Column::take`], and on an error the values of the rows before the bad one with the
+    /// error (which names the row), so that a caller can keep what came before it.
+    pub fn take_until_error(
+        &mut self,
+        start: usize,
+        n: usize,
+    ) -> (Vec<Option<Cow<'_, str>>>, Option<PyErr>) {
+        let mut out = Vec::with_capacity(n);
+        let error = self.read_into(start, n, &mut out).err();
+        let error = error.map(|e| {
+            Python::attach(|py| {
+                PyErr::from_type(
+                    e.get_type(py),
+                    format!("row {}: {}", start + out.len(), e.value(py)),
+                )
+            })
+        });
+        (out, error)
+    }
+
+    /// Appends to `out` up to `n` values from row `start` on, stopping at the first error.
+    fn read_into<'s>(
+        &'s mut self,
+        start: usize,
+        n: usize,
+        out: &mut Vec<Option<Cow<'s, str>>>,
+    ) -> PyResult<()> {
         let what = self.what;
         match &mut self.kind {
             Kind::Arrow {
@@ -103,7 +148,6 @@ impl<'py> Column<'py> {
                 len,
             } => {
                 let end = (start + n).min(*len);
-                let mut out = Vec::with_capacity(end.saturating_sub(start));
                 let mut row = start;
                 while row < end {
                     let c = starts.partition_point(|&s| s <= row) - 1;
@@ -114,17 +158,16 @@ impl<'py> Column<'py> {
                     }
                     row = stop;
                 }
-                Ok(out)
+                Ok(())
             }
             Kind::Iter { it, .. } => {
-                let mut out = Vec::with_capacity(n);
                 for _ in 0..n {
                     match it.next() {
                         Some(item) => out.push(py_value(&item?, what)?.map(Cow::Owned)),
                         None => break,
                     }
                 }
-                Ok(out)
+                Ok(())
             }
         }
     }
@@ -153,14 +196,17 @@ fn type_name(obj: &Bound<'_, PyAny>) -> String {
 
 /// One Python value: a `str`, an `int` (ids), or `None`.
 fn py_value(item: &Bound<'_, PyAny>, what: &str) -> PyResult<Option<String>> {
-    if item.is_none() {
+    if item.is_none() || is_missing(item) {
         return Ok(None);
     }
     if what == "ids" {
         return id_of(item).map(Some);
     }
-    if let Ok(s) = item.extract::<String>() {
-        return Ok(Some(s));
+    if item.is_instance_of::<PyString>() {
+        return item
+            .extract::<String>()
+            .map(Some)
+            .map_err(|_| surrogates(what));
     }
     Err(PyTypeError::new_err(format!(
         "{what} must hold str{} values, not {}",
@@ -169,9 +215,26 @@ fn py_value(item: &Bound<'_, PyAny>, what: &str) -> PyResult<Option<String>> {
     )))
 }
 
+/// pandas' missing values, `pd.NA` and a float NaN (`read_csv`'s empty cells), which mean what
+/// None means: a missing id or text.
+fn is_missing(item: &Bound<'_, PyAny>) -> bool {
+    if let Ok(f) = item.extract::<f64>() {
+        if f.is_nan() && !item.is_instance_of::<pyo3::types::PyInt>() {
+            return true;
+        }
+    }
+    item.get_type()
+        .name()
+        .is_ok_and(|n| n.to_string() == "NAType")
+}
+
 /// The Arrow types a column may have: strings (ids also integers; texts also binary, decoded
 /// lossily).
 fn check_type(t: &DataType, what: &str) -> PyResult<()> {
+    // Dictionary-encoded (pandas' categoricals, `read_dictionary`): read as its values.
+    if let DataType::Dictionary(_, values) = t {
+        return check_type(values, what);
+    }
     let ok = matches!(
         t,
         DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View | DataType::Null
@@ -200,6 +263,19 @@ fn value<'a>(a: &'a dyn Array, i: usize, what: &str) -> PyResult<Option<Cow<'a, 
         DataType::Binary => String::from_utf8_lossy(a.as_binary::<i32>().value(i)),
         DataType::LargeBinary => String::from_utf8_lossy(a.as_binary::<i64>().value(i)),
         t if t.is_integer() => Cow::Owned(int_at(a, i)?.to_string()),
+        DataType::Dictionary(..) => {
+            let d = a.as_any_dictionary();
+            let key = usize::try_from(int_at(d.keys(), i)?).map_err(|_| {
+                PyValueError::new_err(format!("{what}: a negative dictionary key at row {i}"))
+            })?;
+            if key >= d.values().len() {
+                return Err(PyValueError::new_err(format!(
+                    "{what}: dictionary key {key} at row {i} is beyond its {} values",
+                    d.values().len()
+                )));
+            }
+            return value(d.values().as_ref(), key, what);
+        }
         t => {
             return Err(PyTypeError::new_err(format!(
                 "{what}: unsupported Arrow type {t}"

@@ -60,3 +60,57 @@ def test_none_ids_are_named_by_their_row_in_everything_added(tmp_path):
         "row 2",
         "row 3",
     ]
+
+
+def test_a_bad_value_ends_the_batch_at_its_row_keeping_the_rows_before(tmp_path):
+    # More rows than one step (4,096), the bad one in the third: every row before it is
+    # added, none after, the error names its row, and later "row N" ids go on from there.
+    texts = [f"document number {i} tells of rivers, harbours and mountains {i}" for i in range(9000)]
+    bad = list(texts)
+    bad[8500] = 123
+    b = pocketdex.IndexBuilder()
+    with pytest.raises(TypeError, match=r"row 8500: texts must hold str values, not int; the rows before it were added"):
+        b.add_batch([None] * len(bad), bad)
+    assert len(b) == 8500
+    assert b.add_batch([None], ["one more document about ships and the sea"]) == 1
+    b.write(tmp_path / "x.pdx")
+    index = pocketdex.Index(tmp_path / "x.pdx")
+    assert "row 8499" in index and "row 8500" in index and "row 8501" not in index
+    # A bad id in the first step: nothing before it but the rows before it.
+    b = pocketdex.IndexBuilder()
+    with pytest.raises(TypeError, match=r"row 1: an id is a str or an int, not float"):
+        b.add_batch(["a", 2.5, "c"], TEXTS + ["third"])
+    assert len(b) == 1
+
+
+def test_dictionary_arrays_missing_values_and_surrogates():
+    # A categorical id column and dictionary-encoded texts (pq.read_table(read_dictionary=…)):
+    # read as their values, as the CLI reads the same Parquet file.
+    ids = pa.array(["a", "b"]).dictionary_encode()
+    texts = pa.array(TEXTS).dictionary_encode()
+    plain, encoded = pocketdex.IndexBuilder(), pocketdex.IndexBuilder()
+    assert plain.add_batch(["a", "b"], TEXTS) == 2
+    assert encoded.add_batch(ids, pa.chunked_array([texts])) == 2
+    assert plain.to_bytes() == encoded.to_bytes()
+    # pandas' missing values (pd.NA, NaN) mean what None means: a missing id or text.
+    b = pocketdex.IndexBuilder()
+    assert b.add_batch(["a", "b", "c"], [TEXTS[0], float("nan"), TEXTS[1]]) == 2
+    assert b.skipped == [("b", "empty")]
+    # A str of lone surrogates (os.fsdecode of invalid bytes) is said to be one.
+    with pytest.raises(ValueError, match="lone surrogates"):
+        pocketdex.IndexBuilder().add_batch(["ok", "caf\udce9.txt"], TEXTS)
+
+
+def test_os_errors_have_errno_and_filename_and_like_takes_a_set(tmp_path):
+    import errno
+
+    with pytest.raises(FileNotFoundError) as e:
+        pocketdex.Index(tmp_path / "missing.pdx")
+    assert e.value.errno == errno.ENOENT
+    assert e.value.filename.endswith("missing.pdx")
+    # like() of a set follows its schema, as `build --segment-of SET` does.
+    pocketdex.create_set(tmp_path / "my.set")
+    piece = pocketdex.IndexBuilder.like(tmp_path / "my.set", segment=True)
+    assert piece.add_batch(["a", "b"], TEXTS) == 2
+    piece.write(tmp_path / "piece.pdx")
+    assert pocketdex.adopt_segments(tmp_path / "my.set", [tmp_path / "piece.pdx"]) == 2
