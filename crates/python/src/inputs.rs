@@ -225,7 +225,7 @@ fn is_missing(item: &Bound<'_, PyAny>) -> bool {
     }
     item.get_type()
         .name()
-        .is_ok_and(|n| n.to_string() == "NAType")
+        .is_ok_and(|n| n == "NAType")
 }
 
 /// The Arrow types a column may have: strings (ids also integers; texts also binary, decoded
