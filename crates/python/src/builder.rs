@@ -142,11 +142,28 @@ fn fingerprint_doc(f: &Fingerprinter, text: &str) -> Option<Fingerprint> {
     })
 }
 
-/// `resolution=`: (bands, samples, short_rows[, similar_rows]), as `build --resolution B,S,R[,Y]`.
-#[derive(FromPyObject)]
-pub enum ResolutionArg {
-    Four((u8, u8, u8, Option<u8>)),
-    Three((u8, u8, u8)),
+/// `resolution=(bands, samples, rows)` or `(bands, samples, rows, similar_rows)`: small
+/// non-negative ints (similar_rows may be None), as `build --resolution B,S,R[,Y]` takes them.
+pub struct ResolutionArg((u8, u8, u8, Option<u8>));
+
+impl<'py> FromPyObject<'_, 'py> for ResolutionArg {
+    type Error = PyErr;
+
+    fn extract(obj: pyo3::Borrowed<'_, 'py, PyAny>) -> PyResult<Self> {
+        let bad = || {
+            PyTypeError::new_err(format!(
+                "resolution must be a tuple (bands, samples, rows) or (bands, samples, rows, similar_rows) of ints from 0 to 255, not {}",
+                obj.repr().map_or_else(|_| "that".to_string(), |r| r.to_string())
+            ))
+        };
+        // The fourth may be None: the similar rows that suit the samples.
+        let v: Vec<Option<u8>> = obj.extract().map_err(|_| bad())?;
+        match v[..] {
+            [Some(b), Some(s), Some(r)] => Ok(ResolutionArg((b, s, r, None))),
+            [Some(b), Some(s), Some(r), y] => Ok(ResolutionArg((b, s, r, y))),
+            _ => Err(bad()),
+        }
+    }
 }
 
 /// The parameters of `IndexBuilder(...)` as the CLI's `build` flags make them.
@@ -169,8 +186,7 @@ pub fn params(
     }
     if let Some(arg) = resolution {
         let (b, s, r, y) = match arg {
-            ResolutionArg::Four(four) => four,
-            ResolutionArg::Three((b, s, r)) => (b, s, r, None),
+            ResolutionArg(four) => four,
         };
         let similar = y.unwrap_or_else(|| Resolution::similar_rows_for_samples(s));
         p.resolution = Some(Resolution::new(b, s, r, similar));

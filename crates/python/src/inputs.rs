@@ -223,9 +223,7 @@ fn is_missing(item: &Bound<'_, PyAny>) -> bool {
             return true;
         }
     }
-    item.get_type()
-        .name()
-        .is_ok_and(|n| n == "NAType")
+    item.get_type().name().is_ok_and(|n| n == "NAType")
 }
 
 /// The Arrow types a column may have: strings (ids also integers; texts also binary, decoded

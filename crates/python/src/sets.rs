@@ -42,9 +42,19 @@ pub fn create_set(
 pub fn adopt_segments(
     py: Python<'_>,
     path: PathBuf,
-    files: Vec<PathBuf>,
+    files: &Bound<'_, PyAny>,
     wait: bool,
 ) -> PyResult<u64> {
+    // A list of paths; one path (a str would otherwise be refused as "not a sequence") is
+    // taken as a list of one.
+    let files: Vec<PathBuf> = match files.extract::<Vec<PathBuf>>() {
+        Ok(v) => v,
+        Err(_) => vec![files.extract::<PathBuf>().map_err(|_| {
+            pyo3::exceptions::PyTypeError::new_err(
+                "files must be a list of paths of index files (built with IndexBuilder.like(set, segment=True))",
+            )
+        })?],
+    };
     let label = path.display().to_string();
     py.detach(|| {
         let mut writer = pocketdex::SetWriter::open(&path, wait)?;

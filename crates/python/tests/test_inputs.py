@@ -114,3 +114,16 @@ def test_os_errors_have_errno_and_filename_and_like_takes_a_set(tmp_path):
     assert piece.add_batch(["a", "b"], TEXTS) == 2
     piece.write(tmp_path / "piece.pdx")
     assert pocketdex.adopt_segments(tmp_path / "my.set", [tmp_path / "piece.pdx"]) == 2
+
+
+def test_argument_errors_say_what_is_expected(tmp_path):
+    for bad in [(4, -1, 2), (300, 1, 2), (4, 1), "4,1,2"]:
+        with pytest.raises(TypeError, match=r"resolution must be a tuple \(bands, samples, rows\)"):
+            pocketdex.IndexBuilder(resolution=bad)
+    assert len(pocketdex.IndexBuilder(resolution=[4, 1, 2])) == 0
+    # One path where a list is expected is a list of one.
+    pocketdex.create_set(tmp_path / "s.set")
+    piece = pocketdex.IndexBuilder.like(tmp_path / "s.set", segment=True)
+    piece.add("only", TEXTS[0])
+    piece.write(tmp_path / "p.pdx")
+    assert pocketdex.adopt_segments(tmp_path / "s.set", str(tmp_path / "p.pdx")) == 1
