@@ -185,9 +185,7 @@ pub fn params(
         p.resolution = Some(Resolution::for_docs(n));
     }
     if let Some(arg) = resolution {
-        let (b, s, r, y) = match arg {
-            ResolutionArg(four) => four,
-        };
+        let ResolutionArg((b, s, r, y)) = arg;
         let similar = y.unwrap_or_else(|| Resolution::similar_rows_for_samples(s));
         p.resolution = Some(Resolution::new(b, s, r, similar));
     }
