@@ -125,6 +125,19 @@ impl IndexBuilder {
     }
 }
 
+/// How many documents of `builder` repeat the id of an earlier one, and the first such id.
+fn repeated_ids(builder: &pocketdex::IndexBuilder) -> Option<(usize, String)> {
+    let mut seen = std::collections::HashSet::with_capacity(builder.len());
+    let mut repeated = None;
+    for name in builder.names() {
+        if !seen.insert(name) {
+            let r = repeated.get_or_insert((0, name.to_string()));
+            r.0 += 1;
+        }
+    }
+    repeated
+}
+
 fn written() -> PyErr {
     PyValueError::new_err("this IndexBuilder was written already; make a new one")
 }
@@ -458,10 +471,21 @@ impl IndexBuilder {
         // Before the builder is taken: a path that cannot be written leaves it as it was.
         pocketdex::atomic::check_writable(&path).map_err(|e| with_context("", e))?;
         let builder = self.take()?;
+        let repeated = repeated_ids(&builder);
         let stats = py
             .detach(|| builder.write_to_path(&path))
             .map_err(|e| with_context(&format!("writing {}", path.display()), e))?;
-        json_to_py(py, &serde_json::to_value(&stats).expect("stats serialize"))
+        // As `pocketdex build` warns: both copies are indexed, and a lookup by id finds one.
+        if let Some((n, first)) = &repeated {
+            let message = std::ffi::CString::new(format!(
+                "{n} document(s) share an id with an earlier one (first: {first:?}); both are indexed"
+            ))
+            .unwrap_or_default();
+            PyErr::warn(py, &py.get_type::<pyo3::exceptions::PyUserWarning>(), &message, 1)?;
+        }
+        let mut stats = serde_json::to_value(&stats).expect("stats serialize");
+        stats["repeated_ids"] = repeated.map_or(0, |r| r.0).into();
+        json_to_py(py, &stats)
     }
 
     /// to_bytes() -> bytes

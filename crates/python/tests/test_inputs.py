@@ -127,3 +127,14 @@ def test_argument_errors_say_what_is_expected(tmp_path):
     piece.add("only", TEXTS[0])
     piece.write(tmp_path / "p.pdx")
     assert pocketdex.adopt_segments(tmp_path / "s.set", str(tmp_path / "p.pdx")) == 1
+
+
+def test_repeated_ids_are_warned_of_as_build_does(tmp_path):
+    b = pocketdex.IndexBuilder()
+    b.add_batch(["a", "a"], TEXTS)
+    with pytest.warns(UserWarning, match=r'1 document\(s\) share an id with an earlier one \(first: "a"\)'):
+        stats = b.write(tmp_path / "x.pdx")
+    assert stats["repeated_ids"] == 1
+    b = pocketdex.IndexBuilder()
+    b.add_batch(["a", "b"], TEXTS)
+    assert b.write(tmp_path / "y.pdx")["repeated_ids"] == 0
