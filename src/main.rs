@@ -50,7 +50,8 @@ fn causes(e: &anyhow::Error) -> String {
 
 /// On SIGINT, SIGTERM or SIGHUP: removes the temporary files of writes in progress (an
 /// interrupted build leaves nothing behind), then dies of the signal as if it had no handler, so
-/// the shell sees an interrupted command (status 130, 143 or 129). A signal ignored when
+/// the shell sees an interrupted command (status 130, 143 or 129); but after an index set's
+/// change was committed, says so and exits 0 (the change is done). A signal ignored when
 /// pocketdex starts (`nohup`, a background job of a script) stays ignored.
 #[cfg(unix)]
 fn clean_up_on_signals() {
@@ -65,6 +66,14 @@ fn clean_up_on_signals() {
     std::thread::spawn(move || {
         if let Some(signal) = signals.forever().next() {
             pocketdex::atomic::remove_in_flight(|removed| {
+                // Interrupted after a change was committed (an `add` merging segments): the
+                // change stands, and a script must not take it for undone and make it again.
+                if let Some(what) = pocketdex::atomic::committed() {
+                    eprintln!(
+                        "\npocketdex: interrupted after the change was committed: {what}; only the merge of segments that follows was cut short, and the set is sound"
+                    );
+                    std::process::exit(0);
+                }
                 if removed > 0 {
                     eprintln!("\npocketdex: interrupted; the unfinished output was removed");
                 }

@@ -209,10 +209,11 @@ fn verify_checks_a_signature_against_its_own_key() {
         std::fs::write(&copy, &b).unwrap();
         let o = run(&["verify", c]);
         assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        // A flipped bit of the (random) key may also make no valid key at all.
+        let e = stderr(&o);
         assert!(
-            stderr(&o).contains("does not verify with its own key"),
-            "{}",
-            stderr(&o)
+            e.contains("does not verify with its own key") || e.contains("public key is not valid"),
+            "{e}"
         );
     }
     std::fs::write(&copy, &bytes[..bytes.len() - 1]).unwrap();

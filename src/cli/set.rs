@@ -64,8 +64,16 @@ impl CreateArgs {
                 path.display()
             );
         }
-        if pocketdex::is_set(path) {
-            return self.open_existing(path, w);
+        // A creation that another process gave up (it removes what it made) while this one
+        // waited for its lock: the set is gone again, so make it (a few rounds at most).
+        for _ in 0..3 {
+            if !pocketdex::is_set(path) {
+                break;
+            }
+            match self.open_existing(path, w) {
+                Err(_) if w.wait && !pocketdex::is_set(path) => continue,
+                other => return other,
+            }
         }
         let lang = self.lang.unwrap_or(Lang::En);
         let params = Params {
@@ -177,21 +185,22 @@ pub struct AddArgs {
 pub fn add(args: AddArgs) -> anyhow::Result<ExitCode> {
     let start = Instant::now();
     let (mut writer, created) = args.create.open_or_create(&args.index, &args.writer)?;
+    let before = writer.generation();
     let result = add_to(&args, &mut writer, created, start);
-    if created && result.is_err() {
+    // An error before the commit changed nothing: say so. (One after it, the set could not be
+    // opened again, says itself that the change is committed.)
+    let unchanged = writer.generation() == before;
+    if created && unchanged && result.is_err() {
         // Nothing was added: the set this call created goes again.
         let _ = writer.discard_unused();
     }
-    // An error is always before the one commit: say that nothing changed.
-    result.with_context(|| {
-        if created {
-            format!(
-                "nothing was added, and {} was not created",
-                args.index.display()
-            )
-        } else {
-            format!("nothing was added to {}", args.index.display())
-        }
+    result.with_context(|| match (unchanged, created) {
+        (false, _) => args.index.display().to_string(),
+        (true, true) => format!(
+            "nothing was added, and {} was not created",
+            args.index.display()
+        ),
+        (true, false) => format!("nothing was added to {}", args.index.display()),
     })
 }
 
@@ -229,6 +238,7 @@ fn add_to(
         anyhow::bail!("no documents to add: {}", summary.nothing_read());
     }
     let change = writer.add(builder, args.replace)?;
+    warn_merge_failed(&args.index, &change);
     if !args.quiet {
         eprintln!(
             "{} {} ({} of text) in {:.2} s{}; {}",
@@ -285,20 +295,23 @@ fn plural(n: u64, what: &str) -> String {
 }
 
 fn state(path: &Path, c: &Change) -> String {
-    let mut s = format!(
+    format!(
         "{} now holds {} in {} (generation {})",
         path.display(),
         plural(c.live_docs, "document"),
         plural(c.segments, "segment"),
         c.generation
-    );
+    )
+}
+
+/// Warns, whatever `--quiet` says, when the merge after an add failed: the documents are in.
+fn warn_merge_failed(path: &Path, c: &Change) {
     if let Some(why) = &c.merge_failed {
-        s.push_str(&format!(
-            "\npocketdex: warning: the documents are in, but merging segments afterwards failed ({why}); the set is sound, run `pocketdex merge {}` once the cause is fixed",
+        eprintln!(
+            "pocketdex: warning: the documents are in, but merging segments afterwards failed ({why}); the set is sound, run `pocketdex merge {}` once the cause is fixed",
             path.display()
-        ));
+        );
     }
-    s
 }
 
 /// Delete documents from an index set by id: they never appear in hits again (`merge` drops
@@ -515,7 +528,10 @@ pub fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
         }
         match committed? {
             Committed::Refused { held_ids, .. } => refused = Some(held_ids),
-            Committed::Added(change) => added = Some(change),
+            Committed::Added(change) => {
+                warn_merge_failed(&args.index, &change);
+                added = Some(change)
+            }
             Committed::Nothing => {}
         }
     }

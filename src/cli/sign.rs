@@ -144,13 +144,22 @@ pub fn keygen(args: KeygenArgs) -> anyhow::Result<ExitCode> {
     for p in [&secret, &public] {
         pocketdex::atomic::check_writable(p)?;
     }
+    // The secret first: a public key without its secret is useless, and one left by a failed
+    // run would make the next keygen ask for --force. A new secret whose public key cannot be
+    // written goes again.
+    let had_secret = secret.exists();
+    pocketdex::atomic::write_private_file(&secret, key.to_text().as_bytes())
+        .with_context(|| format!("writing {}", secret.display()))?;
     pocketdex::atomic::write_file(&public, |w| {
         w.write_all(key.public().to_text().as_bytes())
             .map_err(|e| pocketdex::Error::io(&public, e))
     })
+    .inspect_err(|_| {
+        if !had_secret {
+            let _ = std::fs::remove_file(&secret);
+        }
+    })
     .with_context(|| format!("writing {}", public.display()))?;
-    pocketdex::atomic::write_private_file(&secret, key.to_text().as_bytes())
-        .with_context(|| format!("writing {}", secret.display()))?;
     eprintln!(
         "wrote {} (secret: keep it to yourself) and {} (public key {}: give it to readers)",
         secret.display(),

@@ -49,6 +49,22 @@ pub fn remove_in_flight(then: impl FnOnce(usize)) -> usize {
     removed
 }
 
+/// What this process has committed that a later step of the same call must not be taken to
+/// have undone: an index set's `add` commits its documents, then merges segments; a signal
+/// during the merge should say that the documents are in (a script would otherwise add them
+/// again and be refused their ids).
+static COMMITTED: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
+
+/// Records that a change is committed (what it was, for a signal handler to say).
+pub fn note_committed(what: String) {
+    *COMMITTED.lock().unwrap_or_else(|e| e.into_inner()) = Some(what);
+}
+
+/// The change this process committed, if any ([`note_committed`]).
+pub fn committed() -> Option<String> {
+    COMMITTED.lock().unwrap_or_else(|e| e.into_inner()).clone()
+}
+
 /// Whether `name` is the name of one of pocketdex's temporary files.
 pub fn is_temp_name(name: &str) -> bool {
     name.starts_with(TEMP_PREFIX) && name.ends_with(TEMP_SUFFIX)
@@ -349,7 +365,11 @@ fn write_with<T>(
     let _ = mode;
     let out = {
         let mut w = std::io::BufWriter::new(tmp.as_file_mut());
-        let out = write(&mut w)?;
+        // A write that fails (a full disk) names the file it was writing.
+        let out = write(&mut w).map_err(|e| match e {
+            Error::Io { path: None, source } => Error::io(path, source),
+            other => other,
+        })?;
         w.flush().map_err(|e| Error::io(path, e))?;
         out
     };

@@ -232,8 +232,13 @@ impl Directory {
             // block: a signed file cut short, which a copy that stopped early leaves.
             let index_len = usize::try_from(file_len).unwrap_or(usize::MAX);
             let cut_signature = index_len < bytes.len()
-                && bytes[index_len..].starts_with(&crate::signing::SIG_MAGIC[..])
-                && bytes.len() - index_len < crate::signing::SIGNATURE_LEN;
+                && bytes.len() - index_len < crate::signing::SIGNATURE_LEN
+                && {
+                    // The magic, or as much of it as is left.
+                    let rest = &bytes[index_len..];
+                    let magic = &crate::signing::SIG_MAGIC[..];
+                    rest.starts_with(magic) || magic.starts_with(rest)
+                };
             return Err(if cut_signature {
                 Error::Truncated {
                     what: format!(

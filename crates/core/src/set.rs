@@ -133,14 +133,6 @@ impl Manifest {
             if !files.insert(s.file.as_str()) {
                 return Err(bad(format!("segment {} is listed twice", s.file)));
             }
-            // The next writer names its segment by `next_segment`: one at or below a live
-            // segment's number would be written over that segment.
-            if segment_number(&s.file).is_some_and(|n| n >= m.next_segment) {
-                return Err(bad(format!(
-                    "next_segment {} is not past segment {}, which a writer would replace",
-                    m.next_segment, s.file
-                )));
-            }
         }
         Ok(m)
     }
@@ -162,6 +154,16 @@ impl Manifest {
             out.write_all(&json)?;
             Ok(())
         })
+    }
+
+    /// The number of the next segment file: `next_segment`, or past every segment named if
+    /// it is not (a damaged or hand-edited manifest must not have a writer replace a segment).
+    fn next_number(&self) -> u64 {
+        self.segments
+            .iter()
+            .filter_map(|s| segment_number(&s.file))
+            .map(|n| n + 1)
+            .fold(self.next_segment, u64::max)
     }
 
     fn live_docs(&self) -> u64 {
@@ -653,6 +655,9 @@ pub struct SetWriter {
     schema: Index<Mmap>,
     /// The current snapshot, kept in step with the manifest.
     set: IndexSet<Mmap>,
+    /// What the next commit does, for a signal handler to say once it is committed
+    /// ([`crate::atomic::note_committed`]).
+    note: Option<String>,
 }
 
 impl SetWriter {
@@ -674,6 +679,7 @@ impl SetWriter {
             manifest,
             schema,
             set,
+            note: None,
         };
         w.collect_garbage();
         Ok(w)
@@ -720,8 +726,13 @@ impl SetWriter {
                     dir.display()
                 )));
             }
+            let existed = dir.exists();
             std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-            let lock = lock(dir, wait)?;
+            let lock = lock(dir, wait).inspect_err(|_| {
+                if !existed {
+                    let _ = std::fs::remove_dir(dir);
+                }
+            })?;
             // While this call waited, the other process created the set, or gave up and
             // removed its lock file (this lock is then on a file no one else sees: again).
             if is_set(dir) {
@@ -736,12 +747,21 @@ impl SetWriter {
                     dir.display()
                 )));
             }
-            // The schema first, then the manifest that makes the directory a set.
-            write_step(dir, &dir.join(SCHEMA), Step::SegmentWritten, |out| {
+            // The schema first, then the manifest that makes the directory a set. A failure (a
+            // full disk) takes back what this call made: no half-made set is left behind.
+            let made = write_step(dir, &dir.join(SCHEMA), Step::SegmentWritten, |out| {
                 schema.finish(out).map(|_| ())
-            })?;
+            })
+            .and_then(|()| Manifest::empty().write(dir));
+            if let Err(e) = made {
+                let _ = std::fs::remove_file(dir.join(SCHEMA));
+                let _ = std::fs::remove_file(dir.join(LOCK));
+                if !existed {
+                    let _ = std::fs::remove_dir(dir);
+                }
+                return Err(e);
+            }
             let manifest = Manifest::empty();
-            manifest.write(dir)?;
             let schema = map(&dir.join(SCHEMA), None)?;
             return Ok(Some(SetWriter {
                 dir: dir.to_path_buf(),
@@ -749,6 +769,7 @@ impl SetWriter {
                 set: IndexSet::open_manifest(dir, &manifest, Some(&schema))?,
                 manifest,
                 schema,
+                note: None,
             }));
         }
     }
@@ -764,15 +785,26 @@ impl SetWriter {
                 self.dir.display()
             )));
         }
+        // What is on disk decides, not what this writer believes (a commit whose reopening
+        // failed has a newer manifest there).
+        let on_disk = Manifest::read(&self.dir)?;
+        if on_disk.generation != 0 || !on_disk.segments.is_empty() {
+            return Err(Error::Invalid(format!(
+                "{} has changed since it was created; it is kept",
+                self.dir.display()
+            )));
+        }
         let dir = self.dir.clone();
         for name in [MANIFEST, SCHEMA] {
             let path = dir.join(name);
             std::fs::remove_file(&path).map_err(|e| Error::io(&path, e))?;
         }
-        // The lock goes with the writer, then its file.
-        drop(self);
+        // The lock file and the directory go while the lock is held: a writer waiting on it
+        // then finds its lock on a file no longer there and starts again (`lock_is_current`),
+        // instead of creating the set in a directory this removes under it.
         let _ = std::fs::remove_file(dir.join(LOCK));
         let _ = std::fs::remove_dir(&dir);
+        drop(self);
         Ok(())
     }
 
@@ -827,10 +859,19 @@ impl SetWriter {
             insert_sorted(&mut m.segments[part].deleted, doc);
         }
         let entry = self.write_segment(&mut m, |out| builder.finish(out))?;
+        let file = entry.file.clone();
         m.segments.push(entry);
-        self.commit(m)?;
-        // Committed: the documents are in, whatever the merge does. Failing the call now would
-        // have a caller add them again (and be refused their ids).
+        // Once committed the documents are in, whatever the merge does. Failing the call then
+        // would have a caller add them again (and be refused their ids); so would a signal
+        // during the merge, unless the handler can say so: noted as soon as the manifest is.
+        self.note = Some(format!(
+            "{} document{} added to {} (generation {})",
+            change.added,
+            if change.added == 1 { " was" } else { "s were" },
+            self.dir.display(),
+            m.generation + 1
+        ));
+        self.commit_or_remove(m, &[file])?;
         match self.apply_merge_policy() {
             Ok(merged) => change.merged = merged,
             Err(e) => change.merge_failed = Some(e.to_string()),
@@ -950,7 +991,8 @@ impl SetWriter {
             }
         }
         if !files.is_empty() {
-            self.commit(m)?;
+            let new: Vec<String> = m.segments[held..].iter().map(|s| s.file.clone()).collect();
+            self.commit_or_remove(m, &new)?;
         }
         Ok(self.summary(Change {
             added,
@@ -964,8 +1006,11 @@ impl SetWriter {
         m: &mut Manifest,
         write: impl FnOnce(&mut dyn Write) -> Result<T>,
     ) -> Result<SegmentEntry> {
-        let file = segment_file(m.next_segment);
-        m.next_segment += 1;
+        // Past every segment the manifest names, whatever `next_segment` says (a damaged or
+        // hand-edited manifest must not make a writer replace a live segment).
+        let number = m.next_number();
+        let file = segment_file(number);
+        m.next_segment = number + 1;
         // Never over a file the manifest names (`Manifest::read` refuses a manifest whose
         // `next_segment` would allow it; this holds whatever the manifest says).
         if m.segments.iter().any(|s| s.file == file) {
@@ -989,13 +1034,42 @@ impl SetWriter {
     /// Replaces the manifest by `m` and opens the new snapshot; removes files no longer named.
     fn commit(&mut self, mut m: Manifest) -> Result<()> {
         m.generation += 1;
+        let note = self.note.take();
         m.write(&self.dir)?;
+        if let Some(note) = note {
+            crate::atomic::note_committed(note);
+        }
         Step::Committed.reached();
+        // The manifest on disk is `m` from here on, whatever follows.
+        self.manifest = m.clone();
         let old = std::mem::take(&mut self.set.parts);
-        self.set = IndexSet::reopen(&self.dir, &m, old, Some(&self.schema))?;
-        self.manifest = m;
+        self.set = IndexSet::reopen(&self.dir, &m, old, Some(&self.schema)).map_err(|e| {
+            Error::Invalid(format!(
+                "the change is committed (generation {}), but the set could not be opened again: {e}",
+                m.generation
+            ))
+        })?;
         self.collect_garbage();
         Ok(())
+    }
+
+    /// [`SetWriter::commit`]; when the manifest could not be written (a full disk), the new
+    /// segment `files` no manifest names are removed at once rather than left for the next
+    /// writer, taking room on the disk that failed.
+    fn commit_or_remove(&mut self, m: Manifest, files: &[String]) -> Result<()> {
+        let before = self.manifest.generation;
+        let result = self.commit(m);
+        if result.is_err() && self.manifest.generation == before {
+            for f in files {
+                let _ = std::fs::remove_file(self.dir.join(f));
+            }
+        }
+        result
+    }
+
+    /// The generation of the set's manifest as this writer last wrote or read it.
+    pub fn generation(&self) -> u64 {
+        self.manifest.generation
     }
 
     /// Merges the two newest segments while the older holds at most [`MERGE_RATIO`] times the
@@ -1028,8 +1102,9 @@ impl SetWriter {
         let parts = parts_of(&self.schema, &self.set.parts[range.clone()], true)?;
         let mut m = self.manifest.clone();
         let entry = self.write_segment(&mut m, |out| parts.write(out))?;
+        let file = entry.file.clone();
         m.segments.splice(range, [entry]);
-        self.commit(m)
+        self.commit_or_remove(m, &[file])
     }
 }
 
@@ -1213,11 +1288,11 @@ mod tests {
         }
     }
 
-    /// A manifest that would make a writer replace a live segment, or answer a segment's
-    /// documents twice, is refused when read (and so by every command), even with a right
-    /// checksum.
+    /// A manifest that would answer a segment's documents twice is refused when read (and so
+    /// by every command), even with a right checksum; one whose `next_segment` would have a
+    /// writer replace a live segment is read, and writers number their segment past it.
     #[test]
-    fn manifests_that_would_lose_or_repeat_segments_are_refused() {
+    fn manifests_that_would_repeat_segments_are_refused_and_stale_numbers_skipped() {
         let dir = tempfile::tempdir().unwrap();
         let read = |m: &Manifest| {
             m.write(dir.path()).unwrap();
@@ -1227,13 +1302,13 @@ mod tests {
         m.segments = vec![entry("seg-00000001.pdx"), entry("seg-00000004.pdx")];
         m.next_segment = 5;
         assert_eq!(read(&m), Ok(m.clone()));
+        assert_eq!(m.next_number(), 5);
+        // A stale `next_segment` is read (readers are not hurt), and writers number past it.
         m.next_segment = 4;
-        let e = read(&m).unwrap_err();
-        assert!(
-            e.contains("next_segment 4 is not past segment seg-00000004.pdx"),
-            "{e}"
-        );
-        m.next_segment = 5;
+        assert_eq!(read(&m), Ok(m.clone()));
+        assert_eq!(m.next_number(), 5);
+        m.next_segment = 7;
+        assert_eq!(m.next_number(), 7);
         m.segments.push(entry("seg-00000001.pdx"));
         let e = read(&m).unwrap_err();
         assert!(

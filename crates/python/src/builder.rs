@@ -2,6 +2,7 @@
 //! core without the GIL), one index file out, exactly as `pocketdex build` writes it.
 
 use crate::errors::{to_py, with_context};
+use crate::inputs::ReadError;
 use crate::inputs::{id_of, Column, STEP};
 use pocketdex::fingerprint::{Fingerprint, Resolution};
 use pocketdex::sketch::Idf;
@@ -375,38 +376,56 @@ impl IndexBuilder {
             .flatten()
             .min_by_key(|(at, _)| *at);
             if let Some((at, e)) = bad {
-                id_step.truncate(at);
-                text_step.truncate(at);
-                if let Some(t) = title_step.as_mut() {
-                    t.truncate(at);
-                }
-                if let Some(prev) = pending.take() {
-                    py.detach(|| self.push_step(prev))?;
-                }
-                if at > 0 {
-                    let f = Arc::clone(&self.fingerprinter);
-                    let fps = py.detach(|| {
-                        text_step
-                            .par_iter()
-                            .map(|t| t.as_deref().and_then(|t| fingerprint_doc(&f, t)))
-                            .collect()
+                // A column that ended before the bad row is the error to report (the length
+                // check below), with the rows that all columns have.
+                let shortest = [
+                    Some(id_step.len()),
+                    Some(text_step.len()),
+                    title_step.as_ref().map(Vec::len),
+                ]
+                .into_iter()
+                .flatten()
+                .min()
+                .unwrap_or(0);
+                if shortest >= at {
+                    id_step.truncate(at);
+                    text_step.truncate(at);
+                    if let Some(t) = title_step.as_mut() {
+                        t.truncate(at);
+                    }
+                    if let Some(prev) = pending.take() {
+                        py.detach(|| self.push_step(prev))?;
+                    }
+                    // Counted before pushing: an error there leaves them counted as rows.
+                    self.rows = start + at;
+                    if at > 0 {
+                        let f = Arc::clone(&self.fingerprinter);
+                        let fps = py.detach(|| {
+                            text_step
+                                .par_iter()
+                                .map(|t| t.as_deref().and_then(|t| fingerprint_doc(&f, t)))
+                                .collect()
+                        });
+                        let step = Step {
+                            start,
+                            ids: id_step,
+                            titles: title_step,
+                            fps,
+                        };
+                        py.detach(|| self.push_step(step))?;
+                    }
+                    return Err(match e {
+                        ReadError { err, ours: true } => PyErr::from_type(
+                            err.get_type(py),
+                            format!(
+                                "{}; the rows before it were added, the others were not",
+                                err.value(py)
+                            ),
+                        ),
+                        // The caller's own exception, as it raised it.
+                        theirs => theirs.err,
                     });
-                    let step = Step {
-                        start,
-                        ids: id_step,
-                        titles: title_step,
-                        fps,
-                    };
-                    py.detach(|| self.push_step(step))?;
                 }
-                self.rows = start + at;
-                return Err(PyErr::from_type(
-                    e.get_type(py),
-                    format!(
-                        "{}; the rows before it were added, the others were not",
-                        e.value(py)
-                    ),
-                ));
             }
             let n = id_step.len();
             if n != text_step.len() || title_step.as_ref().is_some_and(|t| t.len() != n) {
@@ -481,7 +500,12 @@ impl IndexBuilder {
                 "{n} document(s) share an id with an earlier one (first: {first:?}); both are indexed"
             ))
             .unwrap_or_default();
-            PyErr::warn(py, &py.get_type::<pyo3::exceptions::PyUserWarning>(), &message, 1)?;
+            PyErr::warn(
+                py,
+                &py.get_type::<pyo3::exceptions::PyUserWarning>(),
+                &message,
+                1,
+            )?;
         }
         let mut stats = serde_json::to_value(&stats).expect("stats serialize");
         stats["repeated_ids"] = repeated.map_or(0, |r| r.0).into();

@@ -39,6 +39,13 @@ pub fn id_of(obj: &Bound<'_, PyAny>) -> PyResult<String> {
     }
 }
 
+/// An error reading a column's value.
+pub struct ReadError {
+    pub err: PyErr,
+    /// Raised by pocketdex (a value of a type it cannot read), not by the caller's iterator.
+    pub ours: bool,
+}
+
 /// One column, read a chunk at a time.
 pub struct Column<'py> {
     what: &'static str,
@@ -109,26 +116,32 @@ impl<'py> Column<'py> {
     pub fn take(&mut self, start: usize, n: usize) -> PyResult<Vec<Option<Cow<'_, str>>>> {
         match self.take_until_error(start, n) {
             (values, None) => Ok(values),
-            (_, Some(e)) => Err(e),
+            (_, Some(e)) => Err(e.err),
         }
     }
 
     /// [`Column::take`], and on an error the values of the rows before the bad one with the
-    /// error (which names the row), so that a caller can keep what came before it.
+    /// error, so that a caller can keep what came before it. A value pocketdex cannot read is
+    /// an error that names its row ([`ReadError::ours`]); one the caller's iterator raised (a
+    /// `UnicodeDecodeError` of a file it read) passes through as it was raised.
     pub fn take_until_error(
         &mut self,
         start: usize,
         n: usize,
-    ) -> (Vec<Option<Cow<'_, str>>>, Option<PyErr>) {
+    ) -> (Vec<Option<Cow<'_, str>>>, Option<ReadError>) {
         let mut out = Vec::with_capacity(n);
         let error = self.read_into(start, n, &mut out).err();
-        let error = error.map(|e| {
-            Python::attach(|py| {
-                PyErr::from_type(
-                    e.get_type(py),
-                    format!("row {}: {}", start + out.len(), e.value(py)),
-                )
-            })
+        let error = error.map(|e| match e {
+            ReadError { err, ours: true } => ReadError {
+                err: Python::attach(|py| {
+                    PyErr::from_type(
+                        err.get_type(py),
+                        format!("row {}: {}", start + out.len(), err.value(py)),
+                    )
+                }),
+                ours: true,
+            },
+            theirs => theirs,
         });
         (out, error)
     }
@@ -139,8 +152,9 @@ impl<'py> Column<'py> {
         start: usize,
         n: usize,
         out: &mut Vec<Option<Cow<'s, str>>>,
-    ) -> PyResult<()> {
+    ) -> Result<(), ReadError> {
         let what = self.what;
+        let ours = |err| ReadError { err, ours: true };
         match &mut self.kind {
             Kind::Arrow {
                 chunks,
@@ -154,7 +168,7 @@ impl<'py> Column<'py> {
                     let (array, first) = (&chunks[c], starts[c]);
                     let stop = end.min(first + array.len());
                     for i in row - first..stop - first {
-                        out.push(value(array.as_ref(), i, what)?);
+                        out.push(value(array.as_ref(), i, what).map_err(ours)?);
                     }
                     row = stop;
                 }
@@ -163,7 +177,10 @@ impl<'py> Column<'py> {
             Kind::Iter { it, .. } => {
                 for _ in 0..n {
                     match it.next() {
-                        Some(item) => out.push(py_value(&item?, what)?.map(Cow::Owned)),
+                        Some(item) => {
+                            let item = item.map_err(|err| ReadError { err, ours: false })?;
+                            out.push(py_value(&item, what).map_err(ours)?.map(Cow::Owned))
+                        }
                         None => break,
                     }
                 }
@@ -196,17 +213,21 @@ fn type_name(obj: &Bound<'_, PyAny>) -> String {
 
 /// One Python value: a `str`, an `int` (ids), or `None`.
 fn py_value(item: &Bound<'_, PyAny>, what: &str) -> PyResult<Option<String>> {
-    if item.is_none() || is_missing(item) {
+    if item.is_none() {
         return Ok(None);
     }
-    if what == "ids" {
-        return id_of(item).map(Some);
-    }
+    // A str first: the common case pays no test for a missing value.
     if item.is_instance_of::<PyString>() {
         return item
             .extract::<String>()
             .map(Some)
-            .map_err(|_| surrogates(what));
+            .map_err(|_| surrogates(if what == "ids" { "an id" } else { what }));
+    }
+    if is_missing(item) {
+        return Ok(None);
+    }
+    if what == "ids" {
+        return id_of(item).map(Some);
     }
     Err(PyTypeError::new_err(format!(
         "{what} must hold str{} values, not {}",
@@ -218,10 +239,8 @@ fn py_value(item: &Bound<'_, PyAny>, what: &str) -> PyResult<Option<String>> {
 /// pandas' missing values, `pd.NA` and a float NaN (`read_csv`'s empty cells), which mean what
 /// None means: a missing id or text.
 fn is_missing(item: &Bound<'_, PyAny>) -> bool {
-    if let Ok(f) = item.extract::<f64>() {
-        if f.is_nan() && !item.is_instance_of::<pyo3::types::PyInt>() {
-            return true;
-        }
+    if let Ok(f) = item.cast::<pyo3::types::PyFloat>() {
+        return f.value().is_nan();
     }
     item.get_type().name().is_ok_and(|n| n == "NAType")
 }

@@ -138,3 +138,16 @@ def test_repeated_ids_are_warned_of_as_build_does(tmp_path):
     b = pocketdex.IndexBuilder()
     b.add_batch(["a", "b"], TEXTS)
     assert b.write(tmp_path / "y.pdx")["repeated_ids"] == 0
+
+
+def test_the_callers_own_exception_passes_through_as_raised():
+    # A generator reading files that raises UnicodeDecodeError (whose constructor takes five
+    # arguments): the same exception reaches the caller, the rows before it added.
+    def texts():
+        yield TEXTS[0]
+        raise UnicodeDecodeError("utf-8", b"\xff", 0, 1, "invalid start byte")
+
+    b = pocketdex.IndexBuilder()
+    with pytest.raises(UnicodeDecodeError, match="invalid start byte"):
+        b.add_batch(["a", "b"], texts())
+    assert len(b) == 1

@@ -549,7 +549,7 @@ pub async fn check(
                     Committed::Nothing => None,
                 };
                 drop(writer);
-                app2.served.reload_if_changed();
+                app2.served.reload_after_own_change();
                 let generation = app2.served.snapshot().set.generation();
                 Ok((
                     StatusCode::OK,

@@ -58,6 +58,8 @@ pub struct Served {
     pub reloads: AtomicU64,
     /// The last reload error, printed once.
     last_error: Mutex<Option<String>>,
+    /// Held while reloading.
+    reloading: Mutex<()>,
 }
 
 /// The file whose replacement means a new version: the file, or a set's manifest.
@@ -135,6 +137,7 @@ impl Served {
             trust,
             reloads: AtomicU64::new(0),
             last_error: Mutex::new(None),
+            reloading: Mutex::new(()),
         })
     }
 
@@ -147,6 +150,20 @@ impl Served {
     /// that cannot be opened (being copied, damaged, not signed) is reported once and the old
     /// snapshot kept. Blocking: call it off the async threads.
     pub fn reload_if_changed(&self) -> bool {
+        self.reload(true)
+    }
+
+    /// [`Served::reload_if_changed`] after this process changed the set itself (`/v1/check`
+    /// adding): its new segments are not checked byte by byte again, which for a merge that
+    /// rewrote most of the set would hold up every add for a full verify.
+    pub fn reload_after_own_change(&self) -> bool {
+        self.reload(false)
+    }
+
+    fn reload(&self, verify: bool) -> bool {
+        // One reload at a time: two (the watcher's and a writer's) racing could store the
+        // older snapshot last.
+        let _one = self.reloading.lock().unwrap_or_else(|e| e.into_inner());
         let Ok(now) = stamp(&watched(&self.path, self.is_set)) else {
             // Gone for a moment (replaced by delete-then-create): keep serving the old one.
             return false;
@@ -155,8 +172,13 @@ impl Served {
             return false;
         }
         let old = self.current.load_full();
-        let opened = open(&self.path, self.is_set, self.trust.as_ref())
-            .and_then(|s| verify_new(&old, s, self.is_set));
+        let opened = open(&self.path, self.is_set, self.trust.as_ref()).and_then(|s| {
+            if verify {
+                verify_new(&old, s, self.is_set)
+            } else {
+                Ok(s)
+            }
+        });
         match opened {
             Ok(s) => {
                 let docs = s.documents;
