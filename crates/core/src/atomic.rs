@@ -131,12 +131,32 @@ pub fn check_writable(path: &Path) -> Result<()> {
     }
     match temp_in(dir) {
         Ok(_) => Ok(()),
-        Err(e) => Err(Error::Invalid(format!(
-            "cannot write {}: cannot create a file in {} ({}); choose another place, or make the directory writable",
-            path.display(),
-            dir.display(),
-            plain(e)
-        ))),
+        Err(e) => {
+            // The advice fits the cause: most often a directory one may not write in.
+            // tempfile wraps the system's error with the path, keeping only its text: the
+            // code is read back from it ("… (os error 24)").
+            let code = e.raw_os_error().or_else(|| {
+                let text = e.to_string();
+                let at = text.rfind("(os error ")? + "(os error ".len();
+                text[at..].split(')').next()?.parse().ok()
+            });
+            let advice = match (code, e.kind()) {
+                (Some(23 | 24), _) => "too many files are open: raise the limit (`ulimit -n`)",
+                (_, std::io::ErrorKind::StorageFull) => {
+                    "the disk is full: free some space, or choose another place"
+                }
+                (_, std::io::ErrorKind::ReadOnlyFilesystem) => {
+                    "the file system is read-only: choose another place"
+                }
+                _ => "choose another place, or make the directory writable",
+            };
+            Err(Error::Invalid(format!(
+                "cannot write {}: cannot create a file in {} ({}); {advice}",
+                path.display(),
+                dir.display(),
+                plain(e)
+            )))
+        }
     }
 }
 

@@ -565,14 +565,34 @@ fn human(bytes: u64) -> String {
 }
 
 impl Reader {
-    /// The item of a document over the limit: `bytes` is its size, or how much of it was seen.
+    /// The item of a document over the limit: `bytes` is its size.
     fn too_large(&self, id: String, bytes: u64) -> Item {
+        let (size, limit) = (human(bytes), human(self.max_doc_bytes));
+        // Sizes that round alike are given exactly ("4.9 KiB, over the limit of 4.9 KiB" said
+        // nothing).
+        let reason = if size == limit {
+            format!(
+                "{bytes} B, over the limit of {} B per document",
+                self.max_doc_bytes
+            )
+        } else {
+            format!("{size}, over the limit of {limit} per document")
+        };
+        Item::Skipped(Skipped {
+            id,
+            kind: SkipKind::TooLarge,
+            reason,
+        })
+    }
+
+    /// The item of a document over the limit whose size is not known (a stream, a device, a
+    /// file that grew): reading stopped past the limit.
+    fn too_large_unread(&self, id: String) -> Item {
         Item::Skipped(Skipped {
             id,
             kind: SkipKind::TooLarge,
             reason: format!(
-                "{}, over the limit of {} per document",
-                human(bytes),
+                "over the limit of {} per document (not read further)",
                 human(self.max_doc_bytes)
             ),
         })
@@ -614,7 +634,7 @@ impl Reader {
             }
             drop(file);
             if bytes.len() as u64 > self.max_doc_bytes {
-                return f(self.too_large(id, bytes.len() as u64));
+                return f(self.too_large_unread(id));
             }
             f(from_vec(id, None, bytes, html_by_name(path)))
         })
@@ -723,7 +743,7 @@ impl Reader {
         }
         if head.len() as u64 > self.max_doc_bytes {
             // Not read further: the writer learns it by a closed pipe.
-            return self.too_large(id, head.len() as u64);
+            return self.too_large_unread(id);
         }
         in_lane(head.len() as u64, || from_vec(id, None, head, html))
     }
@@ -1928,7 +1948,7 @@ mod tests {
         match small.read_file(&path, "big.txt".into()) {
             Item::Skipped(s) => {
                 assert_eq!(s.kind, SkipKind::TooLarge);
-                assert_eq!(s.reason, "4.9 KiB, over the limit of 4.9 KiB per document");
+                assert_eq!(s.reason, "5000 B, over the limit of 4999 B per document");
             }
             other => panic!("{other:?}"),
         }
