@@ -106,21 +106,8 @@ fn as_bytes(
 
 /// Bytes of a string column as text: invalid UTF-8 replaced by U+FFFD, and how many were.
 fn lossy(bytes: &[u8]) -> (String, usize) {
-    match std::str::from_utf8(bytes) {
-        Ok(s) => (s.to_owned(), 0),
-        Err(_) => {
-            let mut text = String::with_capacity(bytes.len());
-            let mut invalid = 0;
-            for chunk in bytes.utf8_chunks() {
-                text.push_str(chunk.valid());
-                if !chunk.invalid().is_empty() {
-                    text.push('\u{fffd}');
-                    invalid += 1;
-                }
-            }
-            (text, invalid)
-        }
-    }
+    let d = crate::text::decode_keeping_bom(bytes);
+    (d.text, d.invalid_utf8)
 }
 
 /// The rows of a Parquet file, from its footer.

@@ -85,7 +85,18 @@ pub struct Decoded {
 /// Decodes bytes as UTF-8, lossily: invalid sequences become U+FFFD and are counted, never an error.
 /// A UTF-8 byte order mark is dropped.
 pub fn decode(bytes: &[u8]) -> Decoded {
-    let bytes = bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(bytes);
+    decode_keeping_bom(bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(bytes))
+}
+
+/// [`decode`], but a byte order mark is kept (as U+FEFF): for values whose every byte is the
+/// caller's, such as a Parquet string's.
+pub fn decode_keeping_bom(bytes: &[u8]) -> Decoded {
+    if let Ok(text) = std::str::from_utf8(bytes) {
+        return Decoded {
+            text: text.to_owned(),
+            invalid_utf8: 0,
+        };
+    }
     let mut text = String::with_capacity(bytes.len());
     let mut invalid_utf8 = 0;
     for chunk in bytes.utf8_chunks() {
