@@ -11,7 +11,7 @@ use arrow_array::cast::AsArray;
 use arrow_array::types::{Float64Type, Int64Type};
 use arrow_array::{Array, ArrayRef, Int64Array, RecordBatch, StringArray};
 use arrow_schema::DataType;
-use common::{pocketdex, root, samples, stderr, stdout};
+use common::{failed_with, pocketdex, root, samples, stderr, stdout};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, ZstdLevel};
@@ -241,14 +241,7 @@ fn keys_name_other_fields_and_columns() {
     );
     // ... and the Parquet file has no "text" column: an error that lists the columns it has.
     let o = pocketdex(&["build", arg(&parquet), "-o", arg(&index)]);
-    assert_eq!(o.status.code(), Some(2));
-    assert!(
-        stderr(&o).contains(
-            "no column \"text\" holds the documents' text; the file's columns: doc_id (Utf8), body (Utf8), headline (Utf8)"
-        ),
-        "{}",
-        stderr(&o)
-    );
+    failed_with(&o, "no column \"text\" holds the documents' text; the file's columns: doc_id (Utf8), body (Utf8), headline (Utf8)");
     // Records without the text key are skipped and said to be.
     let o = pocketdex(&[
         "build",
@@ -258,12 +251,7 @@ fn keys_name_other_fields_and_columns() {
         "--text-key",
         "content",
     ]);
-    assert_eq!(o.status.code(), Some(2));
-    assert!(
-        stderr(&o).contains("no \"content\" field"),
-        "{}",
-        stderr(&o)
-    );
+    failed_with(&o, "no \"content\" field");
     let help = stdout(&run(&["help", "build"]));
     for flag in [
         "--id-key <KEY>",
@@ -359,14 +347,9 @@ fn ids_texts_and_nulls_read_as_json_lines_reads_them() {
     let fake = dir.path().join("fake.parquet");
     std::fs::write(&fake, "id,text\n1,hello\n").unwrap();
     let o = pocketdex(&["build", arg(&fake), "-o", arg(&index)]);
-    assert_eq!(o.status.code(), Some(2));
-    assert!(
-        stderr(&o).contains(&format!(
-            "{}: not a Parquet file, or a damaged one",
-            fake.display()
-        )),
-        "{}",
-        stderr(&o)
+    failed_with(
+        &o,
+        &format!("{}: not a Parquet file, or a damaged one", fake.display()),
     );
     let o = pocketdex(&[
         "build",
@@ -376,11 +359,9 @@ fn ids_texts_and_nulls_read_as_json_lines_reads_them() {
         "--text-key",
         "id",
     ]);
-    assert_eq!(o.status.code(), Some(2));
-    assert!(
-        stderr(&o).contains("column \"id\" holds Int64 values; a text column must hold strings"),
-        "{}",
-        stderr(&o)
+    failed_with(
+        &o,
+        "column \"id\" holds Int64 values; a text column must hold strings",
     );
 }
 
@@ -580,12 +561,7 @@ fn dups_writes_one_row_per_document_that_agrees_with_its_groups() {
 
     // Another extension is refused before anything is read.
     let o = pocketdex(&["dups", arg(&input), "-o", arg(&dir.path().join("rows.csv"))]);
-    assert_eq!(o.status.code(), Some(2));
-    assert!(
-        stderr(&o).contains("name a .parquet or a .jsonl file"),
-        "{}",
-        stderr(&o)
-    );
+    failed_with(&o, "name a .parquet or a .jsonl file");
     assert!(!dir.path().join("rows.csv").exists());
     // And the Parquet input gives the same rows as its JSON Lines twin.
     let (jsonl, parquets) = sample_files(dir.path());
@@ -624,12 +600,7 @@ fn a_page_checksum_that_does_not_match_is_an_error() {
         "-o",
         arg(&out),
     ]);
-    assert_eq!(o.status.code(), Some(2));
-    assert!(
-        stderr(&o).contains("CRC checksum mismatch"),
-        "{}",
-        stderr(&o)
-    );
+    failed_with(&o, "CRC checksum mismatch");
 }
 
 /// Extensions in any case, `.ndjson` as JSON Lines, and a Parquet file under a JSON Lines name
@@ -653,11 +624,9 @@ fn inputs_are_told_by_their_extension_in_any_case() {
     let wrong = tmp.path().join("p.jsonl");
     std::fs::copy(root().join("tests/data/checksummed.parquet"), &wrong).unwrap();
     let o = pocketdex(&["build", arg(&wrong), "-o", arg(&out)]);
-    assert_eq!(o.status.code(), Some(2));
-    assert!(
-        stderr(&o).contains("is a Parquet file (it begins with PAR1); name it .parquet"),
-        "{}",
-        stderr(&o)
+    failed_with(
+        &o,
+        "is a Parquet file (it begins with PAR1); name it .parquet",
     );
 }
 

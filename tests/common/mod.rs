@@ -63,6 +63,16 @@ pub fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
+/// Asserts that a command failed with exit status 2 and a message containing `says`.
+pub fn failed_with(o: &Output, says: &str) {
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(o));
+    assert!(
+        stderr(o).contains(says),
+        "wanted {says:?} in: {}",
+        stderr(o)
+    );
+}
+
 /// An index of `(name, text)` documents with the default parameters, as bytes.
 pub fn build(docs: &[(String, String)]) -> Vec<u8> {
     let mut b =

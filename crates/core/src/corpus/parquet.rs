@@ -519,36 +519,28 @@ impl Reader {
                         }
                         None => (None, 0),
                     };
-                    let skipped = |kind, reason: String| {
-                        Item::Skipped(Skipped {
-                            id: id.clone(),
-                            kind,
-                            reason,
-                        })
-                    };
-                    let text_of = |s: String, invalid: usize| {
-                        if s.trim().is_empty() {
-                            skipped(SkipKind::Empty, "empty".into())
-                        } else {
-                            from_text(id.clone(), title.clone(), s, None, invalid)
-                        }
-                    };
-                    let item = match value {
-                        None => {
-                            skipped(SkipKind::NoTextField, format!("no text ({key:?} is null)"))
-                        }
-                        // A string is a text, as a JSON Lines record's; bytes are a file's.
-                        Some(Value::Str(s)) => text_of(s.to_owned(), 0),
-                        Some(Value::Bytes(b)) if layout.text_is_string => {
-                            let (s, invalid) = lossy(b);
-                            text_of(s, invalid)
-                        }
-                        Some(Value::Bytes(b)) => {
-                            from_vec(id.clone(), title.clone(), b.to_vec(), None)
-                        }
+                    // A string is a text, as a JSON Lines record's (`Ok`); bytes are a file's.
+                    let text = match value {
+                        None => None,
+                        Some(Value::Str(s)) => Some(Ok((s.to_owned(), 0))),
+                        Some(Value::Bytes(b)) if layout.text_is_string => Some(Ok(lossy(b))),
+                        Some(Value::Bytes(b)) => Some(Err(b)),
                         Some(Value::Int(_) | Value::Owned(_)) => {
                             unreachable!("a text column holds no numbers")
                         }
+                    };
+                    let skipped = |id, kind, reason| Item::Skipped(Skipped { id, kind, reason });
+                    let item = match text {
+                        None => skipped(
+                            id,
+                            SkipKind::NoTextField,
+                            format!("no text ({key:?} is null)"),
+                        ),
+                        Some(Ok((s, _))) if s.trim().is_empty() => {
+                            skipped(id, SkipKind::Empty, "empty".into())
+                        }
+                        Some(Ok((s, invalid))) => from_text(id, title, s, None, invalid),
+                        Some(Err(b)) => from_vec(id, title, b.to_vec(), None),
                     };
                     let item = match item {
                         Item::Doc(mut d) => {

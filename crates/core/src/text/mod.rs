@@ -85,18 +85,24 @@ pub struct Decoded {
 /// Decodes bytes as UTF-8, lossily: invalid sequences become U+FFFD and are counted, never an error.
 /// A UTF-8 byte order mark is dropped.
 pub fn decode(bytes: &[u8]) -> Decoded {
-    decode_keeping_bom(bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(bytes))
+    replace_invalid(bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(bytes))
 }
 
 /// [`decode`], but a byte order mark is kept (as U+FEFF): for values whose every byte is the
-/// caller's, such as a Parquet string's.
+/// caller's, such as a Parquet string's. Valid UTF-8 (nearly every value) is copied as it is.
 pub fn decode_keeping_bom(bytes: &[u8]) -> Decoded {
-    if let Ok(text) = std::str::from_utf8(bytes) {
-        return Decoded {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => Decoded {
             text: text.to_owned(),
             invalid_utf8: 0,
-        };
+        },
+        Err(_) => replace_invalid(bytes),
     }
+}
+
+/// The bytes as text, each invalid UTF-8 sequence replaced by U+FFFD and counted. The callers
+/// of [`decode`] have found the bytes invalid already; no check for valid ones first.
+fn replace_invalid(bytes: &[u8]) -> Decoded {
     let mut text = String::with_capacity(bytes.len());
     let mut invalid_utf8 = 0;
     for chunk in bytes.utf8_chunks() {
