@@ -10,9 +10,10 @@ use std::process::ExitCode;
 /// Run it after copying an index to new media.
 ///
 /// An index set is checked segment by segment, with its manifest (every segment it names is
-/// there, unchanged, and every deleted document exists). Several INDEX arguments are checked in
-/// turn; the status is 2 when any is not sound. With --public-key, a file must also be signed
-/// by that key (`pocketdex sign`).
+/// there, unchanged, and every deleted document exists) and its schema (schema.pdx, which every
+/// segment must share). Several INDEX arguments are checked in turn; the status is 2 when any
+/// is not sound. A signed file's signature is checked against the key it carries (a damaged
+/// block); with --public-key, a file must also be signed by that key (`pocketdex sign`).
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// Index files or index sets.
