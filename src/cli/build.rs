@@ -15,7 +15,7 @@ use std::time::Instant;
 /// Build an index file from documents.
 ///
 /// INPUT is a directory (every regular file below it; document id = its path relative to
-/// INPUT), a single file (id = its file name), a JSON Lines file ending in `.jsonl` or `.ndjson` (one
+/// INPUT, a name's bytes that are not UTF-8 written \xHH), a single file (id = its file name), a JSON Lines file ending in `.jsonl` or `.ndjson` (one
 /// {"id": "...", "text": "...", "title": "..."} per line, title optional; --id-key, --text-key
 /// and --title-key name other fields), a Parquet file ending in `.parquet` (one document per
 /// row, in the columns those keys name; any compression), or - for standard input: JSON Lines

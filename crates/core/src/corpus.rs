@@ -421,6 +421,82 @@ pub struct Listing {
     pub unreadable: Vec<Skipped>,
 }
 
+/// A file name as (part of) a document id: itself when it is UTF-8; otherwise each byte that is
+/// not UTF-8, and each backslash, written `\xHH` (`caf\xE9.txt` for Latin-1 `café.txt`), so
+/// that names differing in those bytes keep different ids (a lossy conversion made them all
+/// `caf\u{FFFD}.txt`, one id for several files), and [`path_of_id`] finds the file again.
+pub fn id_of_name(name: &std::ffi::OsStr) -> std::borrow::Cow<'_, str> {
+    #[cfg(unix)]
+    {
+        use std::fmt::Write;
+        use std::os::unix::ffi::OsStrExt;
+        let bytes = name.as_bytes();
+        if let Ok(s) = std::str::from_utf8(bytes) {
+            return std::borrow::Cow::Borrowed(s);
+        }
+        let mut id = String::with_capacity(bytes.len() + 8);
+        for chunk in bytes.utf8_chunks() {
+            // A backslash is escaped too in such a name, so that [`path_of_id`] reads back
+            // exactly the bytes it had.
+            id.push_str(&chunk.valid().replace('\\', "\\x5C"));
+            for b in chunk.invalid() {
+                let _ = write!(id, "\\x{b:02X}");
+            }
+        }
+        std::borrow::Cow::Owned(id)
+    }
+    // Elsewhere names are UTF-16; one that is not valid (an unpaired surrogate) is rare.
+    #[cfg(not(unix))]
+    name.to_string_lossy()
+}
+
+/// The relative path a document id made by [`id_of_name`] stands for: `\xHH` becomes the byte
+/// again where the id's name was not UTF-8 (a name that is UTF-8 is its own id, taken as is).
+pub fn path_of_id(id: &str) -> PathBuf {
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStringExt;
+        let parts: Vec<std::ffi::OsString> = id
+            .split('/')
+            .map(|part| {
+                let bytes = unescape_name(part);
+                // Only an escape that made invalid UTF-8 is one: a UTF-8 name is its own id.
+                match String::from_utf8(bytes) {
+                    Ok(_) => std::ffi::OsString::from(part),
+                    Err(e) => std::ffi::OsString::from_vec(e.into_bytes()),
+                }
+            })
+            .collect();
+        parts.iter().collect()
+    }
+    #[cfg(not(unix))]
+    PathBuf::from(id)
+}
+
+/// `part` with each `\xHH` (two hex digits) as the byte it names.
+#[cfg(unix)]
+fn unescape_name(part: &str) -> Vec<u8> {
+    let b = part.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let hex = |c: u8| (c as char).to_digit(16);
+        if b[i] == b'\\' && b.get(i + 1) == Some(&b'x') {
+            if let (Some(hi), Some(lo)) = (
+                b.get(i + 2).and_then(|&c| hex(c)),
+                b.get(i + 3).and_then(|&c| hex(c)),
+            ) {
+                out.push((hi * 16 + lo) as u8);
+                i += 4;
+                continue;
+            }
+        }
+        out.push(b[i]);
+        i += 1;
+    }
+    out
+}
+
 /// Lists the files below a directory (see [`Listing`]); an unreadable subdirectory is skipped
 /// and reported, as an unreadable file is.
 pub fn list(dir: &Path) -> Listing {
@@ -428,7 +504,7 @@ pub fn list(dir: &Path) -> Listing {
     let id_of = |path: &Path| {
         let rel = path.strip_prefix(dir).unwrap_or(path);
         rel.components()
-            .map(|c| c.as_os_str().to_string_lossy())
+            .map(|c| id_of_name(c.as_os_str()))
             .collect::<Vec<_>>()
             .join("/")
     };
@@ -688,7 +764,7 @@ impl Reader {
                     on_count(1);
                     let id = path
                         .file_name()
-                        .map(|n| n.to_string_lossy().into_owned())
+                        .map(|n| id_of_name(n).into_owned())
                         .unwrap_or_else(|| path.display().to_string());
                     overlap.step(|| vec![self.read_file_then(path, id, &map)], &mut sink)?;
                 }
@@ -1612,6 +1688,48 @@ mod tests {
             skipped(r#"{"body": "a"} x"#).2.split(':').next(),
             Some("invalid JSON at line 2, column 15")
         );
+    }
+
+    /// File names that are not UTF-8 (Latin-1 archives) keep ids of their own, which lead back
+    /// to their files; a UTF-8 name, backslashes and `\x` text included, is its own id.
+    #[cfg(unix)]
+    #[test]
+    fn names_that_are_not_utf8_keep_distinct_ids_that_find_their_files() {
+        use std::os::unix::ffi::OsStrExt;
+        let dir = tempfile::tempdir().unwrap();
+        let sub = std::ffi::OsStr::from_bytes(b"d\xe9j\xe0");
+        std::fs::create_dir(dir.path().join(sub)).unwrap();
+        let names: [&[u8]; 6] = [
+            b"caf\xe9.txt",
+            b"caf\xe8.txt",
+            b"caf\xc3\xa9.txt",
+            b"a\\x41 \xff.txt",
+            b"a\\x41.txt",
+            b"d\xe9j\xe0/r\xe9sum\xe9.txt",
+        ];
+        for name in names {
+            std::fs::write(dir.path().join(std::ffi::OsStr::from_bytes(name)), "text").unwrap();
+        }
+        let listing = list(dir.path());
+        let mut ids: Vec<&str> = listing.files.iter().map(|(_, id)| id.as_str()).collect();
+        ids.sort_unstable();
+        assert_eq!(
+            ids,
+            [
+                "a\\x41.txt",
+                "a\\x5Cx41 \\xFF.txt",
+                "caf\\xE8.txt",
+                "caf\\xE9.txt",
+                "café.txt",
+                "d\\xE9j\\xE0/r\\xE9sum\\xE9.txt",
+            ]
+        );
+        for (path, id) in &listing.files {
+            assert_eq!(&dir.path().join(path_of_id(id)), path, "{id}");
+        }
+        // A file given by name has the same id as below a directory.
+        let one = dir.path().join(std::ffi::OsStr::from_bytes(names[0]));
+        assert_eq!(id_of_name(one.file_name().unwrap()), "caf\\xE9.txt");
     }
 
     /// Lines counted in parts, of any size down to a byte, are the file's lines: with and

@@ -76,7 +76,7 @@ impl Texts {
         let item = match self {
             Texts::Dir(dir) => {
                 // Only files below the directory: an id with `..` or an absolute path is none.
-                let Ok(path) = dir.join(id).canonicalize() else {
+                let Ok(path) = dir.join(corpus::path_of_id(id)).canonicalize() else {
                     return Ok(None);
                 };
                 if !path.starts_with(dir) || !path.is_file() {
