@@ -345,6 +345,49 @@ fn a_one_document_index_still_ranks() {
     assert!(r.hits.iter().all(|h| h.score < 0.9), "{:?}", r.hits);
 }
 
+/// Collections of a few documents weigh the terms their documents share: with idf learned as
+/// ln(N/df) alone, a term in every document weighed nothing, and of two files one word apart
+/// (the only two of an index) the other scored 0.26 (0.62 among three). The language's table
+/// as a prior keeps such a copy near what it scores in a large collection, and unrelated
+/// articles low.
+#[test]
+fn a_few_documents_still_score_their_near_copies_high() {
+    let docs = samples();
+    let mut rng = Rng::new(7);
+    for (others, copy_at_least) in [(0, 0.9), (1, 0.9), (3, 0.9), (10, 0.85)] {
+        for (i, (_, text)) in docs.iter().enumerate().step_by(40).take(4) {
+            // One word in 50 replaced by a word of another article.
+            let n = (text.split_whitespace().count() / 50).max(1);
+            let copy = edit_words(text, &docs[i + 1].1, n, &mut rng);
+            let mut set = vec![("original".to_string(), text.clone())];
+            set.push(("copy".to_string(), copy));
+            set.extend(docs.iter().skip(i + 2).take(others).cloned());
+            let index = Index::open(build(&set)).unwrap();
+            let opts = QueryOptions {
+                threshold: 0.0,
+                ..Default::default()
+            };
+            let r = index.query(text, &opts).unwrap();
+            let score = |name: &str| {
+                r.hits
+                    .iter()
+                    .find(|h| index.name(h.doc).unwrap().as_deref() == Some(name))
+                    .map_or(0.0, |h| h.score)
+            };
+            assert_eq!(score("original"), 1.0);
+            assert!(
+                score("copy") >= copy_at_least,
+                "article {i} among {} documents: copy scored {}",
+                set.len(),
+                score("copy")
+            );
+            for (name, _) in set.iter().skip(2) {
+                assert!(score(name) < 0.6, "{name} scored {}", score(name));
+            }
+        }
+    }
+}
+
 mod random_corpora {
     use super::*;
     use proptest::prelude::*;
