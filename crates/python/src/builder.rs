@@ -7,12 +7,13 @@ use crate::inputs::{id_of, Column, STEP};
 use pocketdex::fingerprint::{Fingerprint, Resolution};
 use pocketdex::sketch::Idf;
 use pocketdex::{Fingerprinter, Lang, Params};
-use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 use rayon::prelude::*;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::thread::ThreadId;
 
 /// The language of `code`, or a `ValueError` listing the languages there are.
 pub fn lang(code: &str) -> PyResult<Lang> {
@@ -45,9 +46,22 @@ pub fn lang(code: &str) -> PyResult<Lang> {
 /// similar_bands: bands of the similar path (0 leaves out `query(similar=True)`).
 ///
 /// Texts that look like HTML have their markup removed; empty texts are skipped and listed in
-/// `skipped`. Fingerprinting runs on every core with the GIL released.
-#[pyclass(module = "pocketdex")]
+/// `skipped`. Fingerprinting runs on every core with the GIL released. Threads may share a
+/// builder: their calls take turns, each add_batch adding its documents together, and a write
+/// or to_bytes comes before or after an add, which then finds the builder written.
+#[pyclass(module = "pocketdex", frozen)]
 pub struct IndexBuilder {
+    /// One call at a time; another thread's call waits for it. Taken only with the GIL
+    /// released (inside `py.detach`): a thread holding the GIL never waits for it, so a call
+    /// holding it may take the GIL again (add_batch reads its columns) without a deadlock.
+    state: Mutex<State>,
+    /// The thread whose call holds `state`: a call from inside that call (an iterator given to
+    /// add_batch that adds to the same builder) is refused, where it would wait for itself.
+    holder: Mutex<Option<ThreadId>>,
+}
+
+/// An `IndexBuilder`'s documents, and how the next ones are fingerprinted.
+struct State {
     /// `None` once written.
     inner: Option<pocketdex::IndexBuilder>,
     /// The fingerprinter documents go through on rayon's threads: the builder's weighing one
@@ -59,6 +73,38 @@ pub struct IndexBuilder {
     rows: usize,
 }
 
+/// The state, held by one call: dropping it lets the next call in.
+struct Held<'a> {
+    state: MutexGuard<'a, State>,
+    holder: &'a Mutex<Option<ThreadId>>,
+}
+
+impl Drop for Held<'_> {
+    fn drop(&mut self) {
+        // Runs before `state` unlocks: the next holder's mark is never cleared by this one.
+        *relock(self.holder) = None;
+    }
+}
+
+impl std::ops::Deref for Held<'_> {
+    type Target = State;
+    fn deref(&self) -> &State {
+        &self.state
+    }
+}
+
+impl std::ops::DerefMut for Held<'_> {
+    fn deref_mut(&mut self) -> &mut State {
+        &mut self.state
+    }
+}
+
+/// A mutex's contents, also after a panic while it was held (raised as `PanicException`; the
+/// next call finds the state that call left).
+fn relock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
 /// One step of `add_batch`, fingerprinted, to be added in order.
 struct Step {
     start: usize,
@@ -67,7 +113,7 @@ struct Step {
     fps: Vec<Option<Fingerprint>>,
 }
 
-impl IndexBuilder {
+impl State {
     /// Adds a fingerprinted step in order; returns the documents added (empty ones are skipped).
     fn push_step(&mut self, step: Step) -> PyResult<usize> {
         let mut added = 0;
@@ -82,22 +128,25 @@ impl IndexBuilder {
         Ok(added)
     }
 
-    fn from_core(inner: pocketdex::IndexBuilder) -> IndexBuilder {
-        let (fingerprinter, weighing) = match inner.weighing_fingerprinter() {
-            Some(f) => (Arc::new(f.clone()), true),
-            None => (Arc::new(inner.fingerprinter().clone()), false),
-        };
-        IndexBuilder {
-            inner: Some(inner),
-            fingerprinter,
-            weighing,
-            skipped: Vec::new(),
-            rows: 0,
-        }
-    }
-
     fn inner(&mut self) -> PyResult<&mut pocketdex::IndexBuilder> {
         self.inner.as_mut().ok_or_else(written)
+    }
+
+    /// The core builder, to write: refused when empty, as `pocketdex build` refuses to write
+    /// an index of nothing.
+    fn take(&mut self) -> PyResult<pocketdex::IndexBuilder> {
+        let inner = self.inner.take().ok_or_else(written)?;
+        if inner.is_empty() {
+            let why = match self.skipped.len() {
+                0 => "no document was added".to_string(),
+                n => format!("all {n} documents added were empty"),
+            };
+            self.inner = Some(inner);
+            return Err(PyValueError::new_err(format!(
+                "no documents to index: {why}; nothing was written"
+            )));
+        }
+        Ok(inner)
     }
 
     /// Adds one fingerprinted document (or records why it was skipped).
@@ -123,6 +172,52 @@ impl IndexBuilder {
             }
         }
         Ok(Some(doc))
+    }
+}
+
+impl IndexBuilder {
+    fn from_core(inner: pocketdex::IndexBuilder) -> IndexBuilder {
+        let (fingerprinter, weighing) = match inner.weighing_fingerprinter() {
+            Some(f) => (Arc::new(f.clone()), true),
+            None => (Arc::new(inner.fingerprinter().clone()), false),
+        };
+        let state = State {
+            inner: Some(inner),
+            fingerprinter,
+            weighing,
+            skipped: Vec::new(),
+            rows: 0,
+        };
+        IndexBuilder {
+            state: Mutex::new(state),
+            holder: Mutex::new(None),
+        }
+    }
+
+    /// The state, for one call, once another thread's call is done with it. Only with the GIL
+    /// released: see `state`.
+    fn hold(&self) -> PyResult<Held<'_>> {
+        let me = std::thread::current().id();
+        if *relock(&self.holder) == Some(me) {
+            return Err(PyRuntimeError::new_err(
+                "this IndexBuilder is in use by a call of this thread that has not returned (an iterator given to add_batch that calls the builder?)",
+            ));
+        }
+        let state = relock(&self.state);
+        *relock(&self.holder) = Some(me);
+        Ok(Held {
+            state,
+            holder: &self.holder,
+        })
+    }
+
+    /// `f` on the state, with the GIL released while it waits for it and while `f` runs.
+    fn with_state<T: Send>(
+        &self,
+        py: Python<'_>,
+        f: impl FnOnce(&mut State) -> PyResult<T> + Send,
+    ) -> PyResult<T> {
+        py.detach(|| f(&mut *self.hold()?))
     }
 }
 
@@ -296,18 +391,30 @@ impl IndexBuilder {
     /// Adds one document; returns its number, or None when its text is empty (skipped).
     #[pyo3(signature = (id, text, title = None))]
     fn add(
-        &mut self,
+        &self,
         py: Python<'_>,
         id: &Bound<'_, PyAny>,
         text: String,
         title: Option<String>,
     ) -> PyResult<Option<u32>> {
-        self.inner()?;
-        let id = id_of(id)?;
-        let f = &self.fingerprinter;
-        let fp = py.detach(|| fingerprint_doc(f, &text));
-        self.rows += 1;
-        self.push(id, title.as_deref(), fp)
+        let id = id_of(id);
+        py.detach(|| {
+            // Fingerprinted without holding the state: threads adding a document each run in
+            // parallel.
+            let f = {
+                let state = self.hold()?;
+                state.inner.as_ref().ok_or_else(written)?;
+                Arc::clone(&state.fingerprinter)
+            };
+            let id = id?;
+            // Made before other threads' documents completed the idf table, it keeps its terms,
+            // and the core builder weighs it as it adds it.
+            let fp = fingerprint_doc(&f, &text);
+            let mut state = self.hold()?;
+            state.inner()?;
+            state.rows += 1;
+            state.push(id, title.as_deref(), fp)
+        })
     }
 
     /// add_batch(ids, texts, titles=None) -> int
@@ -320,6 +427,100 @@ impl IndexBuilder {
     /// cannot be read ends the batch at its row: the rows before it are added, and the error
     /// names the row.
     #[pyo3(signature = (ids, texts, titles = None))]
+    fn add_batch(
+        &self,
+        py: Python<'_>,
+        ids: &Bound<'_, PyAny>,
+        texts: &Bound<'_, PyAny>,
+        titles: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<usize> {
+        // The whole call holds the state, so that a batch's documents are added together and
+        // its rows numbered as one run; the GIL is taken again to read the columns.
+        let ids = ids.clone().unbind();
+        let texts = texts.clone().unbind();
+        let titles = titles.map(|t| t.clone().unbind());
+        self.with_state(py, |state| {
+            Python::attach(|py| {
+                let titles = titles.as_ref().map(|t| t.bind(py));
+                state.add_batch(py, ids.bind(py), texts.bind(py), titles)
+            })
+        })
+    }
+
+    /// write(path) -> dict
+    ///
+    /// Writes the index to `path` atomically (temporary file, fsync, rename) and returns what
+    /// was written: documents, codes, bytes, sections, resolution. The builder is spent (a path
+    /// that cannot be written is refused first, and the builder kept).
+    fn write(&self, py: Python<'_>, path: PathBuf) -> PyResult<Py<PyAny>> {
+        let (repeated, stats) = py.detach(|| -> PyResult<_> {
+            let builder = {
+                let mut state = self.hold()?;
+                state.inner()?;
+                // Before the builder is taken: a path that cannot be written leaves it as it was.
+                pocketdex::atomic::check_writable(&path).map_err(|e| with_context("", e))?;
+                state.take()?
+            };
+            // Written without holding the state: a call waiting for it finds it written.
+            let repeated = repeated_ids(&builder);
+            let stats = builder
+                .write_to_path(&path)
+                .map_err(|e| with_context(&format!("writing {}", path.display()), e))?;
+            Ok((repeated, stats))
+        })?;
+        // As `pocketdex build` warns: both copies are indexed, and a lookup by id finds one.
+        if let Some((n, first)) = &repeated {
+            let message = std::ffi::CString::new(format!(
+                "{n} document(s) share an id with an earlier one (first: {first:?}); both are indexed"
+            ))
+            .unwrap_or_default();
+            PyErr::warn(
+                py,
+                &py.get_type::<pyo3::exceptions::PyUserWarning>(),
+                &message,
+                1,
+            )?;
+        }
+        let mut stats = serde_json::to_value(&stats).expect("stats serialize");
+        stats["repeated_ids"] = repeated.map_or(0, |r| r.0).into();
+        json_to_py(py, &stats)
+    }
+
+    /// to_bytes() -> bytes
+    ///
+    /// The index file's bytes (a shard to send elsewhere). The builder is spent.
+    #[pyo3(name = "to_bytes")]
+    fn finish_bytes(&self, py: Python<'_>) -> PyResult<Py<PyBytes>> {
+        let out = py.detach(|| -> PyResult<_> {
+            let builder = self.hold()?.take()?;
+            let mut out = Vec::new();
+            builder.finish(&mut out).map_err(to_py)?;
+            Ok(out)
+        })?;
+        Ok(PyBytes::new(py, &out).unbind())
+    }
+
+    /// The documents skipped, as (id, reason) pairs.
+    #[getter]
+    fn skipped(&self, py: Python<'_>) -> PyResult<Vec<(String, String)>> {
+        self.with_state(py, |state| Ok(state.skipped.clone()))
+    }
+
+    fn __len__(&self, py: Python<'_>) -> PyResult<usize> {
+        self.with_state(py, |state| Ok(state.inner.as_ref().map_or(0, |b| b.len())))
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> String {
+        match self.with_state(py, |state| Ok(state.inner.as_ref().map(|b| b.len()))) {
+            Ok(Some(n)) => format!("<pocketdex.IndexBuilder: {n} documents>"),
+            Ok(None) => "<pocketdex.IndexBuilder: written>".into(),
+            Err(_) => "<pocketdex.IndexBuilder: in use>".into(),
+        }
+    }
+}
+
+impl State {
+    /// `IndexBuilder.add_batch`, the state held.
     fn add_batch(
         &mut self,
         py: Python<'_>,
@@ -478,85 +679,6 @@ impl IndexBuilder {
             added += py.detach(|| self.push_step(prev))?;
         }
         Ok(added)
-    }
-
-    /// write(path) -> dict
-    ///
-    /// Writes the index to `path` atomically (temporary file, fsync, rename) and returns what
-    /// was written: documents, codes, bytes, sections, resolution. The builder is spent (a path
-    /// that cannot be written is refused first, and the builder kept).
-    fn write(&mut self, py: Python<'_>, path: PathBuf) -> PyResult<Py<PyAny>> {
-        self.inner()?;
-        // Before the builder is taken: a path that cannot be written leaves it as it was.
-        pocketdex::atomic::check_writable(&path).map_err(|e| with_context("", e))?;
-        let builder = self.take()?;
-        let repeated = repeated_ids(&builder);
-        let stats = py
-            .detach(|| builder.write_to_path(&path))
-            .map_err(|e| with_context(&format!("writing {}", path.display()), e))?;
-        // As `pocketdex build` warns: both copies are indexed, and a lookup by id finds one.
-        if let Some((n, first)) = &repeated {
-            let message = std::ffi::CString::new(format!(
-                "{n} document(s) share an id with an earlier one (first: {first:?}); both are indexed"
-            ))
-            .unwrap_or_default();
-            PyErr::warn(
-                py,
-                &py.get_type::<pyo3::exceptions::PyUserWarning>(),
-                &message,
-                1,
-            )?;
-        }
-        let mut stats = serde_json::to_value(&stats).expect("stats serialize");
-        stats["repeated_ids"] = repeated.map_or(0, |r| r.0).into();
-        json_to_py(py, &stats)
-    }
-
-    /// to_bytes() -> bytes
-    ///
-    /// The index file's bytes (a shard to send elsewhere). The builder is spent.
-    #[pyo3(name = "to_bytes")]
-    fn finish_bytes(&mut self, py: Python<'_>) -> PyResult<Py<PyBytes>> {
-        let builder = self.take()?;
-        let mut out = Vec::new();
-        py.detach(|| builder.finish(&mut out)).map_err(to_py)?;
-        Ok(PyBytes::new(py, &out).unbind())
-    }
-
-    /// The documents skipped, as (id, reason) pairs.
-    #[getter]
-    fn skipped(&self) -> Vec<(String, String)> {
-        self.skipped.clone()
-    }
-
-    fn __len__(&self) -> usize {
-        self.inner.as_ref().map_or(0, |b| b.len())
-    }
-
-    fn __repr__(&self) -> String {
-        match &self.inner {
-            Some(b) => format!("<pocketdex.IndexBuilder: {} documents>", b.len()),
-            None => "<pocketdex.IndexBuilder: written>".into(),
-        }
-    }
-}
-
-impl IndexBuilder {
-    /// The core builder, to write: refused when empty, as `pocketdex build` refuses to write
-    /// an index of nothing.
-    fn take(&mut self) -> PyResult<pocketdex::IndexBuilder> {
-        let inner = self.inner.take().ok_or_else(written)?;
-        if inner.is_empty() {
-            let why = match self.skipped.len() {
-                0 => "no document was added".to_string(),
-                n => format!("all {n} documents added were empty"),
-            };
-            self.inner = Some(inner);
-            return Err(PyValueError::new_err(format!(
-                "no documents to index: {why}; nothing was written"
-            )));
-        }
-        Ok(inner)
     }
 }
 

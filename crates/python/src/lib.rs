@@ -4,7 +4,9 @@
 //!
 //! Every call that does real work releases the GIL (`Python::detach`) and runs on rayon's
 //! threads; Python objects are read or made only while it is held. No call panics into the
-//! interpreter: core errors become the exceptions of the `errors` module.
+//! interpreter: core errors become the exceptions of the `errors` module. Every class is
+//! frozen: an `IndexBuilder` shared by threads keeps its state behind a lock, taken without the
+//! GIL, so that their calls take turns.
 
 use pyo3::prelude::*;
 

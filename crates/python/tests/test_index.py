@@ -2,6 +2,7 @@
 
 import os
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pyarrow as pa
@@ -290,3 +291,106 @@ def test_a_damaged_index_never_answers_wrongly(tmp_path, samples):
                 continue
             wrong += got != hits
     assert wrong == 0
+
+
+def hit_sets(index, texts):
+    """Per text, its hits as a set of (id, score): the same whatever numbers the documents got."""
+    return [sorted((h.id, h.score) for h in hits) for hits in index.query_batch(texts)]
+
+
+def test_threads_sharing_a_builder_take_turns(tmp_path, samples):
+    """One builder fed from a thread pool: the calls wait for each other (no "Already
+    borrowed"), and the index holds every document, as one fed the same batches in turn."""
+    ids, texts = samples
+    batches = [(ids[k::12], texts[k::12]) for k in range(12)]
+    one = pocketdex.IndexBuilder()
+    for i, t in batches:
+        one.add_batch(i, t)
+    one.write(tmp_path / "one.pdx")
+    want = pocketdex.Index(tmp_path / "one.pdx")
+
+    shared = pocketdex.IndexBuilder()
+    singly = pocketdex.IndexBuilder()
+    with ThreadPoolExecutor(4) as pool:
+        assert sum(pool.map(lambda b: shared.add_batch(*b), batches)) == len(ids)
+        numbers = list(pool.map(singly.add, ids, texts))
+    # Each add got a number of its own.
+    assert sorted(numbers) == list(range(len(ids)))
+    for name, b in (("batches", shared), ("singly", singly)):
+        assert len(b) == len(ids) and b.skipped == []
+        b.write(tmp_path / f"{name}.pdx")
+        index = pocketdex.Index(tmp_path / f"{name}.pdx")
+        assert len(index) == len(ids) and all(i in index for i in ids), name
+        assert hit_sets(index, texts) == hit_sets(want, texts), name
+
+
+def test_a_write_racing_adds_comes_before_or_after_each(tmp_path, samples):
+    """A write (or to_bytes) from one thread while others add: each add either comes first and
+    is in the index, or finds the builder written; nothing else is raised."""
+    ids, texts = samples
+    for finish in ("write", "to_bytes"):
+        b = pocketdex.IndexBuilder()
+        b.add_batch(ids[:20], texts[:20])
+        start = threading.Barrier(5)
+        added = []
+
+        def add_singly(k):
+            start.wait()
+            for i, t in zip(ids[20 + k : 100 : 2], texts[20 + k : 100 : 2]):
+                try:
+                    b.add(i, t)
+                    added.append(i)
+                except ValueError as e:
+                    assert "written already" in str(e)
+
+        def add_batches(k):
+            start.wait()
+            for lo in range(100 + k * 10, len(ids), 20):
+                batch = (ids[lo : lo + 10], texts[lo : lo + 10])
+                try:
+                    assert b.add_batch(*batch) == len(batch[0])
+                    added.extend(batch[0])
+                except ValueError as e:
+                    assert "written already" in str(e)
+
+        path = tmp_path / f"{finish}.pdx"
+
+        def finish_it():
+            start.wait()
+            if finish == "write":
+                b.write(path)
+            else:
+                path.write_bytes(b.to_bytes())
+
+        with ThreadPoolExecutor(5) as pool:
+            jobs = [pool.submit(add_singly, 0), pool.submit(add_singly, 1)]
+            jobs += [pool.submit(add_batches, 0), pool.submit(add_batches, 1)]
+            jobs.append(pool.submit(finish_it))
+            for j in jobs:
+                j.result()
+        index = pocketdex.Index(path)
+        # Exactly the documents added before the write, the batches whole.
+        assert sorted(ids[:20] + added) == sorted(i for i in ids if i in index)
+        assert len(index) == 20 + len(added)
+        with pytest.raises(ValueError, match="written already"):
+            b.add("late", "a text")
+
+
+def test_a_builder_used_from_inside_its_own_call_refuses(samples):
+    """An iterator given to add_batch that calls the builder again (the same thread): an error
+    for that call, not a wait for itself; the rows before it are added."""
+    ids, texts = samples
+    b = pocketdex.IndexBuilder()
+    seen = []
+
+    def inner_texts():
+        yield texts[0]
+        seen.append(repr(b))
+        b.add("inner", texts[1])
+        yield texts[2]
+
+    with pytest.raises(RuntimeError, match="in use"):
+        b.add_batch(["a", "b"], inner_texts())
+    assert seen == ["<pocketdex.IndexBuilder: in use>"]
+    assert len(b) == 1 and b.add("c", texts[3]) == 1
+
