@@ -9,7 +9,7 @@ use pocketdex::sketch::Idf;
 use pocketdex::{Fingerprinter, Lang, Params};
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::PyBytes;
+use pyo3::types::{PyBytes, PyString};
 use rayon::prelude::*;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -41,7 +41,7 @@ pub fn lang(code: &str) -> PyResult<Lang> {
 /// idf: where the idf table comes from: "collection" (learned from the first 20,000
 ///     documents), "language" (the built-in table: a document's codes and scores then do not
 ///     depend on the rest of the collection, for shards), or the path of an index to copy it
-///     from.
+///     from (a str or any os.PathLike; a pathlib.Path is always a path).
 /// resolution: (bands, samples, short_rows[, similar_rows]) instead of expected_docs.
 /// similar_bands: bands of the similar path (0 leaves out `query(similar=True)`).
 ///
@@ -302,15 +302,51 @@ pub fn params(
     Ok(p)
 }
 
-/// A builder weighing with the idf table `idf` names: `collection`, `language` or an index
-/// file's path (as `build --idf`).
-pub fn core_builder(lang: Lang, params: Params, idf: &str) -> PyResult<pocketdex::IndexBuilder> {
+/// `idf=`: where a builder's idf table comes from, as `build --idf` names it.
+pub enum IdfSource {
+    /// Learned from the first documents.
+    Collection,
+    /// The language's built-in table.
+    Language,
+    /// Copied from this index file.
+    Index(PathBuf),
+}
+
+impl<'py> FromPyObject<'_, 'py> for IdfSource {
+    type Error = PyErr;
+
+    /// A str is a keyword or else a path; any other os.PathLike is a path, even one named
+    /// "collection" (a file of that name).
+    fn extract(obj: pyo3::Borrowed<'_, 'py, PyAny>) -> PyResult<Self> {
+        if obj.is_instance_of::<PyString>() {
+            return Ok(match obj.extract::<String>()?.as_str() {
+                "collection" => IdfSource::Collection,
+                "language" => IdfSource::Language,
+                path => IdfSource::Index(path.into()),
+            });
+        }
+        obj.extract::<PathBuf>().map(IdfSource::Index).map_err(|_| {
+            PyTypeError::new_err(format!(
+                "idf must be \"collection\", \"language\" or the path of an index file (a str or os.PathLike), not {}",
+                obj.get_type()
+                    .name()
+                    .map_or_else(|_| "that".to_string(), |n| n.to_string())
+            ))
+        })
+    }
+}
+
+/// A builder weighing with the idf table `idf` names (as `build --idf`).
+pub fn core_builder(
+    lang: Lang,
+    params: Params,
+    idf: IdfSource,
+) -> PyResult<pocketdex::IndexBuilder> {
     let builder = pocketdex::IndexBuilder::for_lang(lang, params).map_err(to_py)?;
     Ok(match idf {
-        "collection" => builder,
-        "language" => builder.with_idf(Idf::builtin(lang)),
-        path => {
-            let path = PathBuf::from(path);
+        IdfSource::Collection => builder,
+        IdfSource::Language => builder.with_idf(Idf::builtin(lang)),
+        IdfSource::Index(path) => {
             if !path.is_file() {
                 return Err(PyValueError::new_err(format!(
                     "idf must be \"collection\", \"language\" or an index file to copy the table from; {} is none of them",
@@ -327,12 +363,16 @@ pub fn core_builder(lang: Lang, params: Params, idf: &str) -> PyResult<pocketdex
 #[pymethods]
 impl IndexBuilder {
     #[new]
-    #[pyo3(signature = (lang = "en", *, expected_docs = None, size_hint = None, idf = "collection", resolution = None, similar_bands = None))]
+    #[pyo3(signature = (lang = "en", *, expected_docs = None, size_hint = None, idf = IdfSource::Collection, resolution = None, similar_bands = None))]
+    // Written out for the default of `idf`, which PyO3 would give as `...`.
+    #[pyo3(
+        text_signature = "(lang=\"en\", *, expected_docs=None, size_hint=None, idf=\"collection\", resolution=None, similar_bands=None)"
+    )]
     fn new(
         lang: &str,
         expected_docs: Option<u64>,
         size_hint: Option<u64>,
-        idf: &str,
+        idf: IdfSource,
         resolution: Option<ResolutionArg>,
         similar_bands: Option<u8>,
     ) -> PyResult<IndexBuilder> {
@@ -353,9 +393,9 @@ impl IndexBuilder {
 
     /// like(index, *, segment=False) -> IndexBuilder
     ///
-    /// A builder whose documents get exactly the codes and sketches `index` (a path of an
-    /// index file or of an index set, whose schema it then follows, or an index file's bytes)
-    /// gives its documents: its parameters, resolution and idf table. Shards
+    /// A builder whose documents get exactly the codes and sketches `index` (the path, a str or
+    /// os.PathLike, of an index file or of an index set, whose schema it then follows, or an
+    /// index file's bytes) gives its documents: its parameters, resolution and idf table. Shards
     /// of one collection built this way answer together as one index. segment=True also writes
     /// the sections a segment of an index set needs (for `pocketdex.spark.build`).
     #[staticmethod]
@@ -449,9 +489,9 @@ impl IndexBuilder {
 
     /// write(path) -> dict
     ///
-    /// Writes the index to `path` atomically (temporary file, fsync, rename) and returns what
-    /// was written: documents, codes, bytes, sections, resolution. The builder is spent (a path
-    /// that cannot be written is refused first, and the builder kept).
+    /// Writes the index to `path` (a str or os.PathLike) atomically (temporary file, fsync,
+    /// rename) and returns what was written: documents, codes, bytes, sections, resolution. The
+    /// builder is spent (a path that cannot be written is refused first, and the builder kept).
     fn write(&self, py: Python<'_>, path: PathBuf) -> PyResult<Py<PyAny>> {
         let (repeated, stats) = py.detach(|| -> PyResult<_> {
             let builder = {

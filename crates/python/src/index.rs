@@ -105,8 +105,8 @@ impl Hit {
     }
 }
 
-/// An index opened for queries: `Index(path)` with the path of an index file or an index set
-/// (a directory made by `pocketdex add`), or a list of them queried as one.
+/// An index opened for queries: `Index(path)` with the path (a str or os.PathLike) of an index
+/// file or an index set (a directory made by `pocketdex add`), or a list of them queried as one.
 ///
 /// Files are memory-mapped read-only and checked cheaply on open; every part a query reads is
 /// checked as it is read, and `verify()` checks every byte. `len(index)` is the number of live

@@ -1,7 +1,7 @@
 //! The index-set steps of a sharded build (`pocketdex.spark`): create a set, then adopt the
 //! shards built from its schema as its segments.
 
-use crate::builder::{core_builder, lang, params};
+use crate::builder::{core_builder, lang, params, IdfSource};
 use crate::errors::with_context;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
@@ -9,9 +9,10 @@ use std::path::PathBuf;
 
 /// create_set(path, *, lang="en", expected_docs=1_000_000) -> bytes
 ///
-/// Creates an index set at `path` (a new or empty directory) whose documents get the codes the
-/// language's idf table and a collection of `expected_docs` give them; returns its schema's
-/// bytes, from which shards are built (`IndexBuilder.like(schema, segment=True)`).
+/// Creates an index set at `path` (a str or os.PathLike: a new or empty directory) whose
+/// documents get the codes the language's idf table and a collection of `expected_docs` give
+/// them; returns its schema's bytes, from which shards are built
+/// (`IndexBuilder.like(schema, segment=True)`).
 #[pyfunction]
 #[pyo3(signature = (path, *, lang = "en", expected_docs = 1_000_000))]
 pub fn create_set(
@@ -23,7 +24,7 @@ pub fn create_set(
     let schema = core_builder(
         self::lang(lang)?,
         params(Some(expected_docs), None, None)?,
-        "language",
+        IdfSource::Language,
     )?;
     let label = format!("creating the index set {}", path.display());
     py.detach(|| pocketdex::SetWriter::create(&path, schema))
@@ -36,7 +37,8 @@ pub fn create_set(
 /// adopt_segments(path, files, *, wait=False) -> int
 ///
 /// Adds shard files (built from the set's schema, with set sections) to the set at `path` as
-/// segments, in the order given, in one step; returns the set's live documents after.
+/// segments, in the order given, in one step; returns the set's live documents after. Paths are
+/// str or os.PathLike; `files` is a list of them, or one.
 #[pyfunction]
 #[pyo3(signature = (path, files, *, wait = false))]
 pub fn adopt_segments(

@@ -394,3 +394,66 @@ def test_a_builder_used_from_inside_its_own_call_refuses(samples):
     assert seen == ["<pocketdex.IndexBuilder: in use>"]
     assert len(b) == 1 and b.add("c", texts[3]) == 1
 
+
+def test_paths_may_be_str_or_path_like(tmp_path, samples, monkeypatch):
+    """Every parameter that takes a path takes a str or any os.PathLike, to the same effect."""
+    ids, texts = samples
+
+    class Fspath:
+        """An os.PathLike that is not a pathlib.Path."""
+
+        def __init__(self, path):
+            self.path = str(path)
+
+        def __fspath__(self):
+            return self.path
+
+    kw = dict(idf="language", expected_docs=1000)
+    # write(path)
+    paths = [tmp_path / "w.pdx", str(tmp_path / "ws.pdx"), Fspath(tmp_path / "wf.pdx")]
+    for path in paths:
+        b = pocketdex.IndexBuilder(**kw)
+        b.add_batch(ids[:150], texts[:150])
+        b.write(path)
+    index = tmp_path / "w.pdx"
+    data = index.read_bytes()
+    assert (tmp_path / "ws.pdx").read_bytes() == data == (tmp_path / "wf.pdx").read_bytes()
+    # idf=: the path of an index to copy the table from.
+    full = build(tmp_path, ids, texts, "full.pdx", **kw).read_bytes()
+    for idf in (index, str(index), Fspath(index)):
+        copied = build(tmp_path, ids, texts, "idf.pdx", idf=idf, expected_docs=1000)
+        assert copied.read_bytes() == full
+    # A PathLike is always a path, even one named as a keyword; a str is the keyword.
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ValueError, match="collection is none of them"):
+        pocketdex.IndexBuilder(idf=Path("collection"))
+    german = build(tmp_path, ids[:40], texts[:40], "de.pdx", lang="de")
+    os.symlink(german, tmp_path / "language")
+    with pytest.raises(ValueError, match="that index is in language de, not en"):
+        pocketdex.IndexBuilder(idf=Path("language"))
+    assert build(tmp_path, ids, texts, "kw.pdx", **kw).read_bytes() == full
+    with pytest.raises(TypeError, match="idf must be .* or the path of an index file"):
+        pocketdex.IndexBuilder(idf=3)  # type: ignore[arg-type]
+    # like(index): an index file, or a set.
+    for like in (index, str(index), Fspath(index)):
+        b = pocketdex.IndexBuilder.like(like)
+        b.add_batch(ids[:150], texts[:150])
+        assert b.to_bytes() == data
+    # Index(path), and a list of paths.
+    want = pocketdex.Index(str(index)).query_batch(texts)
+    for path in (index, Fspath(index), [index], [Fspath(index)]):
+        assert pocketdex.Index(path).query_batch(texts) == want
+    want = pocketdex.Index(tmp_path / "full.pdx").query_batch(texts)
+    # create_set(path), IndexBuilder.like(set), adopt_segments(path, files).
+    for name, make in (("str", str), ("path", Path), ("fspath", Fspath)):
+        set_dir = tmp_path / f"{name}.set"
+        pocketdex.create_set(make(set_dir), expected_docs=1000)
+        shards = []
+        for k, lo in enumerate((0, 150)):
+            b = pocketdex.IndexBuilder.like(make(set_dir), segment=True)
+            b.add_batch(ids[lo : lo + 150], texts[lo : lo + 150])
+            shards.append(tmp_path / f"{name}-{k}.pdx")
+            shards[-1].write_bytes(b.to_bytes())
+        assert pocketdex.adopt_segments(make(set_dir), [make(s) for s in shards[:1]]) == 150
+        assert pocketdex.adopt_segments(make(set_dir), make(shards[1])) == len(ids)
+        assert pocketdex.Index(make(set_dir)).query_batch(texts) == want

@@ -100,10 +100,16 @@ def test_a_sharded_build_is_one_build(spark, data, cli):
         for i, hits in zip(queries.column("id").to_pylist(), got)
     }
     assert annotated == want
-    # Rows that are themselves indexed: with id_col, the nearest other document.
+    # Rows that are themselves indexed: with id_col, the nearest other document. The path a
+    # pathlib.Path: the same answers as its str.
     some = frame(spark, table.slice(0, 200))
-    for r in pxs.nearest(some, str(d / "archive.set"), id_col="id").collect():
-        assert r["match_id"] != r["id"]
+    by_path = {
+        r["id"]: (r["match_id"], r["match_score"])
+        for r in pxs.nearest(some, d / "archive.set", id_col="id").collect()
+    }
+    assert all(match != i for i, (match, _) in by_path.items())
+    by_str = pxs.nearest(some, str(d / "archive.set"), id_col="id").collect()
+    assert by_path == {r["id"]: (r["match_id"], r["match_score"]) for r in by_str}
 
 
 def test_a_repeated_id_adds_nothing(spark, tmp_path):
@@ -119,5 +125,6 @@ def test_a_repeated_id_adds_nothing(spark, tmp_path):
         [("a", "Jupiter is the fifth planet from the Sun."), ("b", "Mozart was a composer.")],
         "id string, text string",
     ).repartition(2)
-    assert pxs.build(fixed, str(tmp_path / "dup.set"))["documents"] == 2
+    # A pathlib.Path as the path, as a str.
+    assert pxs.build(fixed, tmp_path / "dup.set")["documents"] == 2
     assert len(pocketdex.Index(tmp_path / "dup.set")) == 2

@@ -47,7 +47,7 @@ class IndexBuilder:
         *,
         expected_docs: Optional[int] = None,
         size_hint: Optional[int] = None,
-        idf: str = "collection",
+        idf: _StrPath = "collection",
         resolution: Union[Tuple[int, int, int], Tuple[int, int, int, Optional[int]], None] = None,
         similar_bands: Optional[int] = None,
     ) -> "IndexBuilder": ...

@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-from typing import Any, Callable, Dict, Iterator, Optional
+from typing import Any, Callable, Dict, Iterator, Optional, Union
 
 import pyarrow as pa
 
@@ -30,6 +30,8 @@ __all__ = ["build", "nearest"]
 
 
 Batches = Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]
+# A path: a str or any os.PathLike (pathlib.Path).
+_StrPath = Union[str, "os.PathLike[str]"]
 
 
 def _shard_builder(schema: bytes, id_col: str, text_col: str, title_col: Optional[str]) -> Batches:
@@ -58,7 +60,7 @@ def _shard_builder(schema: bytes, id_col: str, text_col: str, title_col: Optiona
 
 def build(
     df: Any,
-    path: str,
+    path: _StrPath,
     *,
     id_col: str = "id",
     text_col: str = "text",
@@ -68,12 +70,13 @@ def build(
 ) -> Dict[str, int]:
     """Builds the index set ``path`` (a new or empty directory) from ``df``, one shard per partition.
 
-    ``expected_docs`` fixes the codes' resolution (default: ``df.count()``); a set grows well
-    to about ten times it. Ids must be unique (and not null): a repeated one raises
-    ``ValueError`` naming it and its partition. When the job fails, the new set is removed, so
-    that the same call can run again. Returns ``documents``, ``segments`` and ``skipped`` (empty
-    texts). Shards travel to the driver as Arrow binary values, so no shared file system is
-    needed; keep partitions under about 1 GB of text each (Arrow's 2 GB per value).
+    ``path`` is a str or any os.PathLike (pathlib.Path). ``expected_docs`` fixes the codes'
+    resolution (default: ``df.count()``); a set grows well to about ten times it. Ids must be
+    unique (and not null): a repeated one raises ``ValueError`` naming it and its partition.
+    When the job fails, the new set is removed, so that the same call can run again. Returns
+    ``documents``, ``segments`` and ``skipped`` (empty texts). Shards travel to the driver as
+    Arrow binary values, so no shared file system is needed; keep partitions under about 1 GB of
+    text each (Arrow's 2 GB per value).
     """
     if expected_docs is None:
         expected_docs = max(int(df.count()), 1)
@@ -87,7 +90,7 @@ def build(
 
 
 def _build_shards(
-    df: Any, path: str, schema: bytes, id_col: str, text_col: str, title_col: Optional[str]
+    df: Any, path: _StrPath, schema: bytes, id_col: str, text_col: str, title_col: Optional[str]
 ) -> Dict[str, int]:
     """Builds the shards of ``df`` from ``schema`` and adopts them into the set at ``path``."""
     columns = [id_col, text_col] + ([title_col] if title_col else [])
@@ -125,7 +128,7 @@ def _build_shards(
 
 def nearest(
     df: Any,
-    path: str,
+    path: _StrPath,
     *,
     text_col: str = "text",
     id_col: Optional[str] = None,
@@ -137,11 +140,12 @@ def nearest(
     """``df`` with each row's nearest indexed copy: ``match_id`` (null when none scores at least
     ``threshold``, default 0.5) and ``match_score``.
 
-    With ``id_col``, a hit with the row's own id is passed over (the nearest *other* copy, for a
-    DataFrame that is itself indexed). ``ship=True`` sends the index (a file or a set) to every
-    executor with ``SparkContext.addFile``; ``ship=False`` opens ``path`` as given, on a file
-    system every executor sees. Spark ships a path once per application: after the index
-    changes, query it under a new path (or with ``ship=False``).
+    ``path`` (a str or any os.PathLike) is an index file or set. With ``id_col``, a hit with the
+    row's own id is passed over (the nearest *other* copy, for a DataFrame that is itself
+    indexed). ``ship=True`` sends the index to every executor with ``SparkContext.addFile``;
+    ``ship=False`` opens ``path`` as given, on a file system every executor sees. Spark ships a
+    path once per application: after the index changes, query it under a new path (or with
+    ``ship=False``).
     """
     from pyspark import SparkFiles
     from pyspark.sql.types import DoubleType, StringType, StructField, StructType
