@@ -428,10 +428,7 @@ impl IndexBuilder {
     fn learn_idf(&mut self) {
         // The language's table is the prior of a built-in language (a custom reference's
         // builder learns from its documents alone).
-        let prior = Lang::ALL
-            .into_iter()
-            .find(|l| l.code() == self.lang)
-            .map(Idf::builtin);
+        let prior = Lang::from_code(&self.lang).map(Idf::builtin);
         let idf = Idf::from_df_with_prior(&self.df, self.pending.len() as u32, prior.as_ref());
         let f = self.fingerprinter.clone().with_idf(idf);
         let mut pending = std::mem::take(&mut self.pending);

@@ -476,16 +476,13 @@ pub fn path_of_id(id: &str) -> PathBuf {
 /// `part` with each `\xHH` (two hex digits) as the byte it names.
 #[cfg(unix)]
 fn unescape_name(part: &str) -> Vec<u8> {
+    let hex = |c: &u8| (*c as char).to_digit(16);
     let b = part.as_bytes();
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;
     while i < b.len() {
-        let hex = |c: u8| (c as char).to_digit(16);
         if b[i] == b'\\' && b.get(i + 1) == Some(&b'x') {
-            if let (Some(hi), Some(lo)) = (
-                b.get(i + 2).and_then(|&c| hex(c)),
-                b.get(i + 3).and_then(|&c| hex(c)),
-            ) {
+            if let (Some(hi), Some(lo)) = (b.get(i + 2).and_then(hex), b.get(i + 3).and_then(hex)) {
                 out.push((hi * 16 + lo) as u8);
                 i += 4;
                 continue;

@@ -191,12 +191,13 @@ impl Idf {
         prior: Option<&Idf>,
     ) -> Idf {
         let n = docs.max(1) as u64;
-        // The idf of a term of key `k` in `d` documents.
-        let idf_of = |k: u32, d: u32| match prior {
+        // The idf of a term in `d` documents whose key is `k` (`None`: one the language's table
+        // does not hold, as a left-out term may be).
+        let idf_of = |k: Option<u32>, d: u32| match prior {
             None => idf(n, d),
             Some(lang) => {
                 let m = PRIOR_DOCS as f64;
-                let p = (-(lang.get_key(k) as f64)).exp();
+                let p = (-(k.map_or(lang.default, |k| lang.get_key(k)) as f64)).exp();
                 ((n as f64 + m) / (d as f64 + m * p)).ln()
             }
         };
@@ -217,36 +218,21 @@ impl Idf {
             .collect();
         left_out.sort_unstable();
         let (mut weighted, mut occurrences) = (0f64, 0f64);
-        if prior.is_some() {
-            for &(d, k) in &left_out {
-                weighted += d as f64 * idf_of(k, d);
-                occurrences += d as f64;
-            }
-        } else {
-            // Without a prior, terms of one df weigh alike: summed per df, as tables were.
-            for run in left_out.chunk_by(|a, b| a.0 == b.0) {
-                let (d, terms) = (run[0].0, run.len());
-                weighted += terms as f64 * d as f64 * idf(n, d);
-                occurrences += terms as f64 * d as f64;
-            }
+        for &(d, k) in &left_out {
+            weighted += d as f64 * idf_of(Some(k), d);
+            occurrences += d as f64;
         }
         // Every weight is at least one quantum: a term in every document (or every term of a
         // one-document index) still counts a little, so sketches are never all zero.
         let default = if occurrences > 0.0 {
             weighted / occurrences
         } else {
-            match prior {
-                None => idf(n, 1),
-                Some(lang) => {
-                    let m = PRIOR_DOCS as f64;
-                    ((n as f64 + m) / (1.0 + m * (-(lang.default as f64)).exp())).ln()
-                }
-            }
+            idf_of(None, 1)
         } as f32;
         let quant = |v: f64| (v as f32 * IDF_SCALE).round().clamp(1.0, 255.0) as u8;
         let mut table: Vec<(u32, u8)> = common
             .into_iter()
-            .map(|(k, d)| (k, quant(idf_of(k, d))))
+            .map(|(k, d)| (k, quant(idf_of(Some(k), d))))
             .collect();
         table.sort_unstable();
         Idf::with_table(
