@@ -320,12 +320,18 @@ fn v8_and_v9_differ_in_the_mphf_and_slot_order_alone() {
     assert_eq!(old.1 .0[0], groups(slots));
     assert_eq!(new.1 .0[0], groups((slots * 150).div_ceil(100)));
     assert_eq!((old.1 .1, new.1 .1), (4, 2));
+    answer_alike(&old.2, &new.2);
+}
+
+/// Two files answer every golden document, and a near copy of each (its first sentence
+/// dropped), with the same hits.
+fn answer_alike(old: &Index<Vec<u8>>, new: &Index<Vec<u8>>) {
     for (name, _, text) in corpus() {
         let cut: String = text.split_inclusive(". ").skip(1).collect();
         for q in [&text, &cut] {
             let (a, b) = (
-                old.2.query(q, &QueryOptions::default()).unwrap(),
-                new.2.query(q, &QueryOptions::default()).unwrap(),
+                old.query(q, &QueryOptions::default()).unwrap(),
+                new.query(q, &QueryOptions::default()).unwrap(),
             );
             assert_eq!(a.hits, b.hits, "{name}");
         }
@@ -344,16 +350,7 @@ fn v9_and_v10_differ_in_the_version_alone() {
     assert_eq!((old.0.version(), new.0.version()), (9, 10));
     assert!(old.1.len() > 10, "every section of the format is there");
     assert!(old.1 == new.1, "every section is equal");
-    for (name, _, text) in corpus() {
-        let cut: String = text.split_inclusive(". ").skip(1).collect();
-        for q in [&text, &cut] {
-            let (a, b) = (
-                old.0.query(q, &QueryOptions::default()).unwrap(),
-                new.0.query(q, &QueryOptions::default()).unwrap(),
-            );
-            assert_eq!(a.hits, b.hits, "{name}");
-        }
-    }
+    answer_alike(&old.0, &new.0);
 }
 
 #[test]
