@@ -45,6 +45,8 @@ if [ "${1:-}" = "--seeds" ]; then
   head -c 64 "$out/sample.pdx" >"$out/sample-head.pdx"
   head -c $((n / 2)) "$out/sample.pdx" >"$out/sample-half.pdx"
   head -c $((n - 1)) "$out/sample.pdx" >"$out/sample-short.pdx"
+  # An idf table with sketch-only entries (format version 11): the golden file's long documents.
+  cp tests/golden/v11.pdx "$out/sketch-only.pdx"
   ls -l "$out"
   exit 0
 fi

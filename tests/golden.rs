@@ -1,9 +1,9 @@
 //! Golden files: an index of each format version committed in `tests/golden/`, opened and
 //! queried as a user's old file would be, and the current one rebuilt byte for byte.
 //!
-//! `create_format_v10` writes the file only when it is missing, then fails (commit it). A change
-//! that alters any byte of the format makes `rebuild_matches_golden_v10` fail: bump the format
-//! version, add `v11.pdx`, and keep a test that says what happens to v10 files.
+//! `create_format_v11` writes the file only when it is missing, then fails (commit it). A change
+//! that alters any byte of the format makes `rebuild_matches_golden_v11` fail: bump the format
+//! version, add `v12.pdx`, and keep a test that says what happens to v11 files.
 
 mod common;
 
@@ -22,6 +22,7 @@ const GOLDEN_V7: &str = "tests/golden/v7.pdx";
 const GOLDEN_V8: &str = "tests/golden/v8.pdx";
 const GOLDEN_V9: &str = "tests/golden/v9.pdx";
 const GOLDEN_V10: &str = "tests/golden/v10.pdx";
+const GOLDEN_V11: &str = "tests/golden/v11.pdx";
 
 /// The golden corpus: every 15th sample article (20 documents), titled by its first line.
 fn corpus() -> Vec<(String, String, String)> {
@@ -39,7 +40,7 @@ fn corpus() -> Vec<(String, String, String)> {
 /// of the format: the set sections CODES and IDS too, and from version 7 the block tree TREE and
 /// SUMS), with the language's idf table and the resolution of a collection of a million
 /// documents (two samples per fuzzy band). Its documents are version 6's. Built today, it is a
-/// version 10 file with the same sections (`v9_and_v10_differ_in_the_version_alone`).
+/// version 11 file with the same sections (`v9_and_v11_differ_in_the_version_alone`).
 fn build_v9() -> Vec<u8> {
     let params = Params {
         resolution: Some(Resolution::for_docs(1_000_000)),
@@ -79,15 +80,6 @@ fn build_v10() -> Vec<u8> {
     out
 }
 
-#[test]
-fn create_format_v10() {
-    let path = root().join(GOLDEN_V10);
-    if !path.exists() {
-        std::fs::write(&path, build_v10()).unwrap();
-        panic!("wrote {GOLDEN_V10}: commit it (a missing golden file must not pass silently)");
-    }
-}
-
 /// Versions 1 (no IDF section), 2 (fuzzy codes without samples, unweighted MinHash on the
 /// short path), 3 (another sketch and sample clock) and 4 (no similar path, so no
 /// `query --similar`) are refused with an error that says to rebuild: their codes, sketches
@@ -103,7 +95,7 @@ fn test_format_v1_to_v4_are_refused() {
         let bytes = std::fs::read(root().join(path)).unwrap();
         let e = Index::open(bytes).err().expect("an old file is not read");
         assert!(
-            matches!(e, pocketdex::Error::Version { expected: 10, got: g } if g == got),
+            matches!(e, pocketdex::Error::Version { expected: 11, got: g } if g == got),
             "{e:?}"
         );
         assert!(e.to_string().contains("rebuild the index"), "{e}");
@@ -338,16 +330,17 @@ fn answer_alike(old: &Index<Vec<u8>>, new: &Index<Vec<u8>>) {
     }
 }
 
-/// Version 9 and 10 files of a segment with the language's idf table hold the same bytes in
-/// every section: today's build of version 9's golden documents differs from it in the version
-/// alone, and answers alike. (Version 10 changed how a learned table is made, and ids of file
-/// names that are not UTF-8, neither of which that file has.)
+/// Version 9 files of a segment with the language's idf table hold the same bytes in every
+/// section as today's: today's build of version 9's golden documents differs from it in the
+/// version alone, and answers alike. (Version 10 changed how a learned table is made, and ids of
+/// file names that are not UTF-8; version 11 added the sketch's view of a learned table; that
+/// file has none of these.)
 #[test]
-fn v9_and_v10_differ_in_the_version_alone() {
+fn v9_and_v11_differ_in_the_version_alone() {
     let golden = std::fs::read(root().join(GOLDEN_V9)).expect("tests/golden/v9.pdx is committed");
     let today = build_v9();
     let (old, new) = (sections_of(golden), sections_of(today));
-    assert_eq!((old.0.version(), new.0.version()), (9, 10));
+    assert_eq!((old.0.version(), new.0.version()), (9, 11));
     assert!(old.1.len() > 10, "every section of the format is there");
     assert!(old.1 == new.1, "every section is equal");
     answer_alike(&old.0, &new.0);
@@ -358,12 +351,111 @@ fn test_format_v10() {
     check_segment(GOLDEN_V10, 10);
 }
 
+/// Version 10's golden file, a learned table without sketch-only entries (twenty documents of
+/// moderate length leave out terms of nearly one idf), rebuilt today: the same bytes in every
+/// section, and the same answers.
 #[test]
-fn rebuild_matches_golden_v10() {
+fn v10_and_v11_differ_in_the_version_alone() {
     let golden = std::fs::read(root().join(GOLDEN_V10)).expect("tests/golden/v10.pdx is committed");
+    let today = build_v10();
+    let (old, new) = (sections_of(golden), sections_of(today));
+    assert_eq!((old.0.version(), new.0.version()), (10, 11));
+    let idf = new.0.fingerprinter().idf().unwrap();
+    assert_eq!(idf.len(), idf.sample_terms(), "no sketch-only entries");
+    assert!(old.1 == new.1, "every section is equal");
+    answer_alike(&old.0, &new.0);
+}
+
+/// Version 11's golden corpus: thirty long documents, each ten consecutive sample articles,
+/// titled by the first line of the first: a few dozen documents of large vocabularies, whose
+/// learned idf table has sketch-only entries (§6.8).
+fn long_corpus() -> Vec<(String, String, String)> {
+    samples()
+        .chunks(10)
+        .enumerate()
+        .map(|(i, articles)| {
+            let title = articles[0].1.lines().next().unwrap_or("").to_string();
+            let text: Vec<&str> = articles.iter().map(|a| a.1.as_str()).collect();
+            (format!("long{i:02}"), title, text.join("\n\n"))
+        })
+        .collect()
+}
+
+/// Version 11's golden file: a segment (set sections too) of the long corpus, with the idf
+/// table `build` learns from it, at the resolution of a million documents.
+fn build_v11() -> Vec<u8> {
+    let params = Params {
+        resolution: Some(Resolution::for_docs(1_000_000)),
+        ..Params::default()
+    };
+    let mut b = IndexBuilder::for_lang(Lang::En, params)
+        .unwrap()
+        .with_set_sections();
+    for (name, title, text) in long_corpus() {
+        b.add(&name, Some(&title), &text);
+    }
+    let mut out = Vec::new();
+    b.finish(&mut out).unwrap();
+    out
+}
+
+#[test]
+fn create_format_v11() {
+    let path = root().join(GOLDEN_V11);
+    if !path.exists() {
+        std::fs::write(&path, build_v11()).unwrap();
+        panic!("wrote {GOLDEN_V11}: commit it (a missing golden file must not pass silently)");
+    }
+}
+
+/// Version 11's golden file opens, verifies and answers: every document finds itself first,
+/// alone and through a set, and a copy of one without its first article finds it first; its
+/// idf table has sketch-only entries.
+#[test]
+fn test_format_v11() {
+    let bytes = std::fs::read(root().join(GOLDEN_V11)).expect("tests/golden/v11.pdx is committed");
+    let index = Index::open(bytes.clone()).unwrap();
+    index.verify().unwrap();
+    assert_eq!(index.version(), 11);
+    assert!(index.is_segment());
+    let idf = index.fingerprinter().idf().unwrap();
     assert!(
-        build_v10() == golden,
-        "today's build of the golden corpus differs from {GOLDEN_V10}: the format changed; bump VERSION"
+        idf.len() > idf.sample_terms(),
+        "{} entries, {} of them the samples'",
+        idf.len(),
+        idf.sample_terms()
+    );
+    let set = IndexSet::from_indexes(vec![(GOLDEN_V11.into(), Index::open(bytes).unwrap())]);
+    let docs = long_corpus();
+    assert_eq!(index.doc_count() as usize, docs.len());
+    for (i, (name, title, text)) in docs.iter().enumerate() {
+        assert_eq!(index.find(name).unwrap(), Some(i as u32));
+        assert_eq!(
+            index.title(i as u32).unwrap().as_deref(),
+            Some(title.as_str())
+        );
+        let r = index.query(text, &QueryOptions::default()).unwrap();
+        assert_eq!((r.hits[0].doc, r.hits[0].score), (i as u32, 1.0), "{name}");
+        assert_eq!(
+            set.query(text, &QueryOptions::default()).unwrap().hits[0].hit,
+            r.hits[0]
+        );
+        let rest = text.split_once("\n\n").map_or("", |p| p.1);
+        let r = index.query(rest, &QueryOptions::default()).unwrap();
+        assert_eq!(
+            r.hits.first().map(|h| h.doc),
+            Some(i as u32),
+            "{name} without its first article"
+        );
+    }
+}
+
+#[test]
+fn rebuild_matches_golden_v11() {
+    let golden = std::fs::read(root().join(GOLDEN_V11)).expect("tests/golden/v11.pdx is committed");
+    assert!(
+        build_v11() == golden,
+        "today's build of the golden corpus differs from {GOLDEN_V11}: the format changed; bump VERSION"
     );
 }
 

@@ -1521,12 +1521,12 @@ fn weigh_terms_into(terms: &[TermHash], idf: &Idf, with_sketch: bool, w: &mut We
     w.samples.clear();
     w.sketch.clear();
     for &(h, tf) in terms {
-        let q = idf.quantum(h);
+        let (q, s) = idf.quanta(h);
         w.samples
             .push((h as u64 ^ (h >> 64) as u64, (tf as u64 * q as u64) as f64));
         if with_sketch {
             w.sketch
-                .push((sketch::sketch_base(h), tf as f32 * (q as f32 / IDF_SCALE)));
+                .push((sketch::sketch_base(h), tf as f32 * (s as f32 / IDF_SCALE)));
         }
     }
 }

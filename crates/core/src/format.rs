@@ -11,7 +11,7 @@ pub const MAGIC: [u8; 8] = *b"\x89PDX\r\n\x1a\n";
 /// The last eight bytes of every index file.
 pub const END_MAGIC: [u8; 8] = *b"PDX-END\n";
 /// The format version this build writes and reads.
-pub const VERSION: u32 = 10;
+pub const VERSION: u32 = 11;
 /// The oldest version this build reads: version 5 files differ only in their idf rule (stored in
 /// the file, so they answer exactly as before) and lack the set sections CODES and IDS; versions
 /// 5 and 6 lack the block tree (TREE, SUMS), so their large sections are checked whole; version
@@ -19,7 +19,9 @@ pub const VERSION: u32 = 10;
 /// files before version 9 have 4-bit MPHF group seeds instead of 2 and levels of 100% instead of
 /// 150% (`mphf::seed_bits` of the version; the level sizes are in the section, read as written);
 /// version 9 files differ from version 10 in how a learned idf table was made (stored in the
-/// file) and in the ids of file names that are not UTF-8, so they answer as before.
+/// file) and in the ids of file names that are not UTF-8, so they answer as before; version 10
+/// files have no sketch-only idf entries (`Idf::decode`), so their sketches weigh as their
+/// samples do, as they did.
 pub const MIN_VERSION: u32 = 5;
 /// Bytes of the fixed header: magic, version, section count, file length, directory checksum.
 pub const HEADER_LEN: usize = 8 + 4 + 4 + 8 + 8;

@@ -148,7 +148,7 @@ impl<D: AsRef<[u8]>> Index<D> {
             }
             _ => {
                 let (classes, stopwords) = meta::decode_classes(classes)?;
-                let idf = Idf::decode(idf)?;
+                let idf = Idf::decode(idf, dir.version)?;
                 Arc::new(
                     Fingerprinter::new(meta.params.clone(), classes, Analyzer::new(stopwords))
                         .map_err(|e| {

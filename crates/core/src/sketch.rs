@@ -52,6 +52,14 @@ pub fn idf_key(h: u128) -> u32 {
 /// Inverse document frequencies of a collection's or a language's common terms: `ln(N / df)`
 /// for the terms in the table ([`Idf::from_df`], [`Idf::builtin`]), a default for every other
 /// (rarer) term.
+///
+/// A learned table has two views (format version 11 on). The samples of the codes weigh the
+/// `N/2 + 500` terms of highest df and give every other term one default, as before; the sketch
+/// weighs up to [`SKETCH_TERMS`] terms (the *sketch-only* entries beyond those) and gives the
+/// rest a default of their own. With a single short table, a collection of a few hundred long
+/// documents weighed its rare, unshared terms at the mean idf of its mid-frequency ones, and
+/// two different State of the Union addresses (tf-idf cosine 0.49) scored 0.80; the codes keep
+/// their weights because the recall of `--similar` was measured with them.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Idf {
     /// Documents the frequencies were counted over; 0 for a language's table (estimated from
@@ -61,26 +69,46 @@ pub struct Idf {
     pub default: f32,
     /// `(key, round(idf · 16))`, sorted by key.
     table: Vec<(u32, u8)>,
+    /// The sketch-only entries: `(key, round(idf · 16))`, sorted by key, none in `table`.
+    sketch_only: Vec<(u32, u8)>,
+    /// The sketch's idf of terms in neither list: `default` when `sketch_only` is empty.
+    sketch_default: f32,
     /// Checksum of the encoded table: identifies it ([`Idf::id`]).
     id: u64,
-    /// The table again, for lookups in O(1): buckets of [`IDF_BUCKET`] entries, one cache
+    /// Both lists again, for lookups in O(1): buckets of [`IDF_BUCKET`] entries, one cache
     /// line each, chosen by the key's low bits (keys are hash bits, so uniform).
     buckets: Vec<IdfBucket>,
+    /// `default` and `sketch_default` in sixteenths.
+    quanta_default: (u16, u16),
 }
+
+/// At most this many entries in a learned table, sketch-only ones included: what a table
+/// learned from [`IDF_SAMPLE`] documents keeps (`IDF_SAMPLE / 2 + 500`), so that a sketch is
+/// weighed alike in a collection of any size.
+pub const SKETCH_TERMS: usize = IDF_SAMPLE / 2 + 500;
+
+/// A learned table's sketch view holds entries past the samples' until the terms it leaves out
+/// have idfs within this coefficient of variation (standard deviation over mean, weighed by
+/// occurrences), so that their one default misweighs none by much. On the development sets,
+/// Wikipedia leads need no entries beyond the samples' (0.10 there already); a few hundred State
+/// of the Union addresses (0.53) and Linux's documentation (0.24) need thousands.
+pub const SKETCH_DEFAULT_CV: f64 = 0.1;
 
 /// Entries per bucket of [`Idf`]'s lookup table.
 const IDF_BUCKET: usize = 8;
 
-/// A bucket of [`Idf`]'s lookup table: keys and quanta filled from the front, quantum 0
-/// marking an empty entry; a full bucket's keys may go on in the next one (linear probing by
-/// bucket). A lookup reads one line and decides without a branch on what it read unless the
-/// bucket is full: weighing looks up every term of a document, and slot-by-slot probing's
-/// unpredictable branches (hit, empty, next slot) waited for each cache miss in turn.
+/// A bucket of [`Idf`]'s lookup table: keys and quanta filled from the front, a sketch quantum
+/// of 0 marking an empty entry (a code quantum of 0: a sketch-only entry, whose samples weigh
+/// the default); a full bucket's keys may go on in the next one (linear probing by bucket). A
+/// lookup reads one line and decides without a branch on what it read unless the bucket is
+/// full: weighing looks up every term of a document, and slot-by-slot probing's unpredictable
+/// branches (hit, empty, next slot) waited for each cache miss in turn.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 #[repr(C, align(64))]
 struct IdfBucket {
     keys: [u32; IDF_BUCKET],
     quanta: [u8; IDF_BUCKET],
+    sketch: [u8; IDF_BUCKET],
 }
 
 impl Idf {
@@ -90,19 +118,39 @@ impl Idf {
     }
 
     fn with_table(docs: u32, default: f32, table: Vec<(u32, u8)>) -> Idf {
+        Idf::with_tables(docs, default, table, default, Vec::new())
+    }
+
+    fn with_tables(
+        docs: u32,
+        default: f32,
+        table: Vec<(u32, u8)>,
+        sketch_default: f32,
+        sketch_only: Vec<(u32, u8)>,
+    ) -> Idf {
+        // Without sketch-only entries the two views are one (as the section has it: §6.8).
+        let sketch_default = if sketch_only.is_empty() {
+            default
+        } else {
+            sketch_default
+        };
         // About 3 entries per bucket of 8: few buckets overflow into the next.
-        let count = (table.len() / 3 + 1).next_power_of_two().max(4);
+        let entries = table.len() + sketch_only.len();
+        let count = (entries / 3 + 1).next_power_of_two().max(4);
         let mut buckets = vec![IdfBucket::default(); count];
         let mask = count - 1;
-        for &(key, quant) in &table {
+        let both = table.iter().map(|&(k, q)| (k, q, q));
+        for (key, quant, sketch) in both.chain(sketch_only.iter().map(|&(k, q)| (k, 0, q))) {
             let mut b = key as usize & mask;
             loop {
                 let bucket = &mut buckets[b];
-                if let Some(free) = bucket.quanta.iter().position(|&q| q == 0) {
+                if let Some(free) = bucket.sketch.iter().position(|&q| q == 0) {
                     bucket.keys[free] = key;
-                    // Quanta are at least 1 (from_df clamps, decode checks), so 0 marks
-                    // empty entries.
-                    bucket.quanta[free] = quant.max(1);
+                    // Quanta are at least 1 (from_df clamps, decode checks), so a sketch
+                    // quantum of 0 marks an empty entry and a code quantum of 0 one that is
+                    // the sketch's only.
+                    bucket.quanta[free] = quant;
+                    bucket.sketch[free] = sketch.max(1);
                     break;
                 }
                 b = (b + 1) & mask;
@@ -112,8 +160,14 @@ impl Idf {
             docs,
             default,
             table,
+            sketch_only,
+            sketch_default,
             id: 0,
             buckets,
+            quanta_default: (
+                (default * IDF_SCALE).round() as u16,
+                (sketch_default * IDF_SCALE).round() as u16,
+            ),
         };
         let mut w = Writer::default();
         idf.encode(&mut w);
@@ -127,53 +181,75 @@ impl Idf {
         self.id
     }
 
-    /// `round(16 · idf)` of a term: the integer weight unit of samples (every idf is a whole
-    /// number of sixteenths, the default included).
+    /// `round(16 · idf)` of a term for its samples: the integer weight unit of the codes (every
+    /// idf is a whole number of sixteenths, the default included).
     #[inline]
     pub fn quantum(&self, h: u128) -> u16 {
-        let q = self.quantum_or_0(idf_key(h));
-        let default = (self.default * IDF_SCALE).round() as u16;
-        // A select, not a branch: whether a term is in the table is a coin toss.
-        if q == 0 {
-            default
+        self.quanta(h).0
+    }
+
+    /// The quanta of a term for its samples and for the sketch, from one lookup.
+    #[inline]
+    pub fn quanta(&self, h: u128) -> (u16, u16) {
+        let key = idf_key(h);
+        // Selects, not branches: whether a term is in the table is a coin toss. Whether the
+        // table has sketch-only entries is not (the same for every term), and without them
+        // both views are one.
+        let or = |q: u8, default: u16| if q == 0 { default } else { q as u16 };
+        if self.sketch_only.is_empty() {
+            let q = or(self.lookup_sketch(key), self.quanta_default.0);
+            (q, q)
         } else {
-            q as u16
+            let (q, s) = self.lookup(key);
+            (or(q, self.quanta_default.0), or(s, self.quanta_default.1))
         }
     }
 
+    /// A key's (samples, sketch) quanta in the table, each 0 where that view has none.
     #[inline]
-    fn find(&self, key: u32) -> Option<u8> {
-        Some(self.quantum_or_0(key)).filter(|&q| q != 0)
-    }
-
-    /// The quantum of `key`, 0 when it is not in the table.
-    #[inline]
-    fn quantum_or_0(&self, key: u32) -> u8 {
+    fn lookup(&self, key: u32) -> (u8, u8) {
         let mask = self.buckets.len() - 1;
         let mut b = key as usize & mask;
         loop {
             let bucket = &self.buckets[b];
-            // Keys are unique; an empty entry may hold key 0, but its quantum is 0.
-            let q = bucket
-                .keys
-                .iter()
-                .zip(bucket.quanta)
-                .fold(0u8, |q, (&k, quant)| {
-                    q | quant & 0u8.wrapping_sub(u8::from(k == key))
-                });
+            // Keys are unique; an empty entry may hold key 0, but its quanta are 0.
+            let (q, s) = (0..IDF_BUCKET).fold((0u8, 0u8), |(q, s), i| {
+                let hit = 0u8.wrapping_sub(u8::from(bucket.keys[i] == key));
+                (q | bucket.quanta[i] & hit, s | bucket.sketch[i] & hit)
+            });
             // Found, or not full (so the key would be here): almost always one or the other.
-            if (q != 0) | (bucket.quanta[IDF_BUCKET - 1] == 0) {
-                return q;
+            if (s != 0) | (bucket.sketch[IDF_BUCKET - 1] == 0) {
+                return (q, s);
+            }
+            b = (b + 1) & mask;
+        }
+    }
+
+    /// [`Idf::lookup`] of the sketch's view alone.
+    #[inline]
+    fn lookup_sketch(&self, key: u32) -> u8 {
+        let mask = self.buckets.len() - 1;
+        let mut b = key as usize & mask;
+        loop {
+            let bucket = &self.buckets[b];
+            let s = (0..IDF_BUCKET).fold(0u8, |s, i| {
+                s | bucket.sketch[i] & 0u8.wrapping_sub(u8::from(bucket.keys[i] == key))
+            });
+            if (s != 0) | (bucket.sketch[IDF_BUCKET - 1] == 0) {
+                return s;
             }
             b = (b + 1) & mask;
         }
     }
 
     /// An idf table from document frequencies over `docs` documents. It keeps the
-    /// `docs / 2 + 500` terms of highest df among those with df ≥ 2 (ties by key). Every other
-    /// term gets one default: the mean idf of the left-out terms' occurrences, Σ df·idf /
-    /// Σ df over them, which is what a left-out term in a document weighs on average (most are
-    /// unique to one document, some are not). Every idf is at least 1/16 (one quantum).
+    /// `docs / 2 + 500` terms of highest df among those with df ≥ 2 (ties by key) for the
+    /// samples, and for the sketch alone the next ones, as far as the rest need to weigh alike
+    /// ([`SKETCH_DEFAULT_CV`]) and at most [`SKETCH_TERMS`] in all. Every other term gets one
+    /// default per view: the mean idf of the occurrences of the terms that
+    /// view leaves out, Σ df·idf / Σ df over them, which is what such a term in a document
+    /// weighs on average (most are unique to one document, some are not). Every idf is at
+    /// least 1/16 (one quantum).
     pub fn from_df<S: std::hash::BuildHasher>(df: &HashMap<u32, u32, S>, docs: u32) -> Idf {
         Idf::from_df_with_prior(df, docs, None)
     }
@@ -207,39 +283,78 @@ impl Idf {
             .map(|(&k, &d)| (k, d))
             .collect();
         common.sort_unstable_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
-        common.truncate(docs as usize / 2 + 500);
-        // Left-out terms, summed in (df, key) order so that the result does not depend on the
-        // hash map's iteration order (builds are reproducible).
-        let kept: std::collections::HashSet<u32> = common.iter().map(|e| e.0).collect();
-        let mut left_out: Vec<(u32, u32)> = df
+        let samples = docs as usize / 2 + 500;
+        common.truncate(SKETCH_TERMS.max(samples));
+        let samples = samples.min(common.len());
+        // Terms outside `common`, in (df, key) order so that sums do not depend on the hash
+        // map's iteration order (builds are reproducible).
+        let in_common: std::collections::HashSet<u32> = common.iter().map(|e| e.0).collect();
+        let mut rest: Vec<(u32, u32)> = df
             .iter()
-            .filter(|e| !kept.contains(e.0))
+            .filter(|e| !in_common.contains(e.0))
             .map(|(&k, &d)| (d, k))
             .collect();
-        left_out.sort_unstable();
-        let (mut weighted, mut occurrences) = (0f64, 0f64);
-        for &(d, k) in &left_out {
-            weighted += d as f64 * idf_of(Some(k), d);
-            occurrences += d as f64;
+        rest.sort_unstable();
+        // Σ df, Σ df·w and Σ df·w² over the terms a table of `c` entries leaves out, for every
+        // `c` from `samples` on: those outside `common`, then `common` from its end back.
+        let mut sums = [0f64; 3];
+        let add = |sums: &mut [f64; 3], k: u32, d: u32| {
+            let w = idf_of(Some(k), d);
+            sums[0] += d as f64;
+            sums[1] += d as f64 * w;
+            sums[2] += d as f64 * w * w;
+        };
+        for &(d, k) in &rest {
+            add(&mut sums, k, d);
         }
+        let mut suffix = vec![sums; common.len() + 1];
+        for c in (samples..common.len()).rev() {
+            add(&mut sums, common[c].0, common[c].1);
+            suffix[c] = sums;
+        }
+        // The sketch's table: the fewest entries from `samples` on whose left-out terms weigh
+        // alike, their idf's coefficient of variation at most SKETCH_DEFAULT_CV, so that one
+        // default stands for them all.
+        let sketch_len = (samples..=common.len())
+            .find(|&c| {
+                let [n, s1, s2] = suffix[c];
+                let mean = s1 / n;
+                n == 0.0 || (s2 / n - mean * mean).max(0.0).sqrt() <= SKETCH_DEFAULT_CV * mean
+            })
+            .unwrap_or(common.len());
         // Every weight is at least one quantum: a term in every document (or every term of a
         // one-document index) still counts a little, so sketches are never all zero.
-        let default = if occurrences > 0.0 {
-            weighted / occurrences
-        } else {
-            idf_of(None, 1)
-        } as f32;
         let quant = |v: f64| (v as f32 * IDF_SCALE).round().clamp(1.0, 255.0) as u8;
-        let mut table: Vec<(u32, u8)> = common
-            .into_iter()
-            .map(|(k, d)| (k, quant(idf_of(Some(k), d))))
+        // The mean idf of the occurrences of the terms a table of `c` entries leaves out,
+        // summed in (df, key) order.
+        let default = |c: usize| {
+            let mut left_out: Vec<(u32, u32)> = common[c..]
+                .iter()
+                .map(|&(k, d)| (d, k))
+                .chain(rest.iter().copied())
+                .collect();
+            left_out.sort_unstable();
+            let (mut weighted, mut occurrences) = (0f64, 0f64);
+            for &(d, k) in &left_out {
+                weighted += d as f64 * idf_of(Some(k), d);
+                occurrences += d as f64;
+            }
+            let mean = if occurrences > 0.0 {
+                weighted / occurrences
+            } else {
+                idf_of(None, 1)
+            };
+            quant(mean) as f32 / IDF_SCALE
+        };
+        let (sample_default, sketch_default) = (default(samples), default(sketch_len));
+        let mut entries: Vec<(u32, u8)> = common[..sketch_len]
+            .iter()
+            .map(|&(k, d)| (k, quant(idf_of(Some(k), d))))
             .collect();
-        table.sort_unstable();
-        Idf::with_table(
-            docs,
-            (default * IDF_SCALE).round().clamp(1.0, 255.0) / IDF_SCALE,
-            table,
-        )
+        let mut sketch_only = entries.split_off(samples);
+        entries.sort_unstable();
+        sketch_only.sort_unstable();
+        Idf::with_tables(docs, sample_default, entries, sketch_default, sketch_only)
     }
 
     /// The built-in idf table of a language (`reference-corpus/<lang>-idf.tsv`, see
@@ -266,7 +381,7 @@ impl Idf {
         Ok(LanguageIdf::from_word_frequencies(words, "", analyzer, tokens, terms)?.idf())
     }
 
-    /// The idf of a term.
+    /// The idf of a term as the sketch weighs it ([`Idf::quantum`] is the samples' weight).
     #[inline]
     pub fn get(&self, h: u128) -> f32 {
         self.get_key(idf_key(h))
@@ -274,42 +389,105 @@ impl Idf {
 
     /// [`Idf::get`] by the term's key ([`idf_key`]).
     pub fn get_key(&self, key: u32) -> f32 {
-        match self.find(key) {
-            Some(q) => q as f32 / IDF_SCALE,
-            None => self.default,
+        match self.lookup(key).1 {
+            0 => self.sketch_default,
+            q => q as f32 / IDF_SCALE,
         }
     }
 
-    /// Number of terms in the table.
+    /// Number of terms in the table, sketch-only entries included.
     pub fn len(&self) -> usize {
+        self.table.len() + self.sketch_only.len()
+    }
+
+    /// Number of terms in the table whose samples are weighed by their own idf.
+    pub fn sample_terms(&self) -> usize {
         self.table.len()
     }
 
     /// True when the table is empty (every term gets the default).
     pub fn is_empty(&self) -> bool {
-        self.table.is_empty()
+        self.len() == 0
     }
 
-    /// Encodes section IDF: docs, default, count, keys, quantised idfs.
+    /// Encodes section IDF: docs, default, count, keys, quantised idfs; then, when the table
+    /// has sketch-only entries (format version 11 on), the sketch's default, their count, keys
+    /// and quantised idfs.
     pub fn encode(&self, w: &mut Writer) {
         w.u32(self.docs);
         w.f32(self.default);
-        w.u32(self.table.len() as u32);
-        for e in &self.table {
+        Idf::encode_entries(&self.table, w);
+        if !self.sketch_only.is_empty() {
+            w.f32(self.sketch_default);
+            Idf::encode_entries(&self.sketch_only, w);
+        }
+    }
+
+    fn encode_entries(entries: &[(u32, u8)], w: &mut Writer) {
+        w.u32(entries.len() as u32);
+        for e in entries {
             w.u32(e.0);
         }
-        for e in &self.table {
+        for e in entries {
             w.u8(e.1);
         }
     }
 
-    /// Decodes section IDF.
-    pub fn decode(bytes: &[u8]) -> Result<Idf> {
+    /// Decodes section IDF of a file of format `version` (sketch-only entries from version 11).
+    pub fn decode(bytes: &[u8], version: u32) -> Result<Idf> {
         let mut r = Reader::new(bytes, "IDF");
         let docs = r.u32()?;
+        let default = Idf::decode_default(&mut r)?;
+        let table = Idf::decode_entries(&mut r)?;
+        let (sketch_default, sketch_only) = if r.remaining() > 0 && version >= 11 {
+            let d = Idf::decode_default(&mut r)?;
+            let entries = Idf::decode_entries(&mut r)?;
+            // Disjoint from the samples' entries: both sorted, so one merge finds a repeat.
+            let (mut i, mut j) = (0, 0);
+            while i < table.len() && j < entries.len() {
+                match table[i].0.cmp(&entries[j].0) {
+                    std::cmp::Ordering::Less => i += 1,
+                    std::cmp::Ordering::Greater => j += 1,
+                    std::cmp::Ordering::Equal => {
+                        return Err(Error::format("IDF: a key is in both of its tables"))
+                    }
+                }
+            }
+            if entries.is_empty() {
+                return Err(Error::format(
+                    "IDF: an empty sketch-only table is written as none",
+                ));
+            }
+            (d, entries)
+        } else {
+            (default, Vec::new())
+        };
+        if r.remaining() > 0 {
+            return Err(Error::format("IDF: table size does not match its count"));
+        }
+        Ok(Idf::with_tables(
+            docs,
+            default,
+            table,
+            sketch_default,
+            sketch_only,
+        ))
+    }
+
+    fn decode_default(r: &mut Reader) -> Result<f32> {
         let default = r.f32()?;
+        let quantum = default * IDF_SCALE;
+        if !((1.0..=255.0).contains(&quantum) && quantum.fract() == 0.0) {
+            return Err(Error::format(
+                "IDF: a default is not a whole number of sixteenths in [1/16, 255/16]",
+            ));
+        }
+        Ok(default)
+    }
+
+    fn decode_entries(r: &mut Reader) -> Result<Vec<(u32, u8)>> {
         let n = r.u32()? as usize;
-        if n.checked_mul(5) != Some(r.remaining()) {
+        if n.checked_mul(5).is_none_or(|b| b > r.remaining()) {
             return Err(Error::format("IDF: table size does not match its count"));
         }
         let keys = r.take(n * 4)?;
@@ -319,16 +497,10 @@ impl Idf {
             .map(|c| u32::from_le_bytes(c.try_into().expect("4 bytes")))
             .zip(quants.iter().copied())
             .collect();
-        let quantum = default * IDF_SCALE;
-        if !((1.0..=255.0).contains(&quantum) && quantum.fract() == 0.0)
-            || table.iter().any(|e| e.1 == 0)
-            || table.windows(2).any(|w| w[0].0 >= w[1].0)
-        {
-            return Err(Error::format(
-                "IDF: table is not sorted or its default is invalid",
-            ));
+        if table.iter().any(|e| e.1 == 0) || table.windows(2).any(|w| w[0].0 >= w[1].0) {
+            return Err(Error::format("IDF: table is not sorted or has an idf of 0"));
         }
-        Ok(Idf::with_table(docs, default, table))
+        Ok(table)
     }
 }
 
@@ -836,6 +1008,7 @@ pub fn estimate_similarity(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::format::VERSION;
 
     #[test]
     fn similarity_estimate() {
@@ -865,16 +1038,118 @@ mod tests {
         assert_eq!(idf.get(h(3)), idf.get(h(99)));
         let mut w = Writer::default();
         idf.encode(&mut w);
-        assert_eq!(Idf::decode(&w.buf).unwrap(), idf);
-        assert!(Idf::decode(&w.buf[..w.buf.len() - 1]).is_err());
+        assert_eq!(Idf::decode(&w.buf, VERSION).unwrap(), idf);
+        assert!(Idf::decode(&w.buf[..w.buf.len() - 1], VERSION).is_err());
         // One document: no term is common, every weight is the floor, not zero.
         let one = Idf::from_df(&HashMap::from([(5u32, 1u32)]), 1);
         assert_eq!(one.get(h(5)), 1.0 / IDF_SCALE);
     }
 
-    /// The bucketed lookup finds every key of a table and no other, against a map, for tables
-    /// from empty to crowded: keys that share their low bits (buckets that overflow into the
-    /// next, and wrap around at the end), key 0, and keys that are not there.
+    /// A learned table of a few hundred documents of many middling terms: the samples' view is
+    /// the rule of version 10 (the `N/2 + 500` terms of highest df, the mean idf of the other
+    /// terms' occurrences for the rest), computed here from its definition; the sketch's view
+    /// goes on in df order just as far as it must for the terms it leaves out to have idfs within
+    /// [`SKETCH_DEFAULT_CV`] of their mean, and gives them that mean.
+    #[test]
+    fn learned_tables_extend_the_sketch_view_until_the_rest_weigh_alike() {
+        let docs = 300u32;
+        // Keys 1..=6000: df falls from 150 to 1 (a Zipf-like spread).
+        let df: HashMap<u32, u32> = (1..=6000u32)
+            .map(|k| (k, (150 * 40 / (k + 39)).max(1)))
+            .collect();
+        let idf = Idf::from_df(&df, docs);
+        let q = |v: f64| (v as f32 * IDF_SCALE).round().clamp(1.0, 255.0) as u16;
+        let w = |d: u32| (docs as f64 / d as f64).ln();
+        let mut by_df: Vec<(u32, u32)> = df
+            .iter()
+            .filter(|e| *e.1 >= 2)
+            .map(|(&k, &d)| (k, d))
+            .collect();
+        by_df.sort_unstable_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        // The mean, and the coefficient of variation, of the idf of the occurrences of the
+        // terms outside the first `c` of `by_df`.
+        let rest = |c: usize| {
+            let inside: std::collections::HashSet<u32> = by_df[..c].iter().map(|e| e.0).collect();
+            let (mut n, mut s1, mut s2) = (0f64, 0f64, 0f64);
+            for (&k, &d) in &df {
+                if !inside.contains(&k) {
+                    n += d as f64;
+                    s1 += d as f64 * w(d);
+                    s2 += d as f64 * w(d) * w(d);
+                }
+            }
+            let mean = s1 / n;
+            (mean, (s2 / n - mean * mean).sqrt() / mean)
+        };
+        let samples = docs as usize / 2 + 500;
+        assert_eq!(idf.sample_terms(), samples);
+        let sketch = idf.len();
+        assert!(sketch > samples && sketch < by_df.len(), "{sketch} entries");
+        assert!(rest(sketch).1 <= SKETCH_DEFAULT_CV && rest(sketch - 1).1 > SKETCH_DEFAULT_CV);
+        let (sample_default, sketch_default) = (q(rest(samples).0), q(rest(sketch).0));
+        assert!(
+            sketch_default > sample_default,
+            "the rest are rarer: {sketch_default} against {sample_default}"
+        );
+        for (i, &(k, d)) in by_df.iter().enumerate() {
+            let want = if i < samples {
+                (q(w(d)), q(w(d)))
+            } else if i < sketch {
+                (sample_default, q(w(d)))
+            } else {
+                (sample_default, sketch_default)
+            };
+            assert_eq!(idf.quanta((k as u128) << 96), want, "term {i} of df {d}");
+        }
+        assert_eq!(
+            idf.quanta(0),
+            (sample_default, sketch_default),
+            "a term in no document"
+        );
+        assert_eq!(idf.get(0), sketch_default as f32 / IDF_SCALE);
+        // Both views survive the section, which a version 10 reader does not take.
+        let mut wr = Writer::default();
+        idf.encode(&mut wr);
+        assert_eq!(Idf::decode(&wr.buf, VERSION).unwrap(), idf);
+        assert!(Idf::decode(&wr.buf, 10).is_err());
+        // A table of twenty thousand documents keeps as many terms as the sketch's view may:
+        // it has no sketch-only entries, and its section is version 10's.
+        let big = Idf::from_df(&df, 20_000);
+        assert_eq!((big.sample_terms(), big.len()), (by_df.len(), by_df.len()));
+        let mut wr = Writer::default();
+        big.encode(&mut wr);
+        assert_eq!(Idf::decode(&wr.buf, 10).unwrap(), big);
+    }
+
+    /// A damaged sketch-only table is refused: a key in both tables, an empty one written, a
+    /// default that is not a whole number of sixteenths.
+    #[test]
+    fn sketch_only_entries_are_checked() {
+        let section = |extra: &[(u32, u8)], sketch_default: f32| {
+            let mut w = Writer::default();
+            w.u32(7);
+            w.f32(2.0);
+            Idf::encode_entries(&[(5, 20), (9, 30)], &mut w);
+            w.f32(sketch_default);
+            Idf::encode_entries(extra, &mut w);
+            w.buf
+        };
+        let good = Idf::decode(&section(&[(6, 40)], 3.0), VERSION).unwrap();
+        assert_eq!(good.quanta(6u128 << 96), (32, 40));
+        assert_eq!(good.quanta(9u128 << 96), (30, 30));
+        assert_eq!(good.quanta(8u128 << 96), (32, 48));
+        for (extra, d) in [(&[(9u32, 40u8)][..], 3.0), (&[], 3.0), (&[(6, 40)], 3.01)] {
+            assert!(
+                Idf::decode(&section(extra, d), VERSION).is_err(),
+                "{extra:?} {d}"
+            );
+        }
+    }
+
+    /// The bucketed lookup finds every key of a table and no other, in both views (the samples'
+    /// and the sketch's), against a map, for tables from empty to crowded: keys that share
+    /// their low bits (buckets that overflow into the next, and wrap around at the end), key 0,
+    /// and keys that are not there.
     #[test]
     fn idf_lookup_agrees_with_a_map() {
         let mut state = 0x2545_f491_4f6c_dd1du64;
@@ -897,16 +1172,32 @@ mod tests {
                     let key = if crowded { (r as u32) << 4 } else { r as u32 };
                     map.insert(key, (r >> 40) as u8 | 1);
                 }
+                // Every third key (by its quantum) is the sketch's only: both views are
+                // looked up in the same buckets.
+                let sketch_only = |q: u8| q.is_multiple_of(3);
                 let mut table: Vec<(u32, u8)> = map.iter().map(|(&k, &q)| (k, q)).collect();
                 table.sort_unstable();
-                let idf = Idf::with_table(1, 2.0, table);
-                for (&key, &q) in &map {
-                    assert_eq!(idf.find(key), Some(q), "size {size}, key {key:#x}");
+                let (extra, table): (Vec<_>, Vec<_>) =
+                    table.into_iter().partition(|e| sketch_only(e.1));
+                // A sketch default of its own only with sketch-only entries.
+                let sketch_default = if extra.is_empty() { 32 } else { 48 };
+                let idf = Idf::with_tables(1, 2.0, table, 3.0, extra);
+                let expect = |key: u32| match map.get(&key) {
+                    Some(&q) if sketch_only(q) => (32, q as u16),
+                    Some(&q) => (q as u16, q as u16),
+                    None => (32, sketch_default),
+                };
+                for &key in map.keys() {
+                    assert_eq!(
+                        idf.quanta((key as u128) << 96),
+                        expect(key),
+                        "size {size}, key {key:#x}"
+                    );
                 }
                 for _ in 0..2_000 {
                     let key = next() as u32;
                     let key = if crowded { key << 4 } else { key };
-                    assert_eq!(idf.find(key), map.get(&key).copied(), "key {key:#x}");
+                    assert_eq!(idf.quanta((key as u128) << 96), expect(key), "key {key:#x}");
                 }
             }
         }
