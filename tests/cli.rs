@@ -1021,6 +1021,32 @@ fn build_and_info_agree_on_bytes_beyond_names() {
     assert!(!stdout(&o).contains("99999"), "{}", stdout(&o));
 }
 
+/// `info` says where the idf table came from and how many terms each view weighs: the golden
+/// file of long documents has sketch-only entries, a build of the samples has none, a set's
+/// segment has the language's table.
+#[test]
+fn info_shows_the_idf_table() {
+    let golden = common::root().join("tests/golden/v11.pdx");
+    let text = stdout(&pocketdex(&["info", golden.to_str().unwrap()]));
+    assert!(
+        text.contains("idf table         learned from 30 documents: 515 terms weigh the samples (others 3.06), 1,214 the sketch (others 3.31)"),
+        "{text}"
+    );
+    let o = pocketdex(&["info", golden.to_str().unwrap(), "--json"]);
+    let info: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        info["idf"],
+        serde_json::json!({"learned_from": 30, "terms": 515, "sketch_terms": 1214,
+                           "default": 3.0625, "sketch_default": 3.3125})
+    );
+    let v9 = common::root().join("tests/golden/v9.pdx");
+    let text = stdout(&pocketdex(&["info", v9.to_str().unwrap()]));
+    assert!(
+        text.contains("idf table         the language's: 10,000 terms (others 8.06)"),
+        "{text}"
+    );
+}
+
 /// An unreadable subdirectory is skipped and reported like an unreadable file; the rest is
 /// indexed (run unprivileged, so that permissions apply).
 #[test]

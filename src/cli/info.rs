@@ -218,6 +218,29 @@ fn file_info<D: AsRef<[u8]>>(
         "  sketch            {}-bit simhash per document",
         p.sketch_bits()
     )?;
+    if let Some(idf) = index.fingerprinter().idf() {
+        let source = match idf.docs {
+            0 => "the language's".to_string(),
+            n => format!("learned from {} documents", util::thousands(n as u64)),
+        };
+        if idf.len() > idf.sample_terms() {
+            writeln!(
+                out,
+                "  idf table         {source}: {} terms weigh the samples (others {:.2}), {} the sketch (others {:.2})",
+                util::thousands(idf.sample_terms() as u64),
+                idf.default,
+                util::thousands(idf.len() as u64),
+                idf.sketch_default()
+            )?;
+        } else {
+            writeln!(
+                out,
+                "  idf table         {source}: {} terms (others {:.2})",
+                util::thousands(idf.len() as u64),
+                idf.default
+            )?;
+        }
+    }
     writeln!(out, "  sections:")?;
     for s in &sections {
         writeln!(

@@ -6,8 +6,8 @@ use crate::index::Index;
 use crate::set::IndexSet;
 use serde_json::{json, Value};
 
-/// An index file: format, signature, counts, parameters, sections, bytes per document and
-/// posting-list lengths. `file` is how the caller names it.
+/// An index file: format, signature, counts, parameters, sections, bytes per document,
+/// posting-list lengths and the idf table (its terms for the samples and for the sketch). `file` is how the caller names it.
 ///
 /// # Errors
 /// When the part of the file holding the posting-list starts is damaged.
@@ -40,6 +40,14 @@ pub fn file_info<D: AsRef<[u8]>>(file: &str, index: &Index<D>) -> Result<Value> 
         "bytes_per_document_beyond_names": (total - names - titles) as f64 / docs,
         "resolution": index.resolution(),
         "lists": index.list_lengths()?,
+        "idf": index.fingerprinter().idf().map(|i| json!({
+            // 0: the language's table, estimated from word frequencies.
+            "learned_from": i.docs,
+            "terms": i.sample_terms(),
+            "sketch_terms": i.len(),
+            "default": i.default,
+            "sketch_default": i.sketch_default(),
+        })),
     });
     tidy_floats(&mut o);
     Ok(o)

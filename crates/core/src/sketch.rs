@@ -4,9 +4,9 @@
 //!
 //! The idf table comes from the language ([`Idf::builtin`]: estimated from wordfreq's word
 //! frequencies, `reference-corpus/<lang>-idf.tsv`, so that a document is weighed alike in every
-//! build) or is learned while building (from the first [`IDF_SAMPLE`] documents, [`Idf::from_df`]),
-//! and is stored in the index, so that a query is weighted exactly as the documents it is
-//! compared with.
+//! build) or is learned while building (from the first [`IDF_SAMPLE`] documents, [`Idf::from_df`],
+//! with a view of its own for the sketch), and is stored in the index, so that a query is
+//! weighted exactly as the documents it is compared with.
 
 use crate::error::{Error, Result};
 use crate::format::{Reader, Writer};
@@ -403,6 +403,11 @@ impl Idf {
     /// Number of terms in the table whose samples are weighed by their own idf.
     pub fn sample_terms(&self) -> usize {
         self.table.len()
+    }
+
+    /// The sketch's idf of a term in neither list (`default` without sketch-only entries).
+    pub fn sketch_default(&self) -> f32 {
+        self.sketch_default
     }
 
     /// True when the table is empty (every term gets the default).
