@@ -197,7 +197,8 @@ impl Idf {
         // both views are one.
         let or = |q: u8, default: u16| if q == 0 { default } else { q as u16 };
         if self.sketch_only.is_empty() {
-            let q = or(self.lookup_sketch(key), self.quanta_default.0);
+            // (The samples' half of the lookup is dead code here, and compiled out.)
+            let q = or(self.lookup(key).1, self.quanta_default.0);
             (q, q)
         } else {
             let (q, s) = self.lookup(key);
@@ -220,23 +221,6 @@ impl Idf {
             // Found, or not full (so the key would be here): almost always one or the other.
             if (s != 0) | (bucket.sketch[IDF_BUCKET - 1] == 0) {
                 return (q, s);
-            }
-            b = (b + 1) & mask;
-        }
-    }
-
-    /// [`Idf::lookup`] of the sketch's view alone.
-    #[inline]
-    fn lookup_sketch(&self, key: u32) -> u8 {
-        let mask = self.buckets.len() - 1;
-        let mut b = key as usize & mask;
-        loop {
-            let bucket = &self.buckets[b];
-            let s = (0..IDF_BUCKET).fold(0u8, |s, i| {
-                s | bucket.sketch[i] & 0u8.wrapping_sub(u8::from(bucket.keys[i] == key))
-            });
-            if (s != 0) | (bucket.sketch[IDF_BUCKET - 1] == 0) {
-                return s;
             }
             b = (b + 1) & mask;
         }
