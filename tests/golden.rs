@@ -65,6 +65,12 @@ fn build_v9() -> Vec<u8> {
 /// (index-format.md §6.8: the language's table as a prior of 5 documents), which version 10
 /// changed; a set's segments take the language's table, which it did not.
 fn build_v10() -> Vec<u8> {
+    build_learned(corpus())
+}
+
+/// A segment (set sections too) of `docs` with the idf table `build` learns from them, at the
+/// resolution of a million documents: version 10's and 11's golden files.
+fn build_learned(docs: Vec<(String, String, String)>) -> Vec<u8> {
     let params = Params {
         resolution: Some(Resolution::for_docs(1_000_000)),
         ..Params::default()
@@ -72,7 +78,7 @@ fn build_v10() -> Vec<u8> {
     let mut b = IndexBuilder::for_lang(Lang::En, params)
         .unwrap()
         .with_set_sections();
-    for (name, title, text) in corpus() {
+    for (name, title, text) in docs {
         b.add(&name, Some(&title), &text);
     }
     let mut out = Vec::new();
@@ -384,19 +390,7 @@ fn long_corpus() -> Vec<(String, String, String)> {
 /// Version 11's golden file: a segment (set sections too) of the long corpus, with the idf
 /// table `build` learns from it, at the resolution of a million documents.
 fn build_v11() -> Vec<u8> {
-    let params = Params {
-        resolution: Some(Resolution::for_docs(1_000_000)),
-        ..Params::default()
-    };
-    let mut b = IndexBuilder::for_lang(Lang::En, params)
-        .unwrap()
-        .with_set_sections();
-    for (name, title, text) in long_corpus() {
-        b.add(&name, Some(&title), &text);
-    }
-    let mut out = Vec::new();
-    b.finish(&mut out).unwrap();
-    out
+    build_learned(long_corpus())
 }
 
 #[test]
