@@ -152,11 +152,20 @@ fn test_format_v5() {
 /// queried as a set of one file, the same answers.
 fn check_segment(path: &str, version: u32) {
     let bytes = std::fs::read(root().join(path)).expect("golden files are committed");
+    check_segment_of(bytes, path, version, &corpus());
+}
+
+/// [`check_segment`] of a segment of `docs`; returns it.
+fn check_segment_of(
+    bytes: Vec<u8>,
+    path: &str,
+    version: u32,
+    docs: &[(String, String, String)],
+) -> Index<Vec<u8>> {
     let index = Index::open(bytes.clone()).unwrap();
     index.verify().unwrap();
     assert_eq!(index.version(), version);
     assert!(index.is_segment());
-    let docs = corpus();
     assert_eq!(index.doc_count() as usize, docs.len());
     let set = IndexSet::from_indexes(vec![(path.into(), Index::open(bytes).unwrap())]);
     for (i, (name, title, text)) in docs.iter().enumerate() {
@@ -171,7 +180,8 @@ fn check_segment(path: &str, version: u32) {
         assert_eq!(s.hits[0].hit, r.hits[0]);
     }
     assert_eq!(index.find("not a document").unwrap(), None);
-    finds_a_near_copy(&index, &docs);
+    finds_a_near_copy(&index, docs);
+    index
 }
 
 /// A near copy of a golden document (a sentence dropped) finds it first.
@@ -408,10 +418,8 @@ fn create_format_v11() {
 #[test]
 fn test_format_v11() {
     let bytes = std::fs::read(root().join(GOLDEN_V11)).expect("tests/golden/v11.pdx is committed");
-    let index = Index::open(bytes.clone()).unwrap();
-    index.verify().unwrap();
-    assert_eq!(index.version(), 11);
-    assert!(index.is_segment());
+    let docs = long_corpus();
+    let index = check_segment_of(bytes, GOLDEN_V11, 11, &docs);
     let idf = index.fingerprinter().idf().unwrap();
     assert!(
         idf.len() > idf.sample_terms(),
@@ -419,21 +427,7 @@ fn test_format_v11() {
         idf.len(),
         idf.sample_terms()
     );
-    let set = IndexSet::from_indexes(vec![(GOLDEN_V11.into(), Index::open(bytes).unwrap())]);
-    let docs = long_corpus();
-    assert_eq!(index.doc_count() as usize, docs.len());
-    for (i, (name, title, text)) in docs.iter().enumerate() {
-        assert_eq!(index.find(name).unwrap(), Some(i as u32));
-        assert_eq!(
-            index.title(i as u32).unwrap().as_deref(),
-            Some(title.as_str())
-        );
-        let r = index.query(text, &QueryOptions::default()).unwrap();
-        assert_eq!((r.hits[0].doc, r.hits[0].score), (i as u32, 1.0), "{name}");
-        assert_eq!(
-            set.query(text, &QueryOptions::default()).unwrap().hits[0].hit,
-            r.hits[0]
-        );
+    for (i, (name, _, text)) in docs.iter().enumerate() {
         let rest = text.split_once("\n\n").map_or("", |p| p.1);
         let r = index.query(rest, &QueryOptions::default()).unwrap();
         assert_eq!(
