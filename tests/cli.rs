@@ -1142,7 +1142,8 @@ fn help_examples_are_one_command_per_line() {
 
 /// A JSON Lines input that is a named pipe is read once, as it streams: the build does not
 /// count its lines first (which read the pipe to its end and left the build waiting for a
-/// second writer that never came).
+/// second writer that never came). It says that it reads a named pipe, which waits for a
+/// writer (before, a build waiting for one showed nothing).
 #[test]
 fn a_json_lines_pipe_is_built_from() {
     let tmp = tempfile::tempdir().unwrap();
@@ -1161,14 +1162,9 @@ fn a_json_lines_pipe_is_built_from() {
     };
     let out = tmp.path().join("piped.pdx");
     let mut child = Command::new(env!("CARGO_BIN_EXE_pocketdex"))
-        .args([
-            "build",
-            fifo.to_str().unwrap(),
-            "-o",
-            out.to_str().unwrap(),
-            "-q",
-        ])
+        .args(["build", fifo.to_str().unwrap(), "-o", out.to_str().unwrap()])
         .current_dir(root())
+        .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
     let started = std::time::Instant::now();
@@ -1186,6 +1182,15 @@ fn a_json_lines_pipe_is_built_from() {
     };
     writer.join().unwrap();
     assert!(status.success());
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+    assert!(
+        err.contains(&format!(
+            "reading the named pipe {} (this waits until a writer opens it)",
+            fifo.display()
+        )),
+        "{err}"
+    );
     let o = pocketdex(&["info", out.to_str().unwrap(), "--json"]);
     let info: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(info["documents"], 20);

@@ -184,6 +184,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     pocketdex::atomic::check_writable(&args.output)?;
     pocketdex::atomic::check_not_input(&args.output, &args.inputs)?;
     let sources = corpus::sources(&args.inputs)?;
+    if !args.quiet {
+        util::note_pipes(&args.inputs);
+    }
     let mut builder = match &args.segment_of {
         Some(set) => {
             if !pocketdex::is_set(set) {

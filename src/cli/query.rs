@@ -157,6 +157,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         (q, a)
     };
     let reader = args.input.reader();
+    util::note_pipes(&args.docs);
     for arg in &args.docs {
         let source = match Source::from_arg(arg) {
             Ok(source) => source,

@@ -213,6 +213,9 @@ fn add_to(
     let mut builder = writer.builder();
     let f = builder.fingerprinter().clone();
     let sources = pocketdex::corpus::sources(&args.inputs)?;
+    if !args.quiet {
+        util::note_pipes(&args.inputs);
+    }
     let summary = ingest::fingerprinted(
         &args.input.reader(),
         &sources,
@@ -472,6 +475,7 @@ pub fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
     // still checked (and nothing is added).
     let mut sources = Vec::new();
     let mut missing: Vec<(String, String)> = Vec::new();
+    util::note_pipes(&args.docs);
     for d in &args.docs {
         match pocketdex::corpus::Source::from_arg(d) {
             Ok(s) => sources.push(s),

@@ -342,6 +342,27 @@ pub fn plural(n: impl Into<u64>, what: &str) -> String {
     format!("{} {what}{}", thousands(n), if n == 1 { "" } else { "s" })
 }
 
+/// Says on stderr which of `inputs` are named pipes (FIFOs): opening one waits until another
+/// process opens it for writing, and without this a command that waits for a writer that never
+/// comes shows nothing at all.
+pub fn note_pipes<S: AsRef<str>>(inputs: &[S]) {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        for a in inputs.iter().map(AsRef::as_ref) {
+            // The path itself, not what a link names: `<(…)` and /dev/stdin are links to
+            // pipes whose writer is already there.
+            if a != "-" && std::fs::symlink_metadata(a).is_ok_and(|m| m.file_type().is_fifo()) {
+                eprintln!(
+                    "pocketdex: reading the named pipe {a} (this waits until a writer opens it)"
+                );
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = inputs;
+}
+
 /// An integer with thousands separators: 10,499.
 pub fn thousands(n: u64) -> String {
     let digits = n.to_string();
