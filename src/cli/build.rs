@@ -93,8 +93,9 @@ pub struct Args {
     #[arg(long, default_value_t = Params::default().similar_probes, help_heading = "Fingerprint parameters")]
     similar_probes: u8,
     /// Where the idf table that weighs samples and sketches comes from: `collection` (learned
-    /// from the first 20,000 documents) adapts to the collection's vocabulary, boilerplate
-    /// included; `language` (the built-in table of --lang) and an index FILE.pdx (its table
+    /// from the first N ≤ 20,000 documents: the samples weigh its N/2 + 500 most frequent terms
+    /// by their own idf, the sketch up to 10,500, as many as the rarer rest need to weigh
+    /// alike) adapts to the collection's vocabulary, boilerplate included; `language` (the built-in table of --lang) and an index FILE.pdx (its table
     /// copied) fix it, so that a document gets the same codes and scores in any build with the
     /// same --expected-docs: shards built apart then answer together as one index.
     #[arg(long, value_name = "collection|language|FILE.pdx", default_value = "collection",
