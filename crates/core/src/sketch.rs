@@ -291,17 +291,18 @@ impl Idf {
         for &(d, k) in &rest {
             add(&mut sums, k, d);
         }
-        let mut suffix = vec![sums; common.len() + 1];
+        // suffix[c - samples]: the sums for a table of `c` entries.
+        let mut suffix = vec![sums; common.len() - samples + 1];
         for c in (samples..common.len()).rev() {
             add(&mut sums, common[c].0, common[c].1);
-            suffix[c] = sums;
+            suffix[c - samples] = sums;
         }
         // The sketch's table: the fewest entries from `samples` on whose left-out terms weigh
         // alike, their idf's coefficient of variation at most SKETCH_DEFAULT_CV, so that one
         // default stands for them all.
         let sketch_len = (samples..=common.len())
             .find(|&c| {
-                let [n, s1, s2] = suffix[c];
+                let [n, s1, s2] = suffix[c - samples];
                 let mean = s1 / n;
                 n == 0.0 || (s2 / n - mean * mean).max(0.0).sqrt() <= SKETCH_DEFAULT_CV * mean
             })
