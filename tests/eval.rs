@@ -453,8 +453,11 @@ fn similar_mode_finds_what_near_duplicate_codes_miss() {
     assert!(s.recall_cos_0_70_0_90.unwrap() >= 0.95, "{s:?}");
     assert!(s.recall_cos_0_60_0_70.unwrap() >= 0.9, "{s:?}");
     assert!(s.precision_score_0_70_cos_0_60.unwrap() >= 0.9, "{s:?}");
-    // The near-duplicate codes alone miss a share of these pairs at this resolution.
-    assert!(n.recall_cos_0_60_0_70.unwrap() + 0.1 < s.recall_cos_0_60_0_70.unwrap());
+    // The near-duplicate codes alone miss a share of these pairs at this resolution (measured:
+    // 0.894 against 0.988 in [0.7, 0.9), 0.889 against 0.944 in [0.6, 0.7), where the gap was
+    // over 0.1 before the short path's probes).
+    assert!(n.recall_cos_0_70_0_90.unwrap() + 0.05 < s.recall_cos_0_70_0_90.unwrap());
+    assert!(n.recall_cos_0_60_0_70.unwrap() < s.recall_cos_0_60_0_70.unwrap());
     // A similar query looks up everything a default one does, and more: per bucket, it finds
     // every pair the default query finds.
     for (a, b) in near.buckets.iter().zip(&similar.buckets) {

@@ -524,11 +524,11 @@ fn pipeline(t: &str) {
     let fp = f.fingerprint(t);
     let res = index.resolution();
     let _ = f.codes(&fp, res);
-    let probes = f.query_probes(&fp, res, 4, Some(4));
+    let probes = f.query_probes(&fp, res, 4, 4, Some(4));
     // A query's fingerprint is the document's analysis: the same terms, the same probes.
     let q = f.fingerprint_query(t);
     assert_eq!(q.term_hashes(), fp.term_hashes);
-    assert_eq!(f.query_probes(&q, res, 4, Some(4)), probes);
+    assert_eq!(f.query_probes(&q, res, 4, 4, Some(4)), probes);
 }
 
 /// One detector per method with the default options, then SpotSigs with the Jaccard of sets
@@ -651,6 +651,7 @@ pub fn query(data: &[u8]) {
         top: 1 + (flags & 7) as usize * 3,
         threshold: [0.0, 0.3, 0.5, 0.9][(flags >> 3) as usize & 3],
         probes: (flags & 0x20 != 0).then_some(flags % 5),
+        short_probes: (flags & 0x20 != 0).then_some(flags % 6),
         similar: flags & 0x40 != 0,
         similar_probes: (flags & 0x20 != 0).then_some(flags % 7),
         self_name: (flags & 0x80 != 0).then(|| text.lines().next().unwrap_or("").to_string()),

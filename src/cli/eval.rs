@@ -60,10 +60,8 @@ pub struct Args {
     #[arg(long, value_name = "N",
           value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     top: Option<usize>,
-    /// Lookups per fuzzy band code: the code and its PROBES − 1 most likely neighbours (more
-    /// find more edited copies, for time); default: the index's setting (`info` shows it).
-    #[arg(long, value_name = "PROBES", value_parser = clap::value_parser!(u8).range(1..))]
-    probes: Option<u8>,
+    #[command(flatten)]
+    probes: util::ProbeArgs,
     /// Measure high-similarity search: queries as `query --similar` makes them.
     #[command(flatten)]
     similar: util::SimilarArgs,
@@ -254,7 +252,8 @@ fn measure<D: AsRef<[u8]> + Sync>(
         min: args.min,
         threshold: args.threshold,
         top: args.top,
-        probes: args.probes,
+        probes: args.probes.probes,
+        short_probes: args.probes.short_probes,
         similar: args.similar.similar,
         similar_probes: args.similar.similar_probes,
         long_min_terms: index.meta().params.min_terms,

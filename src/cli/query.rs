@@ -56,10 +56,8 @@ pub struct Args {
     /// 0.4, so that pairs at cosine 0.6 are not lost to the estimate's error).
     #[arg(long, value_name = "T")]
     threshold: Option<f32>,
-    /// Lookups per fuzzy band code: the code and its PROBES − 1 most likely neighbours (more
-    /// find more edited copies, for time); default: the index's setting (`info` shows it).
-    #[arg(long, value_name = "PROBES", value_parser = clap::value_parser!(u8).range(1..))]
-    probes: Option<u8>,
+    #[command(flatten)]
+    probes: util::ProbeArgs,
     #[command(flatten)]
     similar: util::SimilarArgs,
     /// JSON Lines output.
@@ -102,7 +100,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let opts = QueryOptions {
         top: args.top,
         threshold,
-        probes: args.probes,
+        probes: args.probes.probes,
+        short_probes: args.probes.short_probes,
         similar: args.similar.similar,
         similar_probes: args.similar.similar_probes,
         self_name: None,

@@ -5,6 +5,21 @@ use indicatif::{ProgressBar, ProgressStyle};
 use pocketdex::{corpus, Index, IndexSet};
 use std::path::{Path, PathBuf};
 
+/// `--probes` and `--short-probes`, shared by `query` and `eval`.
+#[derive(clap::Args, Debug)]
+pub struct ProbeArgs {
+    /// Lookups per fuzzy band code: the code and its PROBES − 1 most likely neighbours (more
+    /// find more edited copies, for time); default: the index's setting (`info` shows it).
+    #[arg(long, value_name = "PROBES", value_parser = clap::value_parser!(u8).range(1..))]
+    pub probes: Option<u8>,
+    /// Lookups per short-path band, for queries of fewer than 72 terms with the default
+    /// parameters (`info` shows the short path): the band's code and the PROBES − 1
+    /// combinations of samples a near copy most likely drew instead (more find more edited
+    /// short texts, for candidates; 1: the code alone, as before 2026-11-27) [default: 4].
+    #[arg(long, value_name = "PROBES", value_parser = clap::value_parser!(u8).range(1..))]
+    pub short_probes: Option<u8>,
+}
+
 /// `--similar` and `--similar-probes`, shared by `query` and `eval`.
 #[derive(clap::Args, Debug)]
 pub struct SimilarArgs {

@@ -668,6 +668,11 @@ const SIMILAR_SAMPLES: u32 = SAMPLE_SEED_BASE + 8192;
 /// index (as format v3 defined it; sketches of v1–v3 used the indices below 64).
 const SAMPLE_SEED_BASE: u32 = 1 << 16;
 
+/// Default lookups per short-path band at query time: the band's code and the 3 combinations
+/// of its rows' samples that a near copy most likely drew instead (README, "Short documents").
+/// A query-time setting, not stored in the index: every index answers with it.
+pub const SHORT_PROBES: u8 = 4;
+
 /// Cost of replacing a sample by its runner-up when probing, on the scale of a deviation's
 /// squared distance to its boundary in units of its edit noise (see [`Fingerprinter::probes`]).
 pub const SAMPLE_PROBE_COST: f64 = 1.0;
@@ -1105,7 +1110,7 @@ impl Fingerprinter {
     /// # Panics
     /// When the fingerprinter has no idf table.
     pub fn probes(&self, fp: &impl Query, resolution: Resolution, budget: u8) -> Vec<Code> {
-        self.query_probes(fp, resolution, budget, None)
+        self.query_probes(fp, resolution, budget, SHORT_PROBES, None)
     }
 
     /// What a query looks up: [`Fingerprinter::probes`] and, with `similar` = `Some(budget)`,
@@ -1118,11 +1123,12 @@ impl Fingerprinter {
         fp: &impl Query,
         resolution: Resolution,
         budget: u8,
+        short_budget: u8,
         similar: Option<u8>,
     ) -> Vec<Code> {
         let fp = fp.analysis();
         let weighted = weigh_terms(&fp.term_hashes, self.weights(), false).samples;
-        let mut out = self.probes_from(fp, &weighted, resolution, budget);
+        let mut out = self.probes_from(fp, &weighted, resolution, budget, short_budget);
         if let Some(b) = similar {
             self.similar_probes_from(fp, &weighted, resolution, b, &mut out);
         }
@@ -1136,6 +1142,7 @@ impl Fingerprinter {
         weighted: &[(u64, f64)],
         resolution: Resolution,
         budget: u8,
+        short_budget: u8,
     ) -> Vec<Code> {
         let p = &self.params;
         if let Some(exact) = fp.exact {
@@ -1216,16 +1223,16 @@ impl Fingerprinter {
         }
         // Saturating: `short_below` is any u32 (found by fuzzing).
         if n < p.short_below.saturating_add(p.short_below / 5) || n == 0 {
-            let seeds = sample_numbers(
-                SHORT_SAMPLES,
-                p.minhash_bands as usize,
-                resolution.short_rows as usize,
+            let rows = resolution.short_rows as usize;
+            let seeds = sample_numbers(SHORT_SAMPLES, p.minhash_bands as usize, rows);
+            ranked_band_probes(
+                Path::Short,
+                weighted,
+                &seeds,
+                rows,
+                short_budget.max(1) as usize,
+                &mut out,
             );
-            drawn.clear();
-            draw(weighted, &seeds, false, &mut drawn);
-            let frags: Vec<u32> = drawn.iter().map(|d| d.0).collect();
-            // Drawn for exactly `resolution`, so it is its own caps.
-            band_codes(Path::Short, &frags, resolution, p, resolution, &mut out);
         }
         out
     }
@@ -1266,34 +1273,16 @@ impl Fingerprinter {
             (1..=MAX_SAMPLES as usize).contains(&rows),
             "similar rows must be between 1 and {MAX_SAMPLES}, not {rows}"
         );
-        let budget = budget.max(1) as usize;
         let weighted = similar_weights(weighted);
         let seeds = sample_numbers(SIMILAR_SAMPLES, p.similar_bands as usize, rows);
-        // The first `budget` rank tuples have rank sums up to the smallest s with
-        // C(s + rows, rows) ≥ budget tuples, so no rank above s is ever used.
-        let mut s = 0usize;
-        while binomial(s + rows, rows) < budget {
-            s += 1;
-        }
-        let ranked = draw_ranked(&weighted, &seeds, (s + 1).min(RANKED_MAX));
-        out.reserve(p.similar_bands as usize * budget);
-        let mut tuples = Vec::new();
-        let mut frags = [0u32; MAX_SAMPLES as usize];
-        for band in 0..p.similar_bands as usize {
-            let lists = &ranked[band * rows..(band + 1) * rows];
-            let lens: Vec<usize> = lists.iter().map(Vec::len).collect();
-            rank_tuples(&lens, budget, &mut tuples);
-            for t in tuples.chunks_exact(rows) {
-                for (r, &rank) in t.iter().enumerate() {
-                    frags[r] = lists[r][rank as usize];
-                }
-                out.push(Code {
-                    key: band_key(Path::Similar, resolution.similar_rows, band, &frags[..rows]),
-                    path: Path::Similar,
-                    group: band as u16,
-                });
-            }
-        }
+        ranked_band_probes(
+            Path::Similar,
+            &weighted,
+            &seeds,
+            rows,
+            budget.max(1) as usize,
+            out,
+        );
     }
 
     /// Fingerprints and weighs a query text and returns its probes at `resolution`, with the
@@ -1884,6 +1873,47 @@ fn draw_ranked(terms: &[(u64, f64)], seeds: &[u32], k: usize) -> Vec<Vec<u32>> {
     out
 }
 
+/// The band probes of a query on a MinHash band path (short or similar): per band of `rows`
+/// samples (`seeds`, band-major, drawn from `terms`), the `budget` combinations of its rows'
+/// samples that a similar document most likely drew. Row by row, the terms are ranked by their
+/// exponential clocks, and combinations are tried in order of their rank sum, so the first is
+/// the band's own code (at most [`RANKED_MAX`] ranks per row). Nothing when `terms` is empty.
+fn ranked_band_probes(
+    path: Path,
+    terms: &[(u64, f64)],
+    seeds: &[u32],
+    rows: usize,
+    budget: usize,
+    out: &mut Vec<Code>,
+) {
+    // The first `budget` rank tuples have rank sums up to the smallest s with
+    // C(s + rows, rows) ≥ budget tuples, so no rank above s is ever used.
+    let mut s = 0usize;
+    while binomial(s + rows, rows) < budget {
+        s += 1;
+    }
+    let ranked = draw_ranked(terms, seeds, (s + 1).min(RANKED_MAX));
+    let bands = seeds.len() / rows;
+    out.reserve(bands * budget);
+    let mut tuples = Vec::new();
+    let mut frags = [0u32; MAX_SAMPLES as usize];
+    for band in 0..bands {
+        let lists = &ranked[band * rows..(band + 1) * rows];
+        let lens: Vec<usize> = lists.iter().map(Vec::len).collect();
+        rank_tuples(&lens, budget, &mut tuples);
+        for t in tuples.chunks_exact(rows) {
+            for (r, &rank) in t.iter().enumerate() {
+                frags[r] = lists[r][rank as usize];
+            }
+            out.push(Code {
+                key: band_key(path, rows as u8, band, &frags[..rows]),
+                path,
+                group: band as u16,
+            });
+        }
+    }
+}
+
 /// C(n, k), saturating.
 fn binomial(n: usize, k: usize) -> usize {
     (0..k).fold(1usize, |acc, i| acc.saturating_mul(n - i) / (i + 1))
@@ -2324,6 +2354,44 @@ mod tests {
                 assert_eq!(similar_probes[band * 48], *c, "{r:?}");
             }
             assert!(!probes.iter().any(|p| similar_probes.contains(p)));
+        }
+    }
+
+    /// A short document's probes: per short band, its own code first, then the other
+    /// combinations of its rows' ranked samples; with a budget of 1, the codes alone.
+    #[test]
+    fn short_probes_start_with_the_document_codes() {
+        let f = fp();
+        let text = include_str!("../../../tests/data/sample.txt");
+        let short: String = text
+            .split_whitespace()
+            .take(30)
+            .collect::<Vec<_>>()
+            .join(" ");
+        let doc = f.fingerprint(&short);
+        assert!(doc.terms < f.params().min_terms);
+        for rows in 1..=AUTO_CAPS.short_rows {
+            let r = Resolution::new(4, 2, rows, 3);
+            let own: Vec<Code> = f
+                .codes(&doc, r)
+                .into_iter()
+                .filter(|c| c.path == Path::Short)
+                .collect();
+            assert_eq!(own.len(), 6);
+            let alone = f.query_probes(&doc, r, 24, 1, None);
+            assert_eq!(alone, own, "rows {rows}");
+            let probes = f.query_probes(&doc, r, 24, SHORT_PROBES, None);
+            let per_band = SHORT_PROBES as usize;
+            assert_eq!(probes.len(), 6 * per_band, "rows {rows}");
+            for (band, c) in own.iter().enumerate() {
+                let mine = &probes[band * per_band..(band + 1) * per_band];
+                assert_eq!(mine[0], *c);
+                assert!(mine
+                    .iter()
+                    .all(|p| p.path == Path::Short && p.group == band as u16));
+                let keys: std::collections::BTreeSet<u64> = mine.iter().map(|p| p.key).collect();
+                assert_eq!(keys.len(), per_band, "rows {rows}: distinct probes");
+            }
         }
     }
 

@@ -4,7 +4,7 @@
 
 use crate::error::{Error, Result};
 use crate::fingerprint::sealed::Analysed;
-use crate::fingerprint::{Code, Fingerprint, Path, Query};
+use crate::fingerprint::{Code, Fingerprint, Path, Query, SHORT_PROBES};
 use crate::index::Index;
 use crate::set::{IndexSet, SetQueryResult};
 use crate::sketch::{estimate_similarity, simhash};
@@ -20,6 +20,9 @@ pub struct QueryOptions {
     /// Lookups per fuzzy band code (the code and its most likely neighbours; at least 1, the
     /// code itself); `None` = the index's default.
     pub probes: Option<u8>,
+    /// Lookups per short-path band (documents under the index's short-path size; at least 1,
+    /// the code itself); `None` = [`SHORT_PROBES`].
+    pub short_probes: Option<u8>,
     /// High-similarity search: also look up the similar path, which finds documents that say
     /// nearly the same thing in other words (cosine down to about 0.6), not only near copies.
     pub similar: bool,
@@ -51,6 +54,7 @@ impl Default for QueryOptions {
             top: 100,
             threshold: 0.5,
             probes: None,
+            short_probes: None,
             similar: false,
             similar_probes: None,
             self_name: None,
@@ -161,7 +165,8 @@ impl<D: AsRef<[u8]>> Index<D> {
                 .unwrap_or(f.params().similar_probes)
                 .max(1)
         });
-        f.query_probes(fp, self.resolution(), budget, similar)
+        let short = opts.short_probes.unwrap_or(SHORT_PROBES).max(1);
+        f.query_probes(fp, self.resolution(), budget, short, similar)
     }
 
     /// The documents the `probes` find, but those `skip` says to leave out: how many, and those

@@ -90,6 +90,8 @@ pub struct Settings {
     pub top: Option<usize>,
     /// Probes per fuzzy code (`None`: the index's default).
     pub probes: Option<u8>,
+    /// Lookups per short-path band (`None`: [`pocketdex::fingerprint::SHORT_PROBES`]).
+    pub short_probes: Option<u8>,
     /// Queries look up the similar path too (`query --similar`).
     pub similar: bool,
     /// Lookups per similar band (`None`: the index's default).
@@ -105,6 +107,7 @@ impl Default for Settings {
             threshold: 0.0,
             top: None,
             probes: None,
+            short_probes: None,
             similar: false,
             similar_probes: None,
             long_min_terms: 30,
@@ -119,6 +122,7 @@ impl Settings {
             top: self.top.unwrap_or(usize::MAX),
             threshold: self.threshold,
             probes: self.probes,
+            short_probes: self.short_probes,
             similar: self.similar,
             similar_probes: self.similar_probes,
             // No `self_name`: self-first measures the index's own ranking of ties.
