@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # fetch-wordfreq.sh: download the wordfreq 3.1.1 wheel from PyPI and extract the large
-# English and German frequency tables (CC BY-SA 4.0 data) to data/wordfreq/.
+# English, German, French, Spanish, Italian and Portuguese frequency tables (CC BY-SA 4.0 data)
+# to data/wordfreq/.
 # Usage (from repo root): scripts/fetch-wordfreq.sh [CACHE_DIR]   (default data/cache)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -8,7 +9,8 @@ cd "$(dirname "$0")/.."
 VERSION=3.1.1
 CACHE=${1:-data/cache}
 OUT=data/wordfreq
-FILES=(large_en.msgpack.gz large_de.msgpack.gz)
+FILES=(large_en.msgpack.gz large_de.msgpack.gz large_fr.msgpack.gz large_es.msgpack.gz large_it.msgpack.gz
+  large_pt.msgpack.gz)
 mkdir -p "$CACHE" "$OUT"
 
 wheel=$(ls "$CACHE"/wordfreq-"$VERSION"-*.whl 2>/dev/null | head -n1 || true)

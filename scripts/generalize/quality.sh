@@ -5,10 +5,11 @@
 # bytes per document beyond names), and how many hits of another document score >= 0.6 when every
 # document is a query (each pair counts from both sides).
 # Usage (from the repository root): [PDX_BIN=path/to/pocketdex] [SETS="gcide-synth ..."]
-#   [BUILD_FLAGS="--expected-docs 2000000"] [EVAL_FLAGS="--short-probes 1"] scripts/generalize/quality.sh [OUT_DIR]
+#   [BUILD_FLAGS="--expected-docs 2000000"] [EVAL_FLAGS="--short-probes 1"] [FORCE_LANG=en]
+#   scripts/generalize/quality.sh [OUT_DIR]
 # (default target/generalize; PDX_BIN: another build to measure, e.g. an older one, instead of this
 # tree's; SETS: the sets to measure, default all; BUILD_FLAGS, EVAL_FLAGS: word-split into every
-# build, and every eval and query)
+# build, and every eval and query; FORCE_LANG: build every set with this --lang instead of its own)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 out=${1:-target/generalize}; mkdir -p "$out"
@@ -20,7 +21,9 @@ read -r -a eval_flags <<< "${EVAL_FLAGS:-}"
 for set in ${SETS:-sotu linuxdoc-en sotu-synth linuxdoc-synth gcide-synth fr-synth es-synth}; do
   input=data/generalize/$set.jsonl
   [ -e "$input" ] || { echo "missing $input: run scripts/generalize/fetch.sh" >&2; exit 2; }
-  "$bin" build "$input" -o "$out/$set.pdx" -q ${build_flags[@]+"${build_flags[@]}"}
+  # Each set in its language (FORCE_LANG=en: every set as English, as before --lang fr/es existed).
+  case $set in fr*) lang=fr ;; es*) lang=es ;; *) lang=en ;; esac
+  "$bin" build "$input" -o "$out/$set.pdx" -q --lang "${FORCE_LANG:-$lang}" ${build_flags[@]+"${build_flags[@]}"}
   "$bin" eval "$input" --index "$out/$set.pdx" --threshold 0.5 --out "$out/$set" -q --json \
     ${eval_flags[@]+"${eval_flags[@]}"} > "$out/$set.json"
   "$bin" info "$out/$set.pdx" --json > "$out/$set.info.json"

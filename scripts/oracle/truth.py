@@ -8,7 +8,7 @@ every pair with cosine >= --min, computed with chunked scipy.sparse products
 Jaccard similarity of word 3-shingles over the content words.
 
 Usage:
-  scripts/oracle/truth.py INPUT [--lang en|de] [--stopwords FILE | --no-stopwords]
+  scripts/oracle/truth.py INPUT [--lang LANG] [--stopwords FILE | --no-stopwords]
                           [--min 0.5] -o pairs.tsv
 
 INPUT is a directory (every regular file below it, recursively, symlinks skipped
@@ -244,7 +244,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("input", help="directory, single file, or .jsonl file")
-    ap.add_argument("--lang", default="en", help="language for the default stopword list (en, de)")
+    ap.add_argument("--lang", default="en", help="language for the default stopword list (en, de, fr, es, it, pt)")
     ap.add_argument("--stopwords", metavar="FILE",
                     help="stopword list, one word per line "
                          "(default: reference-corpus/stopwords/LANG.txt if present)")

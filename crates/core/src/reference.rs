@@ -39,6 +39,10 @@ impl Reference {
         let raw = match lang {
             Lang::En => include_str!("../../../reference-corpus/en.tsv"),
             Lang::De => include_str!("../../../reference-corpus/de.tsv"),
+            Lang::Fr => include_str!("../../../reference-corpus/fr.tsv"),
+            Lang::Es => include_str!("../../../reference-corpus/es.tsv"),
+            Lang::It => include_str!("../../../reference-corpus/it.tsv"),
+            Lang::Pt => include_str!("../../../reference-corpus/pt.tsv"),
         };
         Reference::parse(raw).expect("built-in reference table is valid (tested)")
     }
@@ -329,7 +333,7 @@ mod tests {
     /// The ASCII table gives what the characters give, for terms of every kind.
     #[test]
     fn ascii_classes_are_the_prefix_classes() {
-        for lang in [Lang::En, Lang::De] {
+        for lang in Lang::ALL {
             let c = Classes::new(&Reference::builtin(lang), 24).unwrap();
             let mut terms: Vec<String> = Vec::new();
             for a in (0u8..128).map(char::from) {
@@ -352,7 +356,7 @@ mod tests {
 
     #[test]
     fn builtin_references_parse_and_are_normalised() {
-        for lang in [Lang::En, Lang::De] {
+        for lang in Lang::ALL {
             let r = Reference::builtin(lang);
             assert_eq!(r.lang, lang.code());
             let total: f64 = r.prefixes.iter().map(|p| p.1).sum();

@@ -111,6 +111,18 @@ struct IdfBucket {
     sketch: [u8; IDF_BUCKET],
 }
 
+/// The text of a language's built-in idf table, `reference-corpus/<lang>-idf.tsv`.
+fn builtin_tsv(lang: Lang) -> &'static str {
+    match lang {
+        Lang::En => include_str!("../../../reference-corpus/en-idf.tsv"),
+        Lang::De => include_str!("../../../reference-corpus/de-idf.tsv"),
+        Lang::Fr => include_str!("../../../reference-corpus/fr-idf.tsv"),
+        Lang::Es => include_str!("../../../reference-corpus/es-idf.tsv"),
+        Lang::It => include_str!("../../../reference-corpus/it-idf.tsv"),
+        Lang::Pt => include_str!("../../../reference-corpus/pt-idf.tsv"),
+    }
+}
+
 impl Idf {
     /// Unit weights: every term weighs the same (no collection statistics).
     pub fn uniform() -> Idf {
@@ -346,11 +358,7 @@ impl Idf {
     /// [`LanguageIdf`]): the same for every build, so a document's samples and sketch do not
     /// depend on what else its index holds.
     pub fn builtin(lang: Lang) -> Idf {
-        let raw = match lang {
-            Lang::En => include_str!("../../../reference-corpus/en-idf.tsv"),
-            Lang::De => include_str!("../../../reference-corpus/de-idf.tsv"),
-        };
-        LanguageIdf::parse(raw)
+        LanguageIdf::parse(builtin_tsv(lang))
             .expect("built-in idf table is valid (tested)")
             .idf()
     }
@@ -1201,11 +1209,12 @@ mod tests {
         for (lang, id, default, first) in [
             (Lang::En, 0xa11f_af50_72b3_85ab_u64, 129u8, ("it's", 12u8)),
             (Lang::De, 0x7a01_d729_3a38_531b, 132, ("mal", 13)),
+            (Lang::Fr, 0xdd82_04dc_0127_d07a, 129, ("faire", 12)),
+            (Lang::Es, 0x0f63_8850_88b3_b205, 127, ("años", 18)),
+            (Lang::It, 0xf68e_17e0_7f81_4eec, 126, ("perché", 16)),
+            (Lang::Pt, 0x1355_8714_8d29_a71b, 125, ("só", 14)),
         ] {
-            let raw = match lang {
-                Lang::En => include_str!("../../../reference-corpus/en-idf.tsv"),
-                Lang::De => include_str!("../../../reference-corpus/de-idf.tsv"),
-            };
+            let raw = builtin_tsv(lang);
             let t = LanguageIdf::parse(raw).unwrap();
             assert_eq!(
                 (t.lang.as_str(), t.tokens, t.default, t.terms.len()),

@@ -117,6 +117,10 @@ impl Canonicalizer {
         let algorithm = match lang {
             Lang::En => rust_stemmers::Algorithm::English,
             Lang::De => rust_stemmers::Algorithm::German,
+            Lang::Fr => rust_stemmers::Algorithm::French,
+            Lang::Es => rust_stemmers::Algorithm::Spanish,
+            Lang::It => rust_stemmers::Algorithm::Italian,
+            Lang::Pt => rust_stemmers::Algorithm::Portuguese,
         };
         Canonicalizer {
             lang,

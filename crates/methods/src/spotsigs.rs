@@ -416,8 +416,8 @@ impl Filter {
 }
 
 /// The default antecedents of a language: auxiliary verbs and the definite article, after the
-/// antecedent list of the authors' reference configuration (English), and their German
-/// counterparts.
+/// antecedent list of the authors' reference configuration (English), and their counterparts
+/// in the other languages (forms of "to be", "to have", "can" and the definite articles).
 pub fn default_antecedents(lang: Lang) -> Vec<String> {
     let words: &[&str] = match lang {
         Lang::En => &[
@@ -427,6 +427,22 @@ pub fn default_antecedents(lang: Lang) -> Vec<String> {
         Lang::De => &[
             "der", "die", "das", "ist", "sind", "war", "waren", "wird", "werden", "wurde",
             "wurden", "hat", "haben", "hatte", "kann", "können", "soll",
+        ],
+        Lang::Fr => &[
+            "le", "la", "les", "est", "sont", "était", "étaient", "sera", "seront", "fut", "a",
+            "ont", "avait", "avaient", "peut", "peuvent", "doit",
+        ],
+        Lang::Es => &[
+            "el", "la", "los", "las", "es", "son", "era", "eran", "fue", "será", "serán", "ha",
+            "han", "había", "puede", "pueden", "debe",
+        ],
+        Lang::It => &[
+            "il", "lo", "la", "i", "gli", "le", "è", "sono", "era", "erano", "fu", "sarà", "ha",
+            "hanno", "aveva", "può", "possono", "deve",
+        ],
+        Lang::Pt => &[
+            "o", "a", "os", "as", "é", "são", "era", "eram", "foi", "será", "serão", "tem", "têm",
+            "tinha", "pode", "podem", "deve",
         ],
     };
     words.iter().map(|w| w.to_string()).collect()

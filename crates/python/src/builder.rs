@@ -34,7 +34,7 @@ pub fn lang(code: &str) -> PyResult<Lang> {
 ///     IndexBuilder(lang="en", *, expected_docs=None, size_hint=None, idf="collection",
 ///                  resolution=None, similar_bands=None)
 ///
-/// lang: "en" or "de" (stopwords and reference distribution).
+/// lang: "en", "de", "fr", "es", "it" or "pt" (stopwords and reference distribution).
 /// expected_docs: fix the codes' resolution for a collection that will grow to this size
 ///     (as `build --expected-docs`); by default it is chosen from the documents written.
 /// size_hint: at most this many documents will be added (draws fewer samples; same index).

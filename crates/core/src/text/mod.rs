@@ -19,17 +19,29 @@ pub enum Lang {
     En,
     /// German.
     De,
+    /// French.
+    Fr,
+    /// Spanish.
+    Es,
+    /// Italian.
+    It,
+    /// Portuguese.
+    Pt,
 }
 
 impl Lang {
     /// Every language, in the order front ends list them.
-    pub const ALL: [Lang; 2] = [Lang::En, Lang::De];
+    pub const ALL: [Lang; 6] = [Lang::En, Lang::De, Lang::Fr, Lang::Es, Lang::It, Lang::Pt];
 
     /// The language's English name, for help texts.
     pub fn description(self) -> &'static str {
         match self {
             Lang::En => "English",
             Lang::De => "German",
+            Lang::Fr => "French",
+            Lang::Es => "Spanish",
+            Lang::It => "Italian",
+            Lang::Pt => "Portuguese",
         }
     }
 
@@ -38,16 +50,16 @@ impl Lang {
         match self {
             Lang::En => "en",
             Lang::De => "de",
+            Lang::Fr => "fr",
+            Lang::Es => "es",
+            Lang::It => "it",
+            Lang::Pt => "pt",
         }
     }
 
     /// The language of an ISO 639-1 code.
     pub fn from_code(code: &str) -> Option<Lang> {
-        match code {
-            "en" => Some(Lang::En),
-            "de" => Some(Lang::De),
-            _ => None,
-        }
+        Lang::ALL.into_iter().find(|l| l.code() == code)
     }
 
     /// The built-in stopword list (see `reference-corpus/README.md` for its source and licence).
@@ -55,6 +67,10 @@ impl Lang {
         let raw = match self {
             Lang::En => include_str!("../../../../reference-corpus/stopwords/en.txt"),
             Lang::De => include_str!("../../../../reference-corpus/stopwords/de.txt"),
+            Lang::Fr => include_str!("../../../../reference-corpus/stopwords/fr.txt"),
+            Lang::Es => include_str!("../../../../reference-corpus/stopwords/es.txt"),
+            Lang::It => include_str!("../../../../reference-corpus/stopwords/it.txt"),
+            Lang::Pt => include_str!("../../../../reference-corpus/stopwords/pt.txt"),
         };
         parse_word_list(raw)
     }
@@ -351,7 +367,7 @@ mod tests {
     }
 
     /// The fingerprinter's test by term hash agrees with the test by word, on every stopword
-    /// and on every word of real English and German text.
+    /// of every language and on every word of real English, German, French and Spanish text.
     #[test]
     fn stopword_test_by_hash_agrees_with_the_word() {
         let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../samples/wiki-en");
@@ -364,7 +380,12 @@ mod tests {
              das Tal; er und sie wussten es nicht. ÜBER ALLES, daß, dass, weil, oder"
                 .into(),
         );
-        for lang in [Lang::En, Lang::De] {
+        let leads = include_str!("../../../../tests/data/wiki-fr-es.jsonl");
+        texts.extend(leads.lines().map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            v["text"].as_str().unwrap().to_owned()
+        }));
+        for lang in Lang::ALL {
             let a = Analyzer::for_lang(lang);
             let stop = a.stopwords();
             assert!(stop.len() > 100);

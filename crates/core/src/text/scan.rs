@@ -1188,8 +1188,19 @@ mod tests {
         assert_eq!(samples.len(), 300);
         let read = |p: std::path::PathBuf| std::fs::read_to_string(p).expect("UTF-8 text");
         check_documents("samples/wiki-en", samples.into_iter().map(read));
+        // French and Spanish: elisions (l'homme), accents, ñ, ç, guillemets.
+        let leads = read(root().join("tests/data/wiki-fr-es.jsonl"));
+        let leads: Vec<String> = leads
+            .lines()
+            .map(|l| {
+                let v: serde_json::Value = serde_json::from_str(l).expect("JSON line");
+                v["text"].as_str().expect("a text").to_owned()
+            })
+            .collect();
+        assert_eq!(leads.len(), 80);
+        check_documents("tests/data/wiki-fr-es.jsonl", leads.into_iter());
         let stop = files(&root().join("reference-corpus/stopwords"));
-        assert!(stop.len() >= 2);
+        assert!(stop.len() >= 6);
         check_documents(
             "reference-corpus/stopwords",
             stop.into_iter()
