@@ -107,29 +107,10 @@ fn lookups_agree_with_a_brute_force_oracle() {
 #[test]
 fn similar_candidates_agree_with_a_brute_force_oracle() {
     let docs: Vec<(String, String)> = samples().into_iter().take(150).collect();
-    let params = pocketdex::Params {
-        resolution: Some(pocketdex::fingerprint::Resolution::for_docs(2_000_000)),
-        ..pocketdex::Params::default()
-    };
-    let mut b = pocketdex::IndexBuilder::for_lang(pocketdex::Lang::En, params).unwrap();
-    for (name, text) in &docs {
-        b.add(name, None, text);
-    }
-    let mut bytes = Vec::new();
-    b.finish(&mut bytes).unwrap();
-    let index = Index::open(bytes).unwrap();
+    let (index, codes) = index_at_2m(&docs);
     assert_eq!(index.resolution().similar_rows, 3);
     let f = index.fingerprinter().clone();
     let r = index.resolution();
-    let codes: Vec<BTreeSet<u64>> = docs
-        .iter()
-        .map(|(_, t)| {
-            f.codes(&f.fingerprint(t), r)
-                .iter()
-                .map(|c| c.key)
-                .collect()
-        })
-        .collect();
     let mut rng = Rng::new(5);
     let mut added = 0;
     let mut check_collisions = 0;
@@ -187,6 +168,33 @@ fn similar_candidates_agree_with_a_brute_force_oracle() {
     );
 }
 
+/// An index of `docs` with the codes of a 2-million-document collection, and each document's
+/// codes as the brute-force oracles compute them.
+fn index_at_2m(docs: &[(String, String)]) -> (Index<Vec<u8>>, Vec<BTreeSet<u64>>) {
+    let params = Params {
+        resolution: Some(pocketdex::fingerprint::Resolution::for_docs(2_000_000)),
+        ..Params::default()
+    };
+    let mut b = IndexBuilder::for_lang(Lang::En, params).unwrap();
+    for (name, text) in docs {
+        b.add(name, None, text);
+    }
+    let mut bytes = Vec::new();
+    b.finish(&mut bytes).unwrap();
+    let index = Index::open(bytes).unwrap();
+    let (f, r) = (index.fingerprinter(), index.resolution());
+    let codes = docs
+        .iter()
+        .map(|(_, t)| {
+            f.codes(&f.fingerprint(t), r)
+                .iter()
+                .map(|c| c.key)
+                .collect()
+        })
+        .collect();
+    (index, codes)
+}
+
 /// The documents whose codes (`codes[d]`, brute force) share a key with `probes`, and those
 /// of every slot an unknown probe gets into: such a probe passes its slot's 16-bit check with
 /// probability 2⁻¹⁶ (index-format.md §10). Those are counted in `collisions`, so that a lookup
@@ -231,28 +239,9 @@ fn short_candidates_agree_with_a_brute_force_oracle() {
         }
     }
     assert_eq!(docs.len(), 600);
-    let params = Params {
-        resolution: Some(pocketdex::fingerprint::Resolution::for_docs(2_000_000)),
-        ..Params::default()
-    };
-    let mut b = IndexBuilder::for_lang(Lang::En, params).unwrap();
-    for (name, text) in &docs {
-        b.add(name, None, text);
-    }
-    let mut bytes = Vec::new();
-    b.finish(&mut bytes).unwrap();
-    let index = Index::open(bytes).unwrap();
+    let (index, codes) = index_at_2m(&docs);
     let (f, r) = (index.fingerprinter().clone(), index.resolution());
     assert_eq!(r.short_rows, 3);
-    let codes: Vec<BTreeSet<u64>> = docs
-        .iter()
-        .map(|(_, t)| {
-            f.codes(&f.fingerprint(t), r)
-                .iter()
-                .map(|c| c.key)
-                .collect()
-        })
-        .collect();
     let all = |short_probes| QueryOptions {
         top: usize::MAX,
         threshold: 0.0,

@@ -27,23 +27,30 @@ fn leads(lang: Lang) -> Vec<(String, String)> {
 
 #[test]
 fn stopwords_of_each_language_are_left_out() {
-    let terms = |lang, text| Analyzer::for_lang(lang).terms(text);
-    assert_eq!(
-        terms(Lang::Fr, "Le chat est sur la table et il dort."),
-        ["chat", "table", "dort"]
-    );
-    assert_eq!(
-        terms(Lang::Es, "El gato está sobre la mesa y también duerme."),
-        ["gato", "mesa", "duerme"]
-    );
-    assert_eq!(
-        terms(Lang::It, "Il gatto è sulla tavola e dorme più di te."),
-        ["gatto", "tavola", "dorme"]
-    );
-    assert_eq!(
-        terms(Lang::Pt, "O gato está sobre a mesa e não dorme."),
-        ["gato", "mesa", "dorme"]
-    );
+    for (lang, text, content) in [
+        (
+            Lang::Fr,
+            "Le chat est sur la table et il dort.",
+            ["chat", "table", "dort"],
+        ),
+        (
+            Lang::Es,
+            "El gato está sobre la mesa y también duerme.",
+            ["gato", "mesa", "duerme"],
+        ),
+        (
+            Lang::It,
+            "Il gatto è sulla tavola e dorme più di te.",
+            ["gatto", "tavola", "dorme"],
+        ),
+        (
+            Lang::Pt,
+            "O gato está sobre a mesa e não dorme.",
+            ["gato", "mesa", "dorme"],
+        ),
+    ] {
+        assert_eq!(Analyzer::for_lang(lang).terms(text), content, "{lang:?}");
+    }
     for lang in Lang::ALL {
         assert_eq!(Lang::from_code(lang.code()), Some(lang));
     }
