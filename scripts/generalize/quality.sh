@@ -18,11 +18,11 @@ else cargo build --release --quiet; bin=${CARGO_TARGET_DIR:-target}/release/pock
 printf 'set\tdocs\tr>=0.95\tr>=0.9\tr[0.8,0.9)\tr[0.7,0.9)\tprec@0.9(cos0.9/0.8)\tbias/rmse\tself-first\tbytes/doc\tpairs>=0.6\tcandidates\n'
 read -r -a build_flags <<< "${BUILD_FLAGS:-}"
 read -r -a eval_flags <<< "${EVAL_FLAGS:-}"
-for set in ${SETS:-sotu linuxdoc-en sotu-synth linuxdoc-synth gcide-synth fr-synth es-synth}; do
+for set in ${SETS:-sotu linuxdoc-en sotu-synth linuxdoc-synth gcide-synth fr-synth es-synth it-synth pt-synth}; do
   input=data/generalize/$set.jsonl
   [ -e "$input" ] || { echo "missing $input: run scripts/generalize/fetch.sh" >&2; exit 2; }
   # Each set in its language (FORCE_LANG=en: every set as English, as before --lang fr/es existed).
-  case $set in fr*) lang=fr ;; es*) lang=es ;; *) lang=en ;; esac
+  case $set in fr*) lang=fr ;; es*) lang=es ;; it*) lang=it ;; pt*) lang=pt ;; *) lang=en ;; esac
   "$bin" build "$input" -o "$out/$set.pdx" -q --lang "${FORCE_LANG:-$lang}" ${build_flags[@]+"${build_flags[@]}"}
   "$bin" eval "$input" --index "$out/$set.pdx" --threshold 0.5 --out "$out/$set" -q --json \
     ${eval_flags[@]+"${eval_flags[@]}"} > "$out/$set.json"
