@@ -326,6 +326,30 @@ fn similar_finds_a_heavily_edited_copy() {
         "{}",
         stdout(&o)
     );
+    assert!(
+        stdout(&o).contains("short path        documents with < 60 terms: 6 weighted MinHash bands × 3 rows; 4 lookups per band at query time"),
+        "{}",
+        stdout(&o)
+    );
+
+    // A short query looks up each of its 6 short bands 4 times, or once with --short-probes 1.
+    let short: String = text
+        .split_whitespace()
+        .take(25)
+        .collect::<Vec<_>>()
+        .join(" ");
+    let q = tmp.path().join("short.txt");
+    std::fs::write(&q, short).unwrap();
+    let q = q.display().to_string();
+    let lookups = |extra: &[&str]| -> u64 {
+        let o = pocketdex(&[&["query", &index, &q, "--json"], extra].concat());
+        let stats: serde_json::Value =
+            serde_json::from_str(stdout(&o).lines().last().unwrap()).unwrap();
+        assert_eq!(stats["type"], "query");
+        stats["lookups"].as_u64().unwrap()
+    };
+    assert_eq!(lookups(&[]), lookups(&["--short-probes", "1"]) + 6 * 3);
+    assert_eq!(lookups(&["--short-probes", "1"]) % 6, 0);
 }
 
 /// `build --resolution`: three numbers take the similar rows the size ladder pairs with that

@@ -198,8 +198,12 @@ fn file_info<D: AsRef<[u8]>>(
     )?;
     writeln!(
         out,
-        "  short path        documents with < {} terms: {} weighted MinHash bands × {} rows",
-        p.short_below, p.minhash_bands, r.short_rows
+        "  short path        documents with < {} terms: {} weighted MinHash bands × {} rows; {} lookups per band at query time (queries of < {} terms)",
+        p.short_below,
+        p.minhash_bands,
+        r.short_rows,
+        pocketdex::fingerprint::SHORT_PROBES,
+        p.short_below.saturating_add(p.short_below / 5)
     )?;
     if p.similar_bands > 0 {
         writeln!(
