@@ -1846,17 +1846,21 @@ const RANKED_MAX: usize = 64;
 fn draw_ranked(terms: &[(u64, f64)], seeds: &[u32], k: usize) -> Vec<Vec<u32>> {
     debug_assert!((1..=RANKED_MAX).contains(&k));
     let mut out = Vec::with_capacity(seeds.len());
+    // (clock, base) of the k best elements of seed `i` at `best[i·k..(i + 1)·k]`, ascending;
+    // `len[i]` of them are set. Sized for `k`, not for RANKED_MAX: a short query ranks 3 per
+    // seed, and clearing 16 × 64 slots per chunk had cost more than its whole draw.
+    let mut best = vec![(f64::INFINITY, u64::MAX); 16 * k];
     for chunk in seeds.chunks(16) {
-        // (clock, base) of the k best elements per seed, ascending; `len[i]` of them are set.
-        let mut kept = ([[(f64::INFINITY, u64::MAX); RANKED_MAX]; 16], [0usize; 16]);
+        best.fill((f64::INFINITY, u64::MAX));
+        let mut kept = (&mut best[..], [0usize; 16]);
         clocks(
             terms,
             chunk,
             0,
             &mut kept,
-            |(best, _), i| best[i][k - 1].0,
+            |(best, _), i| best[i * k + k - 1].0,
             |(best, len), i, e| {
-                let list = &mut best[i][..k];
+                let list = &mut best[i * k..(i + 1) * k];
                 let at = list.partition_point(|&x| before(x, e));
                 if at < k {
                     list.copy_within(at..k - 1, at + 1);
@@ -1865,9 +1869,9 @@ fn draw_ranked(terms: &[(u64, f64)], seeds: &[u32], k: usize) -> Vec<Vec<u32>> {
                 }
             },
         );
-        let (best, len) = kept;
-        for i in 0..chunk.len() {
-            out.push(best[i][..len[i]].iter().map(|e| e.1 as u32).collect());
+        let len = kept.1;
+        for (i, &n) in len.iter().enumerate().take(chunk.len()) {
+            out.push(best[i * k..i * k + n].iter().map(|e| e.1 as u32).collect());
         }
     }
     out
