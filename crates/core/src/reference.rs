@@ -36,14 +36,7 @@ pub struct Reference {
 impl Reference {
     /// The built-in reference table of a language, from `reference-corpus/`.
     pub fn builtin(lang: Lang) -> Reference {
-        let raw = match lang {
-            Lang::En => include_str!("../../../reference-corpus/en.tsv"),
-            Lang::De => include_str!("../../../reference-corpus/de.tsv"),
-            Lang::Fr => include_str!("../../../reference-corpus/fr.tsv"),
-            Lang::Es => include_str!("../../../reference-corpus/es.tsv"),
-            Lang::It => include_str!("../../../reference-corpus/it.tsv"),
-            Lang::Pt => include_str!("../../../reference-corpus/pt.tsv"),
-        };
+        let raw = lang.files().reference;
         Reference::parse(raw).expect("built-in reference table is valid (tested)")
     }
 

@@ -111,18 +111,6 @@ struct IdfBucket {
     sketch: [u8; IDF_BUCKET],
 }
 
-/// The text of a language's built-in idf table, `reference-corpus/<lang>-idf.tsv`.
-fn builtin_tsv(lang: Lang) -> &'static str {
-    match lang {
-        Lang::En => include_str!("../../../reference-corpus/en-idf.tsv"),
-        Lang::De => include_str!("../../../reference-corpus/de-idf.tsv"),
-        Lang::Fr => include_str!("../../../reference-corpus/fr-idf.tsv"),
-        Lang::Es => include_str!("../../../reference-corpus/es-idf.tsv"),
-        Lang::It => include_str!("../../../reference-corpus/it-idf.tsv"),
-        Lang::Pt => include_str!("../../../reference-corpus/pt-idf.tsv"),
-    }
-}
-
 impl Idf {
     /// Unit weights: every term weighs the same (no collection statistics).
     pub fn uniform() -> Idf {
@@ -358,7 +346,7 @@ impl Idf {
     /// [`LanguageIdf`]): the same for every build, so a document's samples and sketch do not
     /// depend on what else its index holds.
     pub fn builtin(lang: Lang) -> Idf {
-        LanguageIdf::parse(builtin_tsv(lang))
+        LanguageIdf::parse(lang.files().idf)
             .expect("built-in idf table is valid (tested)")
             .idf()
     }
@@ -1214,7 +1202,7 @@ mod tests {
             (Lang::It, 0xf68e_17e0_7f81_4eec, 126, ("perché", 16)),
             (Lang::Pt, 0x1355_8714_8d29_a71b, 125, ("só", 14)),
         ] {
-            let raw = builtin_tsv(lang);
+            let raw = lang.files().idf;
             let t = LanguageIdf::parse(raw).unwrap();
             assert_eq!(
                 (t.lang.as_str(), t.tokens, t.default, t.terms.len()),

@@ -64,16 +64,47 @@ impl Lang {
 
     /// The built-in stopword list (see `reference-corpus/README.md` for its source and licence).
     pub fn stopwords(self) -> Vec<String> {
-        let raw = match self {
-            Lang::En => include_str!("../../../../reference-corpus/stopwords/en.txt"),
-            Lang::De => include_str!("../../../../reference-corpus/stopwords/de.txt"),
-            Lang::Fr => include_str!("../../../../reference-corpus/stopwords/fr.txt"),
-            Lang::Es => include_str!("../../../../reference-corpus/stopwords/es.txt"),
-            Lang::It => include_str!("../../../../reference-corpus/stopwords/it.txt"),
-            Lang::Pt => include_str!("../../../../reference-corpus/stopwords/pt.txt"),
-        };
-        parse_word_list(raw)
+        parse_word_list(self.files().stopwords)
     }
+
+    /// The language's files in `reference-corpus/`, compiled in: the one place that lists them.
+    pub(crate) fn files(self) -> BuiltinFiles {
+        macro_rules! files {
+            ($code:literal) => {
+                BuiltinFiles {
+                    stopwords: include_str!(concat!(
+                        "../../../../reference-corpus/stopwords/",
+                        $code,
+                        ".txt"
+                    )),
+                    reference: include_str!(concat!(
+                        "../../../../reference-corpus/",
+                        $code,
+                        ".tsv"
+                    )),
+                    idf: include_str!(concat!("../../../../reference-corpus/", $code, "-idf.tsv")),
+                }
+            };
+        }
+        match self {
+            Lang::En => files!("en"),
+            Lang::De => files!("de"),
+            Lang::Fr => files!("fr"),
+            Lang::Es => files!("es"),
+            Lang::It => files!("it"),
+            Lang::Pt => files!("pt"),
+        }
+    }
+}
+
+/// A built-in language's tables as text ([`Lang::files`]).
+pub(crate) struct BuiltinFiles {
+    /// `stopwords/<lang>.txt`.
+    pub stopwords: &'static str,
+    /// `<lang>.tsv`, the reference distribution ([`crate::reference::Reference::builtin`]).
+    pub reference: &'static str,
+    /// `<lang>-idf.tsv`, the idf table ([`crate::sketch::Idf::builtin`]).
+    pub idf: &'static str,
 }
 
 /// One word a line; blank lines and `#` comments are skipped; words are case-folded.
