@@ -1103,7 +1103,8 @@ impl Fingerprinter {
 
     /// The probes of a query: for every path whose documents could be near copies of it, its
     /// codes and, per fuzzy band, their `budget − 1` most likely neighbours (the cheapest sets of
-    /// changes first). A query looks up the fuzzy path a little below `min_terms` and the short
+    /// changes first), per short band its [`SHORT_PROBES`] likeliest codes (its own first). A
+    /// query looks up the fuzzy path a little below `min_terms` and the short
     /// path a little above `short_below`, so that edits moving a document across a threshold
     /// do not hide it.
     ///
@@ -1113,7 +1114,8 @@ impl Fingerprinter {
         self.query_probes(fp, resolution, budget, SHORT_PROBES, None)
     }
 
-    /// What a query looks up: [`Fingerprinter::probes`] and, with `similar` = `Some(budget)`,
+    /// What a query looks up: [`Fingerprinter::probes`] with `short_budget` lookups per short
+    /// band instead of [`SHORT_PROBES`] and, with `similar` = `Some(budget)`,
     /// [`Fingerprinter::similar_probes`] with that budget, from one weighing of the query's terms.
     ///
     /// # Panics
