@@ -47,6 +47,8 @@ if [ "${1:-}" = "--seeds" ]; then
   head -c $((n - 1)) "$out/sample.pdx" >"$out/sample-short.pdx"
   # An idf table with sketch-only entries (format version 11): the golden file's long documents.
   cp tests/golden/v11.pdx "$out/sketch-only.pdx"
+  # Short documents with META's short probes (format version 12).
+  cp tests/golden/v12.pdx "$out/short.pdx"
   ls -l "$out"
   exit 0
 fi

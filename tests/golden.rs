@@ -1,9 +1,9 @@
 //! Golden files: an index of each format version committed in `tests/golden/`, opened and
 //! queried as a user's old file would be, and the current one rebuilt byte for byte.
 //!
-//! `create_format_v11` writes the file only when it is missing, then fails (commit it). A change
-//! that alters any byte of the format makes `rebuild_matches_golden_v11` fail: bump the format
-//! version, add `v12.pdx`, and keep a test that says what happens to v11 files.
+//! `create_format_v12` writes the file only when it is missing, then fails (commit it). A change
+//! that alters any byte of the format makes `rebuild_matches_golden_v12` fail: bump the format
+//! version, add `v13.pdx`, and keep a test that says what happens to v12 files.
 
 mod common;
 
@@ -23,6 +23,7 @@ const GOLDEN_V8: &str = "tests/golden/v8.pdx";
 const GOLDEN_V9: &str = "tests/golden/v9.pdx";
 const GOLDEN_V10: &str = "tests/golden/v10.pdx";
 const GOLDEN_V11: &str = "tests/golden/v11.pdx";
+const GOLDEN_V12: &str = "tests/golden/v12.pdx";
 
 /// The golden corpus: every 15th sample article (20 documents), titled by its first line.
 fn corpus() -> Vec<(String, String, String)> {
@@ -40,7 +41,7 @@ fn corpus() -> Vec<(String, String, String)> {
 /// of the format: the set sections CODES and IDS too, and from version 7 the block tree TREE and
 /// SUMS), with the language's idf table and the resolution of a collection of a million
 /// documents (two samples per fuzzy band). Its documents are version 6's. Built today, it is a
-/// version 11 file with the same sections (`v9_and_v11_differ_in_the_version_alone`).
+/// version 11 file with the same sections (`v9_and_v12_differ_in_the_version_alone`).
 fn build_v9() -> Vec<u8> {
     let params = Params {
         resolution: Some(Resolution::for_docs(1_000_000)),
@@ -101,7 +102,7 @@ fn test_format_v1_to_v4_are_refused() {
         let bytes = std::fs::read(root().join(path)).unwrap();
         let e = Index::open(bytes).err().expect("an old file is not read");
         assert!(
-            matches!(e, pocketdex::Error::Version { expected: 11, got: g } if g == got),
+            matches!(e, pocketdex::Error::Version { expected: 12, got: g } if g == got),
             "{e:?}"
         );
         assert!(e.to_string().contains("rebuild the index"), "{e}");
@@ -184,10 +185,18 @@ fn check_segment_of(
     index
 }
 
-/// A near copy of a golden document (a sentence dropped) finds it first.
+/// A near copy of a golden document (a sentence dropped; the first two words of a document of
+/// one sentence) finds it first.
 fn finds_a_near_copy(index: &Index<Vec<u8>>, docs: &[(String, String, String)]) {
     let (name, _, text) = &docs[7];
-    let cut: String = text.split_inclusive(". ").skip(1).collect();
+    let mut cut: String = text.split_inclusive(". ").skip(1).collect();
+    if cut.is_empty() {
+        cut = text
+            .split_whitespace()
+            .skip(2)
+            .collect::<Vec<_>>()
+            .join(" ");
+    }
     let r = index.query(&cut, &QueryOptions::default()).unwrap();
     assert_eq!(
         index.name(r.hits[0].doc).unwrap().as_deref(),
@@ -332,16 +341,20 @@ fn v8_and_v9_differ_in_the_mphf_and_slot_order_alone() {
 }
 
 /// Two files answer every golden document, and a near copy of each (its first sentence
-/// dropped), with the same hits.
+/// dropped), with the same hits, with each band's short code alone and with 4 probes (files
+/// before version 12 default to the first, later ones to the second).
 fn answer_alike(old: &Index<Vec<u8>>, new: &Index<Vec<u8>>) {
     for (name, _, text) in corpus() {
         let cut: String = text.split_inclusive(". ").skip(1).collect();
         for q in [&text, &cut] {
-            let (a, b) = (
-                old.query(q, &QueryOptions::default()).unwrap(),
-                new.query(q, &QueryOptions::default()).unwrap(),
-            );
-            assert_eq!(a.hits, b.hits, "{name}");
+            for short_probes in [Some(1), Some(4)] {
+                let opts = QueryOptions {
+                    short_probes,
+                    ..QueryOptions::default()
+                };
+                let (a, b) = (old.query(q, &opts).unwrap(), new.query(q, &opts).unwrap());
+                assert_eq!(a.hits, b.hits, "{name}");
+            }
         }
     }
 }
@@ -352,18 +365,33 @@ fn answer_alike(old: &Index<Vec<u8>>, new: &Index<Vec<u8>>) {
 /// file names that are not UTF-8; version 11 added the sketch's view of a learned table; that
 /// file has none of these.)
 #[test]
-fn v9_and_v11_differ_in_the_version_alone() {
+fn v9_and_v12_differ_in_the_version_alone() {
     differ_in_the_version_alone(GOLDEN_V9, 9, build_v9());
 }
 
 /// The golden file at `path` (of `version`) and `today`'s build of its documents: the same bytes
-/// in every section (every section of the format is there), the same answers; returns today's.
+/// in every section (every section of the format is there) but META, which since version 12
+/// ends with the short probes (4; the old file's are 1, what it was queried with), and the same
+/// answers; returns today's.
 fn differ_in_the_version_alone(path: &str, version: u32, today: Vec<u8>) -> Index<Vec<u8>> {
     let golden = std::fs::read(root().join(path)).expect("golden files are committed");
-    let (old, new) = (sections_of(golden), sections_of(today));
-    assert_eq!((old.0.version(), new.0.version()), (version, 11));
+    let (old, mut new) = (sections_of(golden), sections_of(today));
+    assert_eq!((old.0.version(), new.0.version()), (version, 12));
+    assert_eq!(
+        (
+            old.0.meta().params.short_probes,
+            new.0.meta().params.short_probes
+        ),
+        (1, 4)
+    );
+    let meta = new
+        .1
+        .iter_mut()
+        .find(|s| s.0 == "META")
+        .expect("a META section");
+    assert_eq!(meta.1.pop(), Some(4), "META ends with the short probes");
     assert!(old.1.len() > 10, "every section of the format is there");
-    assert!(old.1 == new.1, "every section is equal");
+    assert!(old.1 == new.1, "every other byte is equal");
     answer_alike(&old.0, &new.0);
     new.0
 }
@@ -377,7 +405,7 @@ fn test_format_v10() {
 /// moderate length leave out terms of nearly one idf), rebuilt today: the same bytes in every
 /// section, and the same answers.
 #[test]
-fn v10_and_v11_differ_in_the_version_alone() {
+fn v10_and_v12_differ_in_the_version_alone() {
     let today = differ_in_the_version_alone(GOLDEN_V10, 10, build_v10());
     let idf = today.fingerprinter().idf().unwrap();
     assert_eq!(idf.len(), idf.sample_terms(), "no sketch-only entries");
@@ -439,12 +467,89 @@ fn test_format_v11() {
     }
 }
 
+/// Version 11's golden file, rebuilt today: version 12's META adds the short probes, and no
+/// other byte changed.
 #[test]
-fn rebuild_matches_golden_v11() {
-    let golden = std::fs::read(root().join(GOLDEN_V11)).expect("tests/golden/v11.pdx is committed");
+fn v11_and_v12_differ_in_the_version_alone() {
+    differ_in_the_version_alone(GOLDEN_V11, 11, build_v11());
+}
+
+/// Version 12's golden corpus: 120 short documents, consecutive runs of 12 to 40 words of the
+/// sample articles, which the short path alone indexes.
+fn short_corpus() -> Vec<(String, String, String)> {
+    let mut docs = Vec::new();
+    for (name, text) in samples().into_iter().step_by(5) {
+        let words: Vec<&str> = text.split_whitespace().collect();
+        let mut at = 0;
+        while at + 40 <= words.len() && docs.len() < 120 {
+            let n = 12 + (at * 7 + name.len()) % 29;
+            let title = words[at..at + 3].join(" ");
+            docs.push((format!("{name}#{at}"), title, words[at..at + n].join(" ")));
+            at += n;
+        }
+    }
+    docs
+}
+
+/// Version 12's golden file: a segment of the short corpus with its learned idf table, at the
+/// resolution of a million documents (three rows per short band).
+fn build_v12() -> Vec<u8> {
+    build_learned(short_corpus())
+}
+
+#[test]
+fn create_format_v12() {
+    let path = root().join(GOLDEN_V12);
+    if !path.exists() {
+        std::fs::write(&path, build_v12()).unwrap();
+        panic!("wrote {GOLDEN_V12}: commit it (a missing golden file must not pass silently)");
+    }
+}
+
+/// Version 12's golden file opens, verifies and answers: every document finds itself first,
+/// alone and through a set; its META holds 4 short probes, with which edited copies (one word
+/// in four replaced) find more of their originals than with each band's code alone.
+#[test]
+fn test_format_v12() {
+    let bytes = std::fs::read(root().join(GOLDEN_V12)).expect("tests/golden/v12.pdx is committed");
+    let docs = short_corpus();
+    assert_eq!(docs.len(), 120);
+    let index = check_segment_of(bytes, GOLDEN_V12, 12, &docs);
+    assert_eq!(index.meta().params.short_probes, 4);
+    assert_eq!(index.resolution().short_rows, 3);
+    let found = |short_probes| {
+        let mut rng = pocketdex_eval::synth::Rng::new(12);
+        docs.iter()
+            .enumerate()
+            .filter(|(i, (_, _, text))| {
+                let mut words: Vec<&str> = text.split_whitespace().collect();
+                let donor: Vec<&str> = docs[(i + 7) % docs.len()].2.split_whitespace().collect();
+                for _ in 0..words.len() / 4 {
+                    let at = rng.below(words.len());
+                    words[at] = donor[rng.below(donor.len())];
+                }
+                let opts = QueryOptions {
+                    short_probes,
+                    ..QueryOptions::default()
+                };
+                let r = index.query(&words.join(" "), &opts).unwrap();
+                r.hits.iter().any(|h| h.doc == *i as u32)
+            })
+            .count()
+    };
+    let (probed, alone) = (found(None), found(Some(1)));
     assert!(
-        build_v11() == golden,
-        "today's build of the golden corpus differs from {GOLDEN_V11}: the format changed; bump VERSION"
+        probed > alone,
+        "{probed} originals found with the probes, {alone} without"
+    );
+}
+
+#[test]
+fn rebuild_matches_golden_v12() {
+    let golden = std::fs::read(root().join(GOLDEN_V12)).expect("tests/golden/v12.pdx is committed");
+    assert!(
+        build_v12() == golden,
+        "today's build of the golden corpus differs from {GOLDEN_V12}: the format changed; bump VERSION"
     );
 }
 

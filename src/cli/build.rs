@@ -89,6 +89,11 @@ pub struct Args {
     /// --similar`); 0 indexes none (about 3 bytes per document and band).
     #[arg(long, default_value_t = Params::default().similar_bands, help_heading = "Fingerprint parameters")]
     similar_bands: u8,
+    /// Default number of lookups per short-path band at query time (the band's code and its
+    /// likeliest variants; `query --short-probes` overrides it).
+    #[arg(long, default_value_t = Params::default().short_probes, help_heading = "Fingerprint parameters",
+          value_parser = clap::value_parser!(u8).range(1..))]
+    short_probes: u8,
     /// Default number of lookups per similar band in a `query --similar`.
     #[arg(long, default_value_t = Params::default().similar_probes, help_heading = "Fingerprint parameters")]
     similar_probes: u8,
@@ -110,8 +115,8 @@ pub struct Args {
     /// pieces on other cores, machines or days, then shipped as one file with `merge SET -o`.
     #[arg(long, value_name = "SET", help_heading = "Fingerprint parameters",
           conflicts_with_all = ["lang", "classes", "expected_docs", "resolution", "schemes", "probes",
-                                "min_terms", "short_below", "minhash_bands", "sketch_words",
-                                "similar_bands", "similar_probes", "idf", "zscore"])]
+                                "short_probes", "min_terms", "short_below", "minhash_bands",
+                                "sketch_words", "similar_bands", "similar_probes", "idf", "zscore"])]
     segment_of: Option<PathBuf>,
     #[command(flatten)]
     input: util::InputArgs,
@@ -128,6 +133,7 @@ impl Args {
         let mut p = Params {
             classes: self.classes,
             probes: self.probes,
+            short_probes: self.short_probes,
             min_terms: self.min_terms,
             short_below: self.short_below,
             minhash_bands: self.minhash_bands,

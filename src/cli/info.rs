@@ -198,11 +198,12 @@ fn file_info<D: AsRef<[u8]>>(
     )?;
     writeln!(
         out,
-        "  short path        documents with < {} terms: {} weighted MinHash bands × {} rows; {} lookups per band at query time (queries of < {} terms)",
+        "  short path        documents with < {} terms: {} weighted MinHash bands × {} rows; {} lookup{} per band at query time (queries of < {} terms)",
         p.short_below,
         p.minhash_bands,
         r.short_rows,
-        pocketdex::fingerprint::SHORT_PROBES,
+        p.short_probes,
+        if p.short_probes == 1 { "" } else { "s" },
         p.short_below.saturating_add(p.short_below / 5)
     )?;
     if p.similar_bands > 0 {

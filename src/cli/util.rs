@@ -15,7 +15,8 @@ pub struct ProbeArgs {
     /// Lookups per short-path band, for queries of fewer than 72 terms with the default
     /// parameters (`info` shows the short path): the band's code and the PROBES − 1
     /// combinations of samples a near copy most likely drew instead (more find more edited
-    /// short texts, for candidates; 1: the code alone, as before 2026-11-27) [default: 4].
+    /// short texts, for candidates; 1: the code alone); default: the index's setting (4 since
+    /// format version 12; 1 in older files, which were queried so).
     #[arg(long, value_name = "PROBES", value_parser = clap::value_parser!(u8).range(1..))]
     pub short_probes: Option<u8>,
 }

@@ -220,6 +220,9 @@ pub struct Params {
     pub deviation: Deviation,
     /// Default number of lookups per fuzzy band code at query time.
     pub probes: u8,
+    /// Default number of lookups per short-path band at query time ([`SHORT_PROBES`]; 1 in
+    /// files before format version 12, which were queried with the codes alone).
+    pub short_probes: u8,
     /// Documents with at least this many terms get fuzzy codes.
     pub min_terms: u32,
     /// Documents with fewer than this many terms get short-path codes.
@@ -243,6 +246,7 @@ impl Default for Params {
             schemes: vec![vec![-0.45, 0.45]],
             deviation: Deviation::Relative,
             probes: 24,
+            short_probes: SHORT_PROBES,
             min_terms: 30,
             short_below: 60,
             minhash_bands: 6,
@@ -300,6 +304,9 @@ impl Params {
         }
         if self.probes == 0 {
             return bad("probes (lookups per band) must be at least 1".into());
+        }
+        if self.short_probes == 0 {
+            return bad("short probes (lookups per short band) must be at least 1".into());
         }
         if self.minhash_bands == 0 || self.minhash_bands > 64 {
             return bad("short-path bands must be between 1 and 64".into());
@@ -668,9 +675,9 @@ const SIMILAR_SAMPLES: u32 = SAMPLE_SEED_BASE + 8192;
 /// index (as format v3 defined it; sketches of v1–v3 used the indices below 64).
 const SAMPLE_SEED_BASE: u32 = 1 << 16;
 
-/// Default lookups per short-path band at query time: the band's code and the 3 combinations
-/// of its rows' samples that a near copy most likely drew instead (README, "Short documents").
-/// A query-time setting, not stored in the index: every index answers with it.
+/// Default lookups per short-path band at query time ([`Params::short_probes`], stored in META
+/// since format version 12): the band's code and the 3 combinations of its rows' samples that a
+/// near copy most likely drew instead (README, "Short documents at scale").
 pub const SHORT_PROBES: u8 = 4;
 
 /// Cost of replacing a sample by its runner-up when probing, on the scale of a deviation's
@@ -1103,7 +1110,7 @@ impl Fingerprinter {
 
     /// The probes of a query: for every path whose documents could be near copies of it, its
     /// codes and, per fuzzy band, their `budget − 1` most likely neighbours (the cheapest sets of
-    /// changes first), per short band its [`SHORT_PROBES`] likeliest codes (its own first). A
+    /// changes first), per short band its `short_probes` likeliest codes (its own first). A
     /// query looks up the fuzzy path a little below `min_terms` and the short
     /// path a little above `short_below`, so that edits moving a document across a threshold
     /// do not hide it.
@@ -1111,11 +1118,11 @@ impl Fingerprinter {
     /// # Panics
     /// When the fingerprinter has no idf table.
     pub fn probes(&self, fp: &impl Query, resolution: Resolution, budget: u8) -> Vec<Code> {
-        self.query_probes(fp, resolution, budget, SHORT_PROBES, None)
+        self.query_probes(fp, resolution, budget, self.params.short_probes, None)
     }
 
     /// What a query looks up: [`Fingerprinter::probes`] with `short_budget` lookups per short
-    /// band instead of [`SHORT_PROBES`] and, with `similar` = `Some(budget)`,
+    /// band instead of the parameters' and, with `similar` = `Some(budget)`,
     /// [`Fingerprinter::similar_probes`] with that budget, from one weighing of the query's terms.
     ///
     /// # Panics

@@ -11,7 +11,7 @@ pub const MAGIC: [u8; 8] = *b"\x89PDX\r\n\x1a\n";
 /// The last eight bytes of every index file.
 pub const END_MAGIC: [u8; 8] = *b"PDX-END\n";
 /// The format version this build writes and reads.
-pub const VERSION: u32 = 11;
+pub const VERSION: u32 = 12;
 /// The oldest version this build reads: version 5 files differ only in their idf rule (stored in
 /// the file, so they answer exactly as before) and lack the set sections CODES and IDS; versions
 /// 5 and 6 lack the block tree (TREE, SUMS), so their large sections are checked whole; version

@@ -139,7 +139,7 @@ impl<D: AsRef<[u8]>> Index<D> {
         } else {
             None
         };
-        let meta = Meta::decode(meta)?;
+        let meta = Meta::decode(meta, dir.version)?;
         let fingerprinter = match like {
             Some((params, c, i, f))
                 if params.identical(&meta.params) && c == classes && i == idf =>

@@ -55,10 +55,11 @@ impl Meta {
                 w.f32(b);
             }
         }
+        w.u8(p.short_probes);
     }
 
     /// Decodes and validates the section.
-    pub fn decode(bytes: &[u8]) -> Result<Meta> {
+    pub fn decode(bytes: &[u8], version: u32) -> Result<Meta> {
         let mut r = Reader::new(bytes, "META");
         let doc_count = r.u32()?;
         let slot_count = r.u32()?;
@@ -91,12 +92,15 @@ impl Meta {
             let m = r.u8()?;
             schemes.push((0..m).map(|_| r.f32()).collect::<Result<Vec<f32>>>()?);
         }
+        // Files before version 12 were queried with each short band's code alone.
+        let short_probes = if version >= 12 { r.u8()? } else { 1 };
         r.finish()?;
         let params = Params {
             classes,
             schemes,
             deviation,
             probes,
+            short_probes,
             min_terms,
             short_below,
             minhash_bands,

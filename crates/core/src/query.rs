@@ -4,7 +4,7 @@
 
 use crate::error::{Error, Result};
 use crate::fingerprint::sealed::Analysed;
-use crate::fingerprint::{Code, Fingerprint, Path, Query, SHORT_PROBES};
+use crate::fingerprint::{Code, Fingerprint, Path, Query};
 use crate::index::Index;
 use crate::set::{IndexSet, SetQueryResult};
 use crate::sketch::{estimate_similarity, simhash};
@@ -21,7 +21,7 @@ pub struct QueryOptions {
     /// code itself); `None` = the index's default.
     pub probes: Option<u8>,
     /// Lookups per short-path band (documents under the index's short-path size; at least 1,
-    /// the code itself); `None` = [`SHORT_PROBES`].
+    /// the code itself); `None` = the index's default.
     pub short_probes: Option<u8>,
     /// High-similarity search: also look up the similar path, which finds documents that say
     /// nearly the same thing in other words (cosine down to about 0.6), not only near copies.
@@ -165,7 +165,7 @@ impl<D: AsRef<[u8]>> Index<D> {
                 .unwrap_or(f.params().similar_probes)
                 .max(1)
         });
-        let short = opts.short_probes.unwrap_or(SHORT_PROBES).max(1);
+        let short = opts.short_probes.unwrap_or(f.params().short_probes).max(1);
         f.query_probes(fp, self.resolution(), budget, short, similar)
     }
 
