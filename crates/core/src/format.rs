@@ -606,6 +606,12 @@ pub fn get_bits(words: &[u8], pos: u64, width: u32) -> Option<u64> {
 /// Position of the `s`-th set bit (from 0) of `bits`, given samples of every
 /// [`SELECT_SAMPLE`]-th set bit's position; `None` when there is no such bit.
 pub fn select1(bits: &[u8], samples: &[u8], s: u64) -> Option<u64> {
+    with_popcnt!(select1_in(bits, samples, s))
+}
+
+/// [`select1`], for whichever instructions it is compiled with.
+#[inline(always)]
+fn select1_in(bits: &[u8], samples: &[u8], s: u64) -> Option<u64> {
     let start = word(samples, s / SELECT_SAMPLE)?;
     let mut left = s % SELECT_SAMPLE;
     let mut i = start / 64;
@@ -805,6 +811,8 @@ mod tests {
             for o in ones.iter().step_by(SELECT_SAMPLE as usize) { s.u64(*o); }
             for (i, &o) in ones.iter().enumerate() {
                 prop_assert_eq!(select1(&w.buf, &s.buf, i as u64), Some(o));
+                // The copy compiled for the baseline, without POPCNT, too.
+                prop_assert_eq!(select1_in(&w.buf, &s.buf, i as u64), Some(o));
             }
             prop_assert_eq!(select1(&w.buf, &s.buf, ones.len() as u64), None);
         }

@@ -41,6 +41,33 @@
 //! ```
 #![deny(missing_docs)]
 
+/// Evaluates `$e` compiled with the POPCNT instruction where the CPU has it (found at run time):
+/// the MPHF's rank and the STARTS select count ones in every lookup, and the x86-64 baseline that
+/// Rust compiles for has no POPCNT, so `count_ones` is a dozen instructions there instead of one.
+/// `$e` must be a call of `#[inline(always)]` code, so that it is compiled into this copy.
+macro_rules! with_popcnt {
+    ($e:expr) => {{
+        #[cfg(target_arch = "x86_64")]
+        {
+            #[target_feature(enable = "popcnt")]
+            unsafe fn popcnt<R>(f: impl FnOnce() -> R) -> R {
+                f()
+            }
+            if std::is_x86_feature_detected!("popcnt") {
+                // SAFETY: the CPU has POPCNT, the one instruction `popcnt` may use beyond the
+                // baseline.
+                unsafe { popcnt(|| $e) }
+            } else {
+                $e
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            $e
+        }
+    }};
+}
+
 // In pipeline order: documents → tokens → prefix classes → fuzzy codes and sketch → MPHF table
 // file → reader → query → sets of files.
 pub mod error;
