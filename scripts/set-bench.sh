@@ -7,8 +7,9 @@
 #      (one document deleted first, so that every byte is rewritten);
 #   3. 1,000 `check --add` calls in a row, each one ~1 KB new document, end to end (process
 #      start to exit): p50 / p99 / max, and the segments left (the merge policy);
-#   4. edited copies of the first 2,000 documents (those synth can edit) queried against 16 shard
-#      files together (--index) and against the one file of all documents: time, and the ratio.
+#   4. edited copies of the first 2,000 documents (those synth can edit), 8 times over, queried
+#      against 16 shard files together (--index) and against the one file of all documents: time,
+#      CPU and their ratios (both must give the same hits).
 # Usage (from the repository root): scripts/set-bench.sh [N]   (CI runs it with N = 3000)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -101,8 +102,8 @@ done
 "$bin" query "$out/all.pdx" "$out/queries.jsonl" --json > "$out/one.json"
 "$bin" query "$out/shard00.pdx" "${shards[@]:2}" "$out/queries.jsonl" --json > "$out/sixteen.json"
 # Timed: the queries 8 times over, so that what a query costs outweighs starting the process and
-# opening 16 files (with the 2,000 queries once, opening made the ratio look like 1.6 where a
-# query's own cost is 4 times as much; 2026-11-27).
+# opening 16 files (with the queries once, opening made the ratio look like 1.6 where a query's
+# own cost is 3 to 4 times as much; 2026-11-27).
 for _ in 1 2 3 4 5 6 7 8; do cat "$out/queries.jsonl"; done > "$out/queries-x8.jsonl"
 measure "query, one file" "$bin" query "$out/all.pdx" "$out/queries-x8.jsonl" --json | tee "$out/one.t"
 measure "query, 16 shards" "$bin" query "$out/shard00.pdx" "${shards[@]:2}" "$out/queries-x8.jsonl" --json | tee "$out/sixteen.t"
