@@ -8,6 +8,8 @@ target=${CARGO_TARGET_DIR:-$PWD/target}
 # POCKETDEX_SKIP_SETUP=1: the wheel scripts/python-test.sh just installed.
 [ -n "${POCKETDEX_SKIP_SETUP:-}" ] || scripts/python-test.sh --setup-only
 cargo build --release --locked --bin pocketdex -p pocketdex-cli
-cargo build --release --locked -p pocketdex --example query_rate
+# The core's example without -p: built with the workspace's features, as the tests built it,
+# not rebuilt with the core's alone.
+cargo build --release --locked --example query_rate
 POCKETDEX_BIN=$target/release/pocketdex "$target/venv-python/bin/python" crates/python/bench/bench.py \
   --cli "$target/release/pocketdex" --query-rate "$target/release/examples/query_rate" "$@"
