@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Coverage-guided fuzzing of pocketdex with cargo-fuzz (libFuzzer): builds the targets of fuzz/
-# and runs each in turn, one process (one core) at a time.
+# and runs them, one process (one core) each, as many at once as the machine has cores
+# (FUZZ_JOBS=N to choose).
 #
 #   scripts/fuzz.sh [SECONDS_PER_TARGET [TARGET...]]   each target for that long (default 20 s)
 #   scripts/fuzz.sh --seeds                            rebuild the index seeds of fuzz/corpus/open
@@ -49,6 +50,8 @@ if [ "${1:-}" = "--seeds" ]; then
   cp tests/golden/v11.pdx "$out/sketch-only.pdx"
   # Short documents with META's short probes (format version 12).
   cp tests/golden/v12.pdx "$out/short.pdx"
+  # The same with FILTER (format version 13: codes made for a million documents).
+  cp tests/golden/v13.pdx "$out/filter.pdx"
   ls -l "$out"
   exit 0
 fi
@@ -83,21 +86,37 @@ if [ -n "${FUZZ_RUNS:-}" ]; then
 else
   limit=(-max_total_time="$seconds")
 fi
-for t in "${TARGETS[@]}"; do
+# fuzz_one TARGET: runs it, then prints its statistics or, on a crash, where the input is.
+fuzz_one() {
+  local t=$1 log="fuzz/work/$1.log"
   mkdir -p "fuzz/work/corpus/$t" "fuzz/artifacts/$t"
-  echo "== fuzzing $t (${limit[*]})"
-  log="fuzz/work/$t.log"
   # -timeout: an input that takes 10 s is a bug too; -rss_limit_mb: 2 GiB is plenty.
   # shellcheck disable=SC2086
   if ! "${cargo[@]}" fuzz run "${build[@]}" "$t" "fuzz/work/corpus/$t" "fuzz/corpus/$t" -- \
     "${limit[@]}" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 ${FUZZ_ARGS:-} \
     >"$log" 2>&1; then
-    grep -E -A3 'panicked at|ERROR: (AddressSanitizer|libFuzzer)|^SUMMARY|Test unit written' "$log" | head -n 40
-    echo "fuzz target $t failed: the input is in fuzz/artifacts/$t/ (whole log: $log)"
-    exit 1
+    { echo "== fuzz target $t FAILED"
+      grep -E -A3 'panicked at|ERROR: (AddressSanitizer|libFuzzer)|^SUMMARY|Test unit written' "$log" | head -n 40 || true
+      echo "fuzz target $t failed: the input is in fuzz/artifacts/$t/ (whole log: $log)"; } >"$log.summary"
+    return 1
   fi
-  grep -E '^(stat::number_of_executed_units|stat::average_exec_per_sec|stat::new_units_added|stat::peak_rss_mb)' "$log" |
-    sed 's/^stat::/  /'
-  grep -E '^#[0-9]+ +(DONE|INITED)' "$log" | tail -n 1 | sed 's/^/  /' || true
+  { echo "== fuzzed $t (${limit[*]})"
+    grep -E '^(stat::number_of_executed_units|stat::average_exec_per_sec|stat::new_units_added|stat::peak_rss_mb)' "$log" |
+      sed 's/^stat::/  /'
+    grep -E '^#[0-9]+ +(DONE|INITED)' "$log" | tail -n 1 | sed 's/^/  /' || true; } >"$log.summary"
+}
+jobs_max=${FUZZ_JOBS:-$(nproc)}
+pids=() names=() failed=0
+for t in "${TARGETS[@]}"; do
+  # One target per core: wait for one to end before starting another.
+  while [ "$(jobs -rp | wc -l)" -ge "$jobs_max" ]; do wait -n || true; done
+  echo "== fuzzing $t (${limit[*]})"
+  fuzz_one "$t" &
+  pids+=($!) names+=("$t")
 done
+for i in "${!pids[@]}"; do
+  wait "${pids[$i]}" || failed=1
+  cat "fuzz/work/${names[$i]}.log.summary"
+done
+[ "$failed" = 0 ] || exit 1
 echo "== every fuzz target ran without a crash"

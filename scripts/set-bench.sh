@@ -9,13 +9,16 @@
 #      start to exit): p50 / p99 / max, and the segments left (the merge policy);
 #   4. edited copies of the first 2,000 documents (those synth can edit), 8 times over, queried
 #      against 16 shard files together (--index) and against the one file of all documents: time,
-#      CPU and their ratios (both must give the same hits).
+#      CPU and their ratios (both must give the same hits); then past start-up, in one process
+#      (the library on both cores, 20 rounds, the core's example query_rate), three times each,
+#      alternating: queries per second and their ratio.
 # Usage (from the repository root): scripts/set-bench.sh [N]   (CI runs it with N = 3000)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 n=${1:-2000000}
 out=target/set-bench; rm -rf "$out"; mkdir -p "$out"
 cargo build --release --quiet
+cargo build --release --quiet --example query_rate
 bin=target/release/pocketdex
 vocab=()
 if [ "$n" -gt 100000 ]; then
@@ -120,5 +123,20 @@ q = 8 * sum(1 for l in open(f"{out}/one.json") if '"type":"query"' in l)
 print(f"query x{q}: one file {one:.2f} s ({one_cpu:.2f} s CPU), 16 shards {sixteen:.2f} s "
       f"({sixteen_cpu:.2f} s CPU), ratio {sixteen/one:.2f} ({sixteen_cpu/one_cpu:.2f} by CPU); same hits: {same}")
 assert same, "16 shards answered other hits than one file"
+PY
+# The same, past start-up and the first reads of each block: the library's steady state.
+python3 - "$out" <<'PY'
+import glob, json, statistics, subprocess, sys
+out = sys.argv[1]
+shards = ",".join(sorted(glob.glob(f"{out}/shard*.pdx")))
+rate = lambda index: json.loads(subprocess.run(
+    ["target/release/examples/query_rate", index, f"{out}/queries.jsonl", "20"],
+    capture_output=True, check=True, text=True).stdout)["rate"]
+one, sixteen = [], []
+for _ in range(3):
+    one.append(rate(f"{out}/all.pdx")); sixteen.append(rate(shards))
+one, sixteen = statistics.median(one), statistics.median(sixteen)
+print(f"query, library (2 cores, 20 rounds, median of 3): one file {one:,.0f} q/s, 16 shards "
+      f"{sixteen:,.0f} q/s, ratio {one / sixteen:.2f}")
 PY
 cmp -s "$out/all.pdx" "$out/merged.pdx" && echo "merge -o is byte-identical to build" || echo "merge -o DIFFERS from build"

@@ -1,9 +1,9 @@
 //! Golden files: an index of each format version committed in `tests/golden/`, opened and
 //! queried as a user's old file would be, and the current one rebuilt byte for byte.
 //!
-//! `create_format_v12` writes the file only when it is missing, then fails (commit it). A change
-//! that alters any byte of the format makes `rebuild_matches_golden_v12` fail: bump the format
-//! version, add `v13.pdx`, and keep a test that says what happens to v12 files.
+//! `create_format_v13` writes the file only when it is missing, then fails (commit it). A change
+//! that alters any byte of the format makes `rebuild_matches_golden_v13` fail: bump the format
+//! version, add `v14.pdx`, and keep a test that says what happens to v13 files.
 
 mod common;
 
@@ -24,6 +24,7 @@ const GOLDEN_V9: &str = "tests/golden/v9.pdx";
 const GOLDEN_V10: &str = "tests/golden/v10.pdx";
 const GOLDEN_V11: &str = "tests/golden/v11.pdx";
 const GOLDEN_V12: &str = "tests/golden/v12.pdx";
+const GOLDEN_V13: &str = "tests/golden/v13.pdx";
 
 /// The golden corpus: every 15th sample article (20 documents), titled by its first line.
 fn corpus() -> Vec<(String, String, String)> {
@@ -41,7 +42,7 @@ fn corpus() -> Vec<(String, String, String)> {
 /// of the format: the set sections CODES and IDS too, and from version 7 the block tree TREE and
 /// SUMS), with the language's idf table and the resolution of a collection of a million
 /// documents (two samples per fuzzy band). Its documents are version 6's. Built today, it is a
-/// version 11 file with the same sections (`v9_and_v12_differ_in_the_version_alone`).
+/// version 13 file with the same sections and a FILTER (`v9_and_v13_differ_in_the_filter_alone`).
 fn build_v9() -> Vec<u8> {
     let params = Params {
         resolution: Some(Resolution::for_docs(1_000_000)),
@@ -102,7 +103,7 @@ fn test_format_v1_to_v4_are_refused() {
         let bytes = std::fs::read(root().join(path)).unwrap();
         let e = Index::open(bytes).err().expect("an old file is not read");
         assert!(
-            matches!(e, pocketdex::Error::Version { expected: 12, got: g } if g == got),
+            matches!(e, pocketdex::Error::Version { expected: 13, got: g } if g == got),
             "{e:?}"
         );
         assert!(e.to_string().contains("rebuild the index"), "{e}");
@@ -361,35 +362,49 @@ fn answer_alike(old: &Index<Vec<u8>>, new: &Index<Vec<u8>>) {
 
 /// Version 9 files of a segment with the language's idf table hold the same bytes in every
 /// section as today's: today's build of version 9's golden documents differs from it in the
-/// version alone, and answers alike. (Version 10 changed how a learned table is made, and ids of
-/// file names that are not UTF-8; version 11 added the sketch's view of a learned table; that
-/// file has none of these.)
+/// version, the short probes and FILTER alone, and answers alike. (Version 10 changed how a
+/// learned table is made, and ids of file names that are not UTF-8; version 11 added the
+/// sketch's view of a learned table; that file has none of these.)
 #[test]
-fn v9_and_v12_differ_in_the_version_alone() {
-    differ_in_the_version_alone(GOLDEN_V9, 9, build_v9());
+fn v9_and_v13_differ_in_the_filter_alone() {
+    differ_in_the_filter_alone(GOLDEN_V9, 9, build_v9());
 }
 
 /// The golden file at `path` (of `version`) and `today`'s build of its documents: the same bytes
-/// in every section (every section of the format is there) but META, which since version 12
-/// ends with the short probes (4; the old file's are 1, what it was queried with), and the same
-/// answers; returns today's.
-fn differ_in_the_version_alone(path: &str, version: u32, today: Vec<u8>) -> Index<Vec<u8>> {
+/// in every section (every section of the format is there) but FILTER, which version 13 adds to
+/// a file whose codes were made for a larger collection (these are at a million documents'
+/// resolution), and META, which since version 12 ends with the short probes (4; a file before
+/// version 12 has 1, what it was queried with); and the same answers. Returns today's.
+fn differ_in_the_filter_alone(path: &str, version: u32, today: Vec<u8>) -> Index<Vec<u8>> {
     let golden = std::fs::read(root().join(path)).expect("golden files are committed");
     let (old, mut new) = (sections_of(golden), sections_of(today));
-    assert_eq!((old.0.version(), new.0.version()), (version, 12));
+    assert_eq!((old.0.version(), new.0.version()), (version, 13));
     assert_eq!(
         (
             old.0.meta().params.short_probes,
             new.0.meta().params.short_probes
         ),
-        (1, 4)
+        (if version < 12 { 1 } else { 4 }, 4)
     );
-    let meta = new
+    if version < 12 {
+        let meta = new
+            .1
+            .iter_mut()
+            .find(|s| s.0 == "META")
+            .expect("a META section");
+        assert_eq!(meta.1.pop(), Some(4), "META ends with the short probes");
+    }
+    let filter = new
         .1
-        .iter_mut()
-        .find(|s| s.0 == "META")
-        .expect("a META section");
-    assert_eq!(meta.1.pop(), Some(4), "META ends with the short probes");
+        .iter()
+        .position(|s| s.0 == "FILTER")
+        .expect("today's file has a FILTER");
+    let filter = new.1.remove(filter);
+    assert_eq!(
+        filter.1.len() as u64,
+        32 * (10 * new.0.meta().slot_count as u64).div_ceil(256).max(1),
+        "10 bits per code (index-format.md §6.10)"
+    );
     assert!(old.1.len() > 10, "every section of the format is there");
     assert!(old.1 == new.1, "every other byte is equal");
     answer_alike(&old.0, &new.0);
@@ -405,8 +420,8 @@ fn test_format_v10() {
 /// moderate length leave out terms of nearly one idf), rebuilt today: the same bytes in every
 /// section, and the same answers.
 #[test]
-fn v10_and_v12_differ_in_the_version_alone() {
-    let today = differ_in_the_version_alone(GOLDEN_V10, 10, build_v10());
+fn v10_and_v13_differ_in_the_filter_alone() {
+    let today = differ_in_the_filter_alone(GOLDEN_V10, 10, build_v10());
     let idf = today.fingerprinter().idf().unwrap();
     assert_eq!(idf.len(), idf.sample_terms(), "no sketch-only entries");
 }
@@ -467,11 +482,11 @@ fn test_format_v11() {
     }
 }
 
-/// Version 11's golden file, rebuilt today: version 12's META adds the short probes, and no
-/// other byte changed.
+/// Version 11's golden file, rebuilt today: version 12's META adds the short probes, version
+/// 13 adds FILTER, and no other byte changed.
 #[test]
-fn v11_and_v12_differ_in_the_version_alone() {
-    differ_in_the_version_alone(GOLDEN_V11, 11, build_v11());
+fn v11_and_v13_differ_in_the_filter_alone() {
+    differ_in_the_filter_alone(GOLDEN_V11, 11, build_v11());
 }
 
 /// Version 12's golden corpus: 120 short documents, consecutive runs of 12 to 40 words of the
@@ -492,7 +507,8 @@ fn short_corpus() -> Vec<(String, String, String)> {
 }
 
 /// Version 12's golden file: a segment of the short corpus with its learned idf table, at the
-/// resolution of a million documents (three rows per short band).
+/// resolution of a million documents (three rows per short band). Version 13's is today's build
+/// of the same.
 fn build_v12() -> Vec<u8> {
     build_learned(short_corpus())
 }
@@ -544,12 +560,57 @@ fn test_format_v12() {
     );
 }
 
+/// Version 12's golden file, rebuilt today: FILTER added, no other byte changed.
 #[test]
-fn rebuild_matches_golden_v12() {
-    let golden = std::fs::read(root().join(GOLDEN_V12)).expect("tests/golden/v12.pdx is committed");
+fn v12_and_v13_differ_in_the_filter_alone() {
+    differ_in_the_filter_alone(GOLDEN_V12, 12, build_v12());
+}
+
+#[test]
+fn create_format_v13() {
+    let path = root().join(GOLDEN_V13);
+    if !path.exists() {
+        std::fs::write(&path, build_v12()).unwrap();
+        panic!("wrote {GOLDEN_V13}: commit it (a missing golden file must not pass silently)");
+    }
+}
+
+/// Version 13's golden file opens, verifies and answers as version 12's: every document finds
+/// itself first, alone and through a set, and so do edited copies; its FILTER lets every one of
+/// its codes through (`verify` looks each up) and keeps most codes it does not hold out.
+#[test]
+fn test_format_v13() {
+    let bytes = std::fs::read(root().join(GOLDEN_V13)).expect("tests/golden/v13.pdx is committed");
+    let docs = short_corpus();
+    let index = check_segment_of(bytes, GOLDEN_V13, 13, &docs);
+    assert!(index.sections().iter().any(|s| s.name == "FILTER"));
+    let v12 = Index::open(std::fs::read(root().join(GOLDEN_V12)).unwrap()).unwrap();
+    answer_alike(&v12, &index);
+    // Codes of documents the file does not hold: those of the golden corpus's articles whole.
+    let mut absent = 0;
+    let mut rejected = 0;
+    for (_, _, text) in corpus() {
+        let f = index.fingerprinter();
+        for code in f.codes(&f.fingerprint(&text), index.resolution()) {
+            if v12.lookup(code.key).unwrap().is_none() {
+                absent += 1;
+                rejected += !index.may_hold(code.key) as usize;
+            }
+        }
+    }
+    assert!(absent > 50, "{absent} absent codes");
+    assert!(
+        rejected * 10 > absent * 9,
+        "FILTER rejected {rejected} of {absent} absent codes"
+    );
+}
+
+#[test]
+fn rebuild_matches_golden_v13() {
+    let golden = std::fs::read(root().join(GOLDEN_V13)).expect("tests/golden/v13.pdx is committed");
     assert!(
         build_v12() == golden,
-        "today's build of the golden corpus differs from {GOLDEN_V12}: the format changed; bump VERSION"
+        "today's build of the golden corpus differs from {GOLDEN_V13}: the format changed; bump VERSION"
     );
 }
 

@@ -47,6 +47,12 @@ fn answers(index: &Index<Vec<u8>>, texts: &[(String, String)]) -> pocketdex::Res
 
 /// A small segment (every section of the format, the set sections too) of a few real articles.
 fn small_segment() -> (Vec<u8>, Vec<(String, String)>) {
+    segment_at(None)
+}
+
+/// [`small_segment`] with the codes of a collection of `for_docs` documents (its own size when
+/// `None`): at a million, the file has a FILTER (index-format.md §6.10).
+fn segment_at(for_docs: Option<u64>) -> (Vec<u8>, Vec<(String, String)>) {
     let docs: Vec<(String, String)> = samples()
         .into_iter()
         .step_by(100)
@@ -54,7 +60,7 @@ fn small_segment() -> (Vec<u8>, Vec<(String, String)>) {
         .collect();
     let dir = tempfile::tempdir().unwrap();
     let params = Params {
-        resolution: Some(Resolution::for_docs(docs.len() as u64)),
+        resolution: Some(Resolution::for_docs(for_docs.unwrap_or(docs.len() as u64))),
         ..Params::default()
     };
     let schema = IndexBuilder::for_lang(Lang::En, params)
@@ -91,7 +97,24 @@ fn check_damaged(bad: Vec<u8>, texts: &[(String, String)], want: &[Answer], what
 
 #[test]
 fn every_flip_and_truncation_of_a_small_index_fails_or_answers_as_the_original() {
-    let (bytes, texts) = small_segment();
+    every_flip_and_truncation(None);
+}
+
+/// The same of a shard whose codes were made for a million documents, so that it has a FILTER:
+/// a flip there is refused at `open`, never a missed code.
+#[test]
+fn every_flip_and_truncation_of_a_shard_with_a_filter_fails_or_answers_as_the_original() {
+    every_flip_and_truncation(Some(1_000_000));
+}
+
+fn every_flip_and_truncation(for_docs: Option<u64>) {
+    let (bytes, texts) = segment_at(for_docs);
+    let has_filter = Index::open(bytes.clone())
+        .unwrap()
+        .sections()
+        .iter()
+        .any(|s| s.name == "FILTER");
+    assert_eq!(has_filter, for_docs.is_some());
     let want = answers(&Index::open(bytes.clone()).unwrap(), &texts).unwrap();
     // The original answers are real ones: each document finds itself first.
     for (i, a) in want.chunks(3).enumerate() {

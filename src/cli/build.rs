@@ -46,7 +46,8 @@ pub struct Args {
     classes: u16,
     /// The size the collection will grow to, when it is built in pieces or will have documents
     /// added: codes are made as specific as a collection of N documents needs (default: the
-    /// number of documents of this build).
+    /// number of documents of this build). A piece much smaller than N also gets a filter of its
+    /// codes (about 10 bits each), so that the codes a query looks up in vain cost little.
     #[arg(long, value_name = "N", help_heading = "Fingerprint parameters")]
     expected_docs: Option<u64>,
     /// Fix the resolution instead: bands (class i belongs to band i mod BANDS), weighted MinHash

@@ -2,8 +2,10 @@
 //! `query_batch` benchmark (`scripts/python-bench.sh`): every text of a JSON Lines file queried
 //! against an index file or set as `Index.query_batch` does (markup removed, `IndexSet::query`,
 //! `records`), in parallel with rayon, `ROUNDS` times; prints `{"queries", "seconds", "rate"}`.
+//! INDEX may also be several index files joined by commas, queried as one (`query --index`):
+//! `scripts/set-bench.sh` compares 16 shards with one file this way, past start-up.
 //!
-//! `cargo run --release -p pocketdex --example query_rate -- INDEX QUERIES.jsonl [ROUNDS]`
+//! `cargo run --release -p pocketdex --example query_rate -- INDEX[,INDEX...] QUERIES.jsonl [ROUNDS]`
 use pocketdex::corpus::{self, Source};
 use pocketdex::{IndexSet, QueryOptions};
 use rayon::prelude::*;
@@ -20,7 +22,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let set = if pocketdex::is_set(Path::new(index)) {
         IndexSet::open(Path::new(index))?
     } else {
-        IndexSet::open_files(&[index.into()])?
+        let files: Vec<std::path::PathBuf> = index.split(',').map(Into::into).collect();
+        IndexSet::open_files(&files)?
     };
     // The "text" fields; markup removal (none in generated texts) is timed below, as
     // query_batch times it.

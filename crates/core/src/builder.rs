@@ -7,6 +7,7 @@
 
 use crate::atomic::{parent_dir, write_atomically};
 use crate::error::{Error, Result};
+use crate::filter;
 use crate::fingerprint::{Code, Fingerprint, Fingerprinter, Params, Resolution};
 use crate::format::{self, Directory, SectionId, Writer};
 use crate::hash::{self, FastState};
@@ -551,6 +552,8 @@ impl Parts {
             });
         let slot_count = keys.len() as u32;
         let ref_count = refs.len() as u64;
+        let filter_bytes =
+            filter::wanted(resolution, names.len() as u64).then(|| filter::build(&keys));
         let (checks, run_lens, postings) = by_slot(&refs, keys, &slot_of);
         drop(slot_of);
         // CODES wants each document's keys; the references are in key order.
@@ -586,6 +589,9 @@ impl Parts {
         idf.encode(&mut w);
         sections.push((SectionId::Idf, std::mem::take(&mut w.buf)));
         sections.push((SectionId::Mphf, mphf_bytes));
+        if let Some(f) = filter_bytes {
+            sections.push((SectionId::Filter, f));
+        }
         // The large sections' sizes are known: each is written into a buffer of its size
         // (grown by doubling, each would be copied and its pages faulted in about twice).
         w.buf.reserve_exact(2 * checks.len());

@@ -11,7 +11,7 @@ pub const MAGIC: [u8; 8] = *b"\x89PDX\r\n\x1a\n";
 /// The last eight bytes of every index file.
 pub const END_MAGIC: [u8; 8] = *b"PDX-END\n";
 /// The format version this build writes and reads.
-pub const VERSION: u32 = 12;
+pub const VERSION: u32 = 13;
 /// The oldest version this build reads: version 5 files differ only in their idf rule (stored in
 /// the file, so they answer exactly as before) and lack the set sections CODES and IDS; versions
 /// 5 and 6 lack the block tree (TREE, SUMS), so their large sections are checked whole; version
@@ -21,7 +21,8 @@ pub const VERSION: u32 = 12;
 /// version 9 files differ from version 10 in how a learned idf table was made (stored in the
 /// file) and in the ids of file names that are not UTF-8, so they answer as before; version 10
 /// files have no sketch-only idf entries (`Idf::decode`), so their sketches weigh as their
-/// samples do, as they did.
+/// samples do, as they did; files before version 13 have no FILTER, and their lookups go to the
+/// MPHF, as they did.
 pub const MIN_VERSION: u32 = 5;
 /// Bytes of the fixed header: magic, version, section count, file length, directory checksum.
 pub const HEADER_LEN: usize = 8 + 4 + 4 + 8 + 8;
@@ -73,16 +74,20 @@ pub enum SectionId {
     /// The block tree's hashes: of every block of the large sections, and of its own blocks
     /// (version 7 on).
     Sums = 14,
+    /// Optional (version 13 on): a Bloom filter over the distinct codes, in files whose codes
+    /// were made for a larger collection (shards, segments), where most lookups miss.
+    Filter = 15,
 }
 
 impl SectionId {
     /// All sections in file order.
-    pub const ALL: [SectionId; 14] = [
+    pub const ALL: [SectionId; 15] = [
         SectionId::Meta,
         SectionId::Classes,
         SectionId::Idf,
         SectionId::Tree,
         SectionId::Mphf,
+        SectionId::Filter,
         SectionId::Checks,
         SectionId::Starts,
         SectionId::Postings,
@@ -104,6 +109,7 @@ impl SectionId {
         match self {
             SectionId::Codes | SectionId::Ids => 6,
             SectionId::Tree | SectionId::Sums => 7,
+            SectionId::Filter => 13,
             _ => MIN_VERSION,
         }
     }
@@ -125,6 +131,7 @@ impl SectionId {
             SectionId::Ids => "IDS",
             SectionId::Tree => "TREE",
             SectionId::Sums => "SUMS",
+            SectionId::Filter => "FILTER",
         }
     }
 }

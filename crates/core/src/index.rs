@@ -5,6 +5,7 @@
 //! panic. [`Index::verify`] checks every byte at once.
 
 use crate::error::{Error, Result};
+use crate::filter::{self, Filter};
 use crate::fingerprint::{Fingerprinter, Params, Resolution};
 use crate::format::{self, Directory, SectionId, Strings};
 use crate::hash;
@@ -198,6 +199,13 @@ impl<D: AsRef<[u8]>> Index<D> {
             (SectionId::Codes, (docs * 2).next_multiple_of(8) + refs * 8),
             (SectionId::Ids, docs * 12),
         ];
+        if dir.get(SectionId::Filter).is_some()
+            && Filter::new(checked(SectionId::Filter)?).is_none()
+        {
+            return Err(Error::format(
+                "section FILTER is not a whole number of 32-byte blocks",
+            ));
+        }
         for (id, len) in set_lens {
             if dir.get(id).is_some() && section(id)?.len() as u64 != len {
                 return Err(Error::format(format!(
@@ -586,9 +594,12 @@ impl<D: AsRef<[u8]>> Index<D> {
     }
 
     /// The documents indexed under `key`, or `None` when no document has that code (rejected by
-    /// the MPHF or by the slot's 16-bit check, so an unknown code slips through with probability
-    /// 2⁻¹⁶).
+    /// the FILTER, if the file has one, by the MPHF or by the slot's 16-bit check, so an unknown
+    /// code slips through with probability 2⁻¹⁶ at most).
     pub fn lookup(&self, key: u64) -> Result<Option<Postings<'_>>> {
+        if !self.may_hold(key) {
+            return Ok(None);
+        }
         let Some(slot) = self.slot(key) else {
             return Ok(None);
         };
@@ -599,6 +610,31 @@ impl<D: AsRef<[u8]>> Index<D> {
             Some(range) => Ok(Some(self.postings(range)?)),
             None => Ok(None),
         }
+    }
+
+    /// False when the file certainly holds no document under `key`: its FILTER (index-format.md
+    /// §6.10) rejects it. True for every key of a file without one.
+    pub fn may_hold(&self, key: u64) -> bool {
+        self.filter().is_none_or(|f| f.may_contain(key))
+    }
+
+    /// The FILTER section, when the file has one (its length was checked at open).
+    fn filter(&self) -> Option<Filter<'_>> {
+        self.dir.get(SectionId::Filter)?;
+        Filter::new(self.section(SectionId::Filter))
+    }
+
+    /// The numbers of the `keys` that the file's FILTER lets through, in order (`None`: the file
+    /// has no filter, every key goes on). Every key's block is asked for before any is read, so
+    /// that a query's absent codes wait for memory together. (`open` checked the section.)
+    fn through_filter(&self, keys: &[u64]) -> Option<Vec<usize>> {
+        let f = self.filter()?;
+        let bytes = self.section(SectionId::Filter);
+        let probes: Vec<filter::Probe> = keys.iter().map(|&k| f.probe(k)).collect();
+        for p in &probes {
+            prefetch(bytes, p.at);
+        }
+        Some((0..keys.len()).filter(|&i| f.passes(&probes[i])).collect())
     }
 
     /// The MPHF's slot for `key`, if within the table (any key gets one; see `checks_out`).
@@ -651,8 +687,20 @@ impl<D: AsRef<[u8]>> Index<D> {
         let samples = &starts[self.starts_bits_len.min(starts.len())..];
         let postings = self.section(SectionId::Postings);
         let mut slots: Vec<(usize, u32)> = Vec::with_capacity(keys.len());
+        let kept = self.through_filter(keys);
+        let kept_keys: Vec<u64>;
+        let probe = match &kept {
+            // A shard's usual case: none of the query's codes is in it.
+            Some(k) if k.is_empty() => return Ok(()),
+            Some(k) => {
+                kept_keys = k.iter().map(|&i| keys[i]).collect();
+                &kept_keys[..]
+            }
+            None => keys,
+        };
         self.mphf
-            .get_many(self.section(SectionId::Mphf), keys, |i, slot| {
+            .get_many(self.section(SectionId::Mphf), probe, |j, slot| {
+                let i = kept.as_ref().map_or(j, |k| k[j]);
                 if let Some(slot) = self.in_table(slot) {
                     prefetch(checks, slot as usize * 2);
                     slots.push((i, slot));

@@ -79,6 +79,7 @@ pub mod fingerprint;
 pub mod sketch;
 pub mod signing;
 mod mphf;
+mod filter;
 mod format;
 mod meta;
 pub mod atomic;
