@@ -1,5 +1,5 @@
 //! Builds an index of a directory in parallel, then queries it with one file:
-//! `cargo run --release -p pocketdex --example index_dir -- samples/wiki-en samples/query/edited.txt`
+//! `cargo run --release --example index_dir -- samples/wiki-en samples/query/edited.txt`
 use pocketdex::corpus::{self, Item};
 use pocketdex::{Index, IndexBuilder, Lang, Params, QueryOptions};
 use rayon::prelude::*;

@@ -5,7 +5,7 @@
 //! INDEX may also be several index files joined by commas, queried as one (`query --index`):
 //! `scripts/set-bench.sh` compares 16 shards with one file this way, past start-up.
 //!
-//! `cargo run --release -p pocketdex --example query_rate -- INDEX[,INDEX...] QUERIES.jsonl [ROUNDS]`
+//! `cargo run --release --example query_rate -- INDEX[,INDEX...] QUERIES.jsonl [ROUNDS]`
 use pocketdex::corpus::{self, Source};
 use pocketdex::{IndexSet, QueryOptions};
 use rayon::prelude::*;
