@@ -10,7 +10,7 @@
 //! without a filter each absent code costs an MPHF lookup of two to three levels (~45–80 ns);
 //! with 16 such files a query's absent codes were half its time (`scripts/set-bench.sh`).
 
-use crate::fingerprint::Resolution;
+use crate::fingerprint::{Resolution, LADDER};
 use crate::hash::fmix64;
 
 /// Bytes per block: eight little-endian u32 words.
@@ -36,12 +36,18 @@ const SALT: [u32; 8] = [
 ];
 
 /// True when a file of `docs` documents whose codes are at `resolution` gets a FILTER: when the
-/// resolution is not [`Resolution::for_docs`]`(docs)`, the codes were made for a collection of
-/// another size (a shard or a segment of a larger one), and most codes a query looks up are not
-/// in the file. A file of its collection's own size finds enough of them that the filter would
-/// cost its bytes (10 bits per code, 9 bytes per document at 2 million) for little.
+/// resolution is a later step of [`LADDER`] than [`Resolution::for_docs`]`(docs)`, the codes were
+/// made for a larger collection (a shard or a segment of one), and most codes a query looks up
+/// are not in the file. A file of its collection's own size finds enough of them that the filter
+/// would cost its bytes (10 bits per code, 9 bytes per document at 2 million) for little; so does
+/// one whose resolution is an earlier step (a build of over 20 million documents without
+/// `--expected-docs`, whose caps stop at the 20-million step) or off the ladder (`--resolution`).
 pub fn wanted(resolution: Resolution, docs: u64) -> bool {
-    resolution != Resolution::for_docs(docs)
+    let step = |r: Resolution| LADDER.iter().position(|e| e.1 == r);
+    match (step(resolution), step(Resolution::for_docs(docs))) {
+        (Some(made_for), Some(own)) => made_for > own,
+        _ => false,
+    }
 }
 
 /// The number of blocks of a filter over `codes` distinct codes (at least one).
@@ -199,6 +205,25 @@ mod tests {
             blake3::hash(&built).to_hex().as_str(),
             "4a963d6f4b239d72c1eb6d3eaadd9417497875ce64399f4826b411c26ac8eea2"
         );
+    }
+
+    #[test]
+    fn only_codes_made_for_a_larger_collection_get_a_filter() {
+        let million = Resolution::for_docs(1_000_000);
+        assert!(
+            wanted(million, 100),
+            "a shard of a million-document collection"
+        );
+        assert!(wanted(million, 0), "a set's empty schema");
+        assert!(!wanted(million, 1_000_000), "the collection itself");
+        assert!(
+            !wanted(million, 400_000),
+            "a fifth of it: the same step of the ladder"
+        );
+        // Over 20 million documents without --expected-docs: codes at the caps' last step.
+        let capped = Resolution::for_docs_within(25_000_000, crate::fingerprint::AUTO_CAPS);
+        assert!(!wanted(capped, 25_000_000));
+        assert!(!wanted(Resolution::new(2, 1, 1, 1), 10), "off the ladder");
     }
 
     #[test]
