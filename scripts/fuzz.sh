@@ -50,8 +50,8 @@ if [ "${1:-}" = "--seeds" ]; then
   cp tests/golden/v11.pdx "$out/sketch-only.pdx"
   # Short documents with META's short probes (format version 12).
   cp tests/golden/v12.pdx "$out/short.pdx"
-  # The same with FILTER (format version 13: codes made for a million documents).
-  cp tests/golden/v13.pdx "$out/filter.pdx"
+  # The same with FILTER (format version 13 on, 64-aligned from 14: codes made for a million documents).
+  cp tests/golden/v14.pdx "$out/filter.pdx"
   ls -l "$out"
   exit 0
 fi

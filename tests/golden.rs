@@ -1,9 +1,9 @@
 //! Golden files: an index of each format version committed in `tests/golden/`, opened and
 //! queried as a user's old file would be, and the current one rebuilt byte for byte.
 //!
-//! `create_format_v13` writes the file only when it is missing, then fails (commit it). A change
-//! that alters any byte of the format makes `rebuild_matches_golden_v13` fail: bump the format
-//! version, add `v14.pdx`, and keep a test that says what happens to v13 files.
+//! `create_format_v14` writes the file only when it is missing, then fails (commit it). A change
+//! that alters any byte of the format makes `rebuild_matches_golden_v14` fail: bump the format
+//! version, add `v15.pdx`, and keep a test that says what happens to v14 files.
 
 mod common;
 
@@ -25,6 +25,7 @@ const GOLDEN_V10: &str = "tests/golden/v10.pdx";
 const GOLDEN_V11: &str = "tests/golden/v11.pdx";
 const GOLDEN_V12: &str = "tests/golden/v12.pdx";
 const GOLDEN_V13: &str = "tests/golden/v13.pdx";
+const GOLDEN_V14: &str = "tests/golden/v14.pdx";
 
 /// The golden corpus: every 15th sample article (20 documents), titled by its first line.
 fn corpus() -> Vec<(String, String, String)> {
@@ -42,7 +43,8 @@ fn corpus() -> Vec<(String, String, String)> {
 /// of the format: the set sections CODES and IDS too, and from version 7 the block tree TREE and
 /// SUMS), with the language's idf table and the resolution of a collection of a million
 /// documents (two samples per fuzzy band). Its documents are version 6's. Built today, it is a
-/// version 13 file with the same sections and a FILTER (`v9_and_v13_differ_in_the_filter_alone`).
+/// file of today's version with the same sections and a FILTER
+/// (`v9_and_today_differ_in_the_filter_alone`).
 fn build_v9() -> Vec<u8> {
     let params = Params {
         resolution: Some(Resolution::for_docs(1_000_000)),
@@ -103,7 +105,7 @@ fn test_format_v1_to_v4_are_refused() {
         let bytes = std::fs::read(root().join(path)).unwrap();
         let e = Index::open(bytes).err().expect("an old file is not read");
         assert!(
-            matches!(e, pocketdex::Error::Version { expected: 13, got: g } if g == got),
+            matches!(e, pocketdex::Error::Version { expected: 14, got: g } if g == got),
             "{e:?}"
         );
         assert!(e.to_string().contains("rebuild the index"), "{e}");
@@ -366,7 +368,7 @@ fn answer_alike(old: &Index<Vec<u8>>, new: &Index<Vec<u8>>) {
 /// learned table is made, and ids of file names that are not UTF-8; version 11 added the
 /// sketch's view of a learned table; that file has none of these.)
 #[test]
-fn v9_and_v13_differ_in_the_filter_alone() {
+fn v9_and_today_differ_in_the_filter_alone() {
     differ_in_the_filter_alone(GOLDEN_V9, 9, build_v9());
 }
 
@@ -378,7 +380,10 @@ fn v9_and_v13_differ_in_the_filter_alone() {
 fn differ_in_the_filter_alone(path: &str, version: u32, today: Vec<u8>) -> Index<Vec<u8>> {
     let golden = std::fs::read(root().join(path)).expect("golden files are committed");
     let (old, mut new) = (sections_of(golden), sections_of(today));
-    assert_eq!((old.0.version(), new.0.version()), (version, 13));
+    assert_eq!(
+        (old.0.version(), new.0.version()),
+        (version, pocketdex::FORMAT_VERSION)
+    );
     assert_eq!(
         (
             old.0.meta().params.short_probes,
@@ -420,7 +425,7 @@ fn test_format_v10() {
 /// moderate length leave out terms of nearly one idf), rebuilt today: the same bytes in every
 /// section, and the same answers.
 #[test]
-fn v10_and_v13_differ_in_the_filter_alone() {
+fn v10_and_today_differ_in_the_filter_alone() {
     let today = differ_in_the_filter_alone(GOLDEN_V10, 10, build_v10());
     let idf = today.fingerprinter().idf().unwrap();
     assert_eq!(idf.len(), idf.sample_terms(), "no sketch-only entries");
@@ -485,7 +490,7 @@ fn test_format_v11() {
 /// Version 11's golden file, rebuilt today: version 12's META adds the short probes, version
 /// 13 adds FILTER, and no other byte changed.
 #[test]
-fn v11_and_v13_differ_in_the_filter_alone() {
+fn v11_and_today_differ_in_the_filter_alone() {
     differ_in_the_filter_alone(GOLDEN_V11, 11, build_v11());
 }
 
@@ -507,7 +512,7 @@ fn short_corpus() -> Vec<(String, String, String)> {
 }
 
 /// Version 12's golden file: a segment of the short corpus with its learned idf table, at the
-/// resolution of a million documents (three rows per short band). Version 13's is today's build
+/// resolution of a million documents (three rows per short band). Version 13's and 14's are builds
 /// of the same.
 fn build_v12() -> Vec<u8> {
     build_learned(short_corpus())
@@ -562,27 +567,65 @@ fn test_format_v12() {
 
 /// Version 12's golden file, rebuilt today: FILTER added, no other byte changed.
 #[test]
-fn v12_and_v13_differ_in_the_filter_alone() {
+fn v12_and_today_differ_in_the_filter_alone() {
     differ_in_the_filter_alone(GOLDEN_V12, 12, build_v12());
 }
 
+/// Version 13's golden file opens, verifies and answers as version 12's (`filtered_as_v12`).
 #[test]
-fn create_format_v13() {
-    let path = root().join(GOLDEN_V13);
+fn test_format_v13() {
+    filtered_as_v12(GOLDEN_V13, 13);
+}
+
+/// Version 13's golden file, rebuilt today: the same bytes in every section, FILTER among
+/// them; version 14 moved FILTER to a multiple of 64 (index-format.md §6.10), which version 13
+/// put at any multiple of 8: here at 32 modulo 64, in the shards of `scripts/set-bench.sh` at
+/// 56, where half its 32-byte blocks straddled two cache lines.
+#[test]
+fn v13_and_v14_differ_in_the_filter_offset_alone() {
+    let golden = std::fs::read(root().join(GOLDEN_V13)).unwrap();
+    let (old, new) = (sections_of(golden), sections_of(build_v12()));
+    assert_eq!((old.0.version(), new.0.version()), (13, 14));
+    assert!(old.1 == new.1, "every section holds the same bytes");
+    let filter_at = |i: &Index<Vec<u8>>| {
+        i.sections()
+            .iter()
+            .find(|s| s.name == "FILTER")
+            .expect("a FILTER")
+            .offset
+    };
+    assert_eq!(filter_at(&old.0) % 64, 32);
+    assert_eq!(filter_at(&new.0) % 64, 0);
+    answer_alike(&old.0, &new.0);
+}
+
+#[test]
+fn create_format_v14() {
+    let path = root().join(GOLDEN_V14);
     if !path.exists() {
         std::fs::write(&path, build_v12()).unwrap();
-        panic!("wrote {GOLDEN_V13}: commit it (a missing golden file must not pass silently)");
+        panic!("wrote {GOLDEN_V14}: commit it (a missing golden file must not pass silently)");
     }
 }
 
-/// Version 13's golden file opens, verifies and answers as version 12's: every document finds
-/// itself first, alone and through a set, and so do edited copies; its FILTER lets every one of
-/// its codes through (`verify` looks each up) and keeps most codes it does not hold out.
+/// Version 14's golden file opens, verifies and answers as version 12's (`filtered_as_v12`),
+/// with its FILTER at a multiple of 64.
 #[test]
-fn test_format_v13() {
-    let bytes = std::fs::read(root().join(GOLDEN_V13)).expect("tests/golden/v13.pdx is committed");
+fn test_format_v14() {
+    let index = filtered_as_v12(GOLDEN_V14, 14);
+    let sections = index.sections();
+    let filter = sections.iter().find(|s| s.name == "FILTER").unwrap();
+    assert_eq!(filter.offset % 64, 0);
+}
+
+/// The golden file at `path` of `version`, version 12's documents with a FILTER, opens,
+/// verifies and answers as version 12's: every document finds itself first, alone and through a
+/// set, and so do edited copies; its FILTER lets every one of its codes through (`verify` looks
+/// each up) and keeps most codes it does not hold out.
+fn filtered_as_v12(path: &str, version: u32) -> Index<Vec<u8>> {
+    let bytes = std::fs::read(root().join(path)).expect("golden files are committed");
     let docs = short_corpus();
-    let index = check_segment_of(bytes, GOLDEN_V13, 13, &docs);
+    let index = check_segment_of(bytes, path, version, &docs);
     assert!(index.sections().iter().any(|s| s.name == "FILTER"));
     let v12 = Index::open(std::fs::read(root().join(GOLDEN_V12)).unwrap()).unwrap();
     answer_alike(&v12, &index);
@@ -603,14 +646,15 @@ fn test_format_v13() {
         rejected * 10 > absent * 9,
         "FILTER rejected {rejected} of {absent} absent codes"
     );
+    index
 }
 
 #[test]
-fn rebuild_matches_golden_v13() {
-    let golden = std::fs::read(root().join(GOLDEN_V13)).expect("tests/golden/v13.pdx is committed");
+fn rebuild_matches_golden_v14() {
+    let golden = std::fs::read(root().join(GOLDEN_V14)).expect("tests/golden/v14.pdx is committed");
     assert!(
         build_v12() == golden,
-        "today's build of the golden corpus differs from {GOLDEN_V13}: the format changed; bump VERSION"
+        "today's build of the golden corpus differs from {GOLDEN_V14}: the format changed; bump VERSION"
     );
 }
 
