@@ -741,3 +741,79 @@ fn codes_follow_the_spec() {
         }
     }
 }
+
+/// A set made with version 13 keeps working: a version 13 segment (the golden file) adopted
+/// into a set takes a version 14 segment beside it, the two answer as one index of all their
+/// documents built today, and `merge` rewrites both as one version 14 segment that answers
+/// the same.
+#[test]
+fn a_set_with_a_version_13_segment_grows_and_merges_as_version_14() {
+    let golden = Index::open(std::fs::read(root().join(GOLDEN_V13)).unwrap()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let set_dir = dir.path().join("set");
+    let mut w = SetWriter::create(&set_dir, IndexBuilder::like(&golden)).unwrap();
+    w.adopt(&[root().join(GOLDEN_V13)]).unwrap();
+    // New documents: the golden corpus's articles, whole.
+    let more = corpus();
+    let mut b = w.builder();
+    for (name, title, text) in &more {
+        b.add(name, Some(title), text);
+    }
+    w.add(b, false).unwrap();
+    let versions =
+        |w: &SetWriter| -> Vec<u32> { w.set().parts().iter().map(|p| p.index.version()).collect() };
+    assert_eq!(
+        versions(&w),
+        [13, 14],
+        "no merge between one segment and a larger one"
+    );
+    // One index of all the documents, built today with the same schema.
+    let mut one = IndexBuilder::like(&golden).with_set_sections();
+    for (name, title, text) in short_corpus().iter().chain(&more) {
+        one.add(name, Some(title), text);
+    }
+    let mut bytes = Vec::new();
+    one.finish(&mut bytes).unwrap();
+    let one = Index::open(bytes).unwrap();
+    let docs: Vec<_> = short_corpus().into_iter().chain(more).collect();
+    let want = hits_by_name(&IndexSet::from_indexes(vec![("one".into(), one)]), &docs);
+    assert!(want.iter().all(|hits| !hits.is_empty()));
+    assert_eq!(
+        hits_by_name(w.set(), &docs),
+        want,
+        "a set of a v13 and a v14 segment"
+    );
+    w.merge_all().unwrap();
+    assert_eq!(versions(&w), [14]);
+    w.set().verify().unwrap();
+    let merged = &w.set().parts()[0].index;
+    let filter = merged.sections();
+    let filter = filter.iter().find(|s| s.name == "FILTER").unwrap();
+    assert_eq!(filter.offset % 64, 0);
+    assert_eq!(hits_by_name(w.set(), &docs), want, "the merged set");
+    drop(w);
+    assert_eq!(
+        hits_by_name(&IndexSet::open(&set_dir).unwrap(), &docs),
+        want,
+        "reopened"
+    );
+}
+
+/// Each document's hits in `set`, by name and score bits.
+fn hits_by_name<D: AsRef<[u8]>>(
+    set: &IndexSet<D>,
+    docs: &[(String, String, String)],
+) -> Vec<Vec<(String, u32)>> {
+    docs.iter()
+        .map(|(_, _, text)| {
+            let r = set.query(text, &QueryOptions::default()).unwrap();
+            r.hits
+                .iter()
+                .map(|h| {
+                    let name = set.name(h.part, h.hit.doc).unwrap().unwrap();
+                    (name.into_owned(), h.hit.score.to_bits())
+                })
+                .collect()
+        })
+        .collect()
+}
