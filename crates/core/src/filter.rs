@@ -142,6 +142,59 @@ impl<'a> Filter<'a> {
     pub fn may_contain(&self, key: u64) -> bool {
         self.passes(&self.probe(key))
     }
+
+    /// Appends to `out` the numbers of the `probes` that pass ([`Filter::passes`]), in order.
+    /// With AVX2, a block's eight words are tested at once (one multiply, shift and test of
+    /// the eight salts, as Parquet's and Impala's SBBF readers do): the scalar test of the eight
+    /// words, with a variable shift each, was a sixth of a 16-shard query's CPU.
+    pub fn passing(&self, probes: &[Probe], out: &mut Vec<usize>) {
+        #[cfg(target_arch = "x86_64")]
+        if std::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU has AVX2, checked just above.
+            unsafe { self.passing_avx2(probes, out) };
+            return;
+        }
+        self.passing_scalar(probes, out);
+    }
+
+    /// [`Filter::passing`], one word at a time.
+    fn passing_scalar(&self, probes: &[Probe], out: &mut Vec<usize>) {
+        out.extend((0..probes.len()).filter(|&i| self.passes(&probes[i])));
+    }
+
+    /// [`Filter::passing`] with AVX2: the same bits as [`masks`], eight lanes at once.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    unsafe fn passing_avx2(&self, probes: &[Probe], out: &mut Vec<usize>) {
+        use std::arch::x86_64::*;
+        let salt = _mm256_setr_epi32(
+            SALT[0] as i32,
+            SALT[1] as i32,
+            SALT[2] as i32,
+            SALT[3] as i32,
+            SALT[4] as i32,
+            SALT[5] as i32,
+            SALT[6] as i32,
+            SALT[7] as i32,
+        );
+        let one = _mm256_set1_epi32(1);
+        for (i, p) in probes.iter().enumerate() {
+            // A whole block, or a panic: `at` is a block of this filter for probes it made.
+            let block = &self.bytes[p.at..p.at + BLOCK_BYTES];
+            let bits = _mm256_srli_epi32::<27>(_mm256_mullo_epi32(
+                _mm256_set1_epi32(p.h as u32 as i32),
+                salt,
+            ));
+            let mask = _mm256_sllv_epi32(one, bits);
+            // SAFETY: `block` is 32 bytes (an unaligned load); its words are little-endian, as
+            // x86's lanes are.
+            let words = unsafe { _mm256_loadu_si256(block.as_ptr().cast()) };
+            // Every bit of `mask` is set in `words`: (!words & mask) == 0.
+            if _mm256_testc_si256(words, mask) == 1 {
+                out.push(i);
+            }
+        }
+    }
 }
 
 /// A key's block in a [`Filter`] (`at`: its first byte in the section) and its hash.
@@ -224,6 +277,41 @@ mod tests {
         let capped = Resolution::for_docs_within(25_000_000, crate::fingerprint::AUTO_CAPS);
         assert!(!wanted(capped, 25_000_000));
         assert!(!wanted(Resolution::new(2, 1, 1, 1), 10), "off the ladder");
+    }
+
+    #[test]
+    fn every_way_of_testing_a_block_agrees() {
+        // Members and absent keys of a small, nearly full filter (about half of the absent keys
+        // pass) and of a sparse one (few do): each path passes the same keys.
+        for (members, seed) in [(1000u64, 3u64), (20, 4)] {
+            let bytes = build(&keys(members, seed));
+            let f = Filter::new(&bytes).unwrap();
+            let bytes_small = build(&keys(members, seed)[..members as usize / 10]);
+            let small = Filter::new(&bytes_small).unwrap();
+            let asked: Vec<u64> = keys(members, seed)
+                .into_iter()
+                .chain(keys(5000, 9))
+                .collect();
+            for f in [f, small] {
+                let probes: Vec<Probe> = asked.iter().map(|&k| f.probe(k)).collect();
+                let one_by_one: Vec<usize> = (0..asked.len())
+                    .filter(|&i| f.may_contain(asked[i]))
+                    .collect();
+                let (mut passing, mut scalar) = (Vec::new(), Vec::new());
+                f.passing(&probes, &mut passing);
+                f.passing_scalar(&probes, &mut scalar);
+                assert_eq!(passing, one_by_one);
+                assert_eq!(scalar, one_by_one);
+                assert!(one_by_one.len() < asked.len(), "some keys are kept out");
+                #[cfg(target_arch = "x86_64")]
+                if std::is_x86_feature_detected!("avx2") {
+                    let mut avx2 = Vec::new();
+                    // SAFETY: the CPU has AVX2.
+                    unsafe { f.passing_avx2(&probes, &mut avx2) };
+                    assert_eq!(avx2, one_by_one);
+                }
+            }
+        }
     }
 
     #[test]

@@ -634,7 +634,9 @@ impl<D: AsRef<[u8]>> Index<D> {
         for p in &probes {
             prefetch(bytes, p.at);
         }
-        Some((0..keys.len()).filter(|&i| f.passes(&probes[i])).collect())
+        let mut kept = Vec::with_capacity(keys.len());
+        f.passing(&probes, &mut kept);
+        Some(kept)
     }
 
     /// The MPHF's slot for `key`, if within the table (any key gets one; see `checks_out`).
