@@ -62,7 +62,7 @@ pub fn blocks_for(codes: u64) -> u64 {
 /// code per file: 16 times over on 16 shards) make the filter's bits independent of those the
 /// MPHF and the checks use.
 #[inline(always)]
-fn hash(key: u64) -> u64 {
+pub(crate) fn hash(key: u64) -> u64 {
     fmix64(key ^ FILTER_SEED)
 }
 
@@ -113,7 +113,13 @@ impl<'a> Filter<'a> {
     /// [`Filter::passes`].
     #[inline(always)]
     pub fn probe(&self, key: u64) -> Probe {
-        let h = hash(key);
+        self.probe_hashed(hash(key))
+    }
+
+    /// [`Filter::probe`] of a key whose hash ([`hash`]) is `h`: the hash does not depend on the
+    /// filter, so a set's files share one per key.
+    #[inline(always)]
+    pub fn probe_hashed(&self, h: u64) -> Probe {
         Probe {
             at: block_at(h, self.blocks),
             h,

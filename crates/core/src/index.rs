@@ -45,6 +45,28 @@ pub struct Index<D> {
 /// (checked when it was opened), and the fingerprinter decoded from them.
 type Shared<'a> = (&'a Params, &'a [u8], &'a [u8], &'a Arc<Fingerprinter>);
 
+/// A query's keys, with their FILTER hashes (index-format.md §6.10), computed the first time a
+/// file with a FILTER asks and then shared by every file of a set: the hash does not depend on
+/// the file, and 16 shards hashed each key 16 times.
+pub(crate) struct Keys {
+    pub(crate) keys: Vec<u64>,
+    filter: std::cell::OnceCell<Vec<u64>>,
+}
+
+impl Keys {
+    pub(crate) fn new(keys: Vec<u64>) -> Keys {
+        Keys {
+            keys,
+            filter: std::cell::OnceCell::new(),
+        }
+    }
+
+    fn filter_hashes(&self) -> &[u64] {
+        self.filter
+            .get_or_init(|| self.keys.iter().map(|&k| filter::hash(k)).collect())
+    }
+}
+
 /// One section's place in the file, as `pocketdex info` shows it.
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct SectionInfo {
@@ -627,14 +649,18 @@ impl<D: AsRef<[u8]>> Index<D> {
     /// The numbers of the `keys` that the file's FILTER lets through, in order (`None`: the file
     /// has no filter, every key goes on). Every key's block is asked for before any is read, so
     /// that a query's absent codes wait for memory together. (`open` checked the section.)
-    fn through_filter(&self, keys: &[u64]) -> Option<Vec<usize>> {
+    fn through_filter(&self, keys: &Keys) -> Option<Vec<usize>> {
         let f = self.filter()?;
         let bytes = self.section(SectionId::Filter);
-        let probes: Vec<filter::Probe> = keys.iter().map(|&k| f.probe(k)).collect();
+        let probes: Vec<filter::Probe> = keys
+            .filter_hashes()
+            .iter()
+            .map(|&h| f.probe_hashed(h))
+            .collect();
         for p in &probes {
             prefetch(bytes, p.at);
         }
-        let mut kept = Vec::with_capacity(keys.len());
+        let mut kept = Vec::with_capacity(keys.keys.len());
         f.passing(&probes, &mut kept);
         Some(kept)
     }
@@ -680,17 +706,22 @@ impl<D: AsRef<[u8]>> Index<D> {
     /// then wait for memory together rather than one after another (the MPHF's stages took a
     /// 2,000,000-document index's query p50 from 47–56 to 37–39 µs, one run alternating). The
     /// answers are those of [`Index::lookup`].
-    pub fn lookup_many(
+    pub fn lookup_many(&self, keys: &[u64], found: impl FnMut(usize, Postings<'_>)) -> Result<()> {
+        self.lookup_keys(&Keys::new(keys.to_vec()), found)
+    }
+
+    /// [`Index::lookup_many`] of `keys`, whose FILTER hashes the files of a set share.
+    pub(crate) fn lookup_keys(
         &self,
-        keys: &[u64],
+        keys: &Keys,
         mut found: impl FnMut(usize, Postings<'_>),
     ) -> Result<()> {
+        let kept = self.through_filter(keys);
+        let keys = &keys.keys[..];
         let checks = self.section(SectionId::Checks);
         let starts = self.section(SectionId::Starts);
         let samples = &starts[self.starts_bits_len.min(starts.len())..];
         let postings = self.section(SectionId::Postings);
-        let mut slots: Vec<(usize, u32)> = Vec::with_capacity(keys.len());
-        let kept = self.through_filter(keys);
         let kept_keys: Vec<u64>;
         let probe = match &kept {
             // No key passed the filter: nothing more to read.
@@ -701,6 +732,7 @@ impl<D: AsRef<[u8]>> Index<D> {
             }
             None => keys,
         };
+        let mut slots: Vec<(usize, u32)> = Vec::with_capacity(probe.len());
         self.mphf
             .get_many(self.section(SectionId::Mphf), probe, |j, slot| {
                 let i = kept.as_ref().map_or(j, |k| k[j]);

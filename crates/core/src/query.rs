@@ -5,7 +5,7 @@
 use crate::error::{Error, Result};
 use crate::fingerprint::sealed::Analysed;
 use crate::fingerprint::{Code, Fingerprint, Path, Query};
-use crate::index::Index;
+use crate::index::{Index, Keys};
 use crate::set::{IndexSet, SetQueryResult};
 use crate::sketch::{estimate_similarity, simhash};
 use std::borrow::Cow;
@@ -144,7 +144,9 @@ impl<D: AsRef<[u8]>> Index<D> {
     /// similar their sketches estimate them to `sketch`.
     fn rank(&self, fp: &Fingerprint, sketch: &[u64], opts: &QueryOptions) -> Result<QueryResult> {
         let probes = self.probes(fp, opts);
-        let (candidates, mut hits) = self.candidates(&probes, sketch, opts.threshold, |_| false)?;
+        let keys = Keys::new(probes.iter().map(|c| c.key).collect());
+        let (candidates, mut hits) =
+            self.candidates(&probes, &keys, sketch, opts.threshold, |_| false)?;
         order_hits(&mut hits, opts, |h| h, |h| self.name(h.doc), |h| (0, h.doc))?;
         Ok(QueryResult {
             terms: fp.terms,
@@ -174,14 +176,14 @@ impl<D: AsRef<[u8]>> Index<D> {
     pub(crate) fn candidates(
         &self,
         probes: &[Code],
+        keys: &Keys,
         sketch: &[u64],
         threshold: f32,
         skip: impl Fn(u32) -> bool,
     ) -> Result<(usize, Vec<Hit>)> {
         // Every (candidate, path, group) that collided, then counted per candidate.
         let mut found: Vec<(u32, Path, u16)> = Vec::new();
-        let keys: Vec<u64> = probes.iter().map(|c| c.key).collect();
-        self.lookup_many(&keys, |i, postings| {
+        self.lookup_keys(keys, |i, postings| {
             let code = &probes[i];
             found.extend(
                 postings

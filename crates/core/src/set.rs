@@ -13,7 +13,7 @@ use crate::error::{Error, Result};
 use crate::fingerprint::sealed::Analysed;
 use crate::fingerprint::{Code, Fingerprint, Query};
 use crate::hash;
-use crate::index::Index;
+use crate::index::{Index, Keys};
 use crate::query::{order_hits, Hit, QueryOptions};
 use crate::BuildStats;
 use memmap2::Mmap;
@@ -592,22 +592,35 @@ impl<D: AsRef<[u8]>> IndexSet<D> {
     ) -> Result<SetQueryResult> {
         let mut out = SetQueryResult::default();
         let mut hits: Vec<SetHit> = Vec::new();
-        let mut last: Option<(u64, Fingerprint, Vec<u64>, Vec<Code>)> = None;
+        let mut last: Option<Asked> = None;
         for (i, p) in self.parts.iter().enumerate() {
             let key = p.index.schema_key();
-            if last.as_ref().is_none_or(|l| l.0 != key) {
+            if last.as_ref().is_none_or(|l| l.schema != key) {
                 let (fp, sketch) = fingerprint(&p.index);
                 let probes = p.index.probes(&fp, opts);
                 // Parts that share the probes share their lookups' count: a set reports what
                 // one index of its documents would.
                 out.lookups += probes.len();
-                last = Some((key, fp, sketch, probes));
+                let keys = Keys::new(probes.iter().map(|c| c.key).collect());
+                last = Some(Asked {
+                    schema: key,
+                    fp,
+                    sketch,
+                    probes,
+                    keys,
+                });
             }
-            let (_, fp, sketch, probes) = last.as_ref().expect("set above");
+            let Asked {
+                fp,
+                sketch,
+                probes,
+                keys,
+                ..
+            } = last.as_ref().expect("set above");
             out.terms = fp.terms;
             let (candidates, found) = p
                 .index
-                .candidates(probes, sketch, opts.threshold, |d| p.is_deleted(d))
+                .candidates(probes, keys, sketch, opts.threshold, |d| p.is_deleted(d))
                 .map_err(|e| e.in_file(&p.file))?;
             out.candidates += candidates;
             hits.extend(found.into_iter().map(|hit| SetHit { part: i, hit }));
@@ -622,6 +635,16 @@ impl<D: AsRef<[u8]>> IndexSet<D> {
         out.hits = hits;
         Ok(out)
     }
+}
+
+/// What the parts of a set that share a schema ([`Index::schema_key`]) share of a query: its
+/// fingerprint, sketch, probes and their keys.
+struct Asked {
+    schema: u64,
+    fp: Fingerprint,
+    sketch: Vec<u64>,
+    probes: Vec<Code>,
+    keys: Keys,
 }
 
 /// What a change to a set did.
