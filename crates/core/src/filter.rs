@@ -59,8 +59,8 @@ pub fn blocks_for(codes: u64) -> u64 {
 
 /// The key's hash: which block (its high 32 bits) and which bits (its low 32). Keys are
 /// already xxh3 hashes (§8); the seed and MurmurHash3's finalizer (a few cycles, paid once per
-/// code per file: 16 times over on 16 shards) make the filter's bits independent of those the
-/// MPHF and the checks use.
+/// code per query: the files of a set share it, `index::Keys`) make the filter's bits
+/// independent of those the MPHF and the checks use.
 #[inline(always)]
 pub(crate) fn hash(key: u64) -> u64 {
     fmix64(key ^ FILTER_SEED)

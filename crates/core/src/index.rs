@@ -54,6 +54,11 @@ pub(crate) struct Keys {
 }
 
 impl Keys {
+    /// The keys of a query's `probes`, in order.
+    pub(crate) fn of(probes: &[crate::fingerprint::Code]) -> Keys {
+        Keys::new(probes.iter().map(|c| c.key).collect())
+    }
+
     pub(crate) fn new(keys: Vec<u64>) -> Keys {
         Keys {
             keys,

@@ -144,7 +144,7 @@ impl<D: AsRef<[u8]>> Index<D> {
     /// similar their sketches estimate them to `sketch`.
     fn rank(&self, fp: &Fingerprint, sketch: &[u64], opts: &QueryOptions) -> Result<QueryResult> {
         let probes = self.probes(fp, opts);
-        let keys = Keys::new(probes.iter().map(|c| c.key).collect());
+        let keys = Keys::of(&probes);
         let (candidates, mut hits) =
             self.candidates(&probes, &keys, sketch, opts.threshold, |_| false)?;
         order_hits(&mut hits, opts, |h| h, |h| self.name(h.doc), |h| (0, h.doc))?;

@@ -601,7 +601,7 @@ impl<D: AsRef<[u8]>> IndexSet<D> {
                 // Parts that share the probes share their lookups' count: a set reports what
                 // one index of its documents would.
                 out.lookups += probes.len();
-                let keys = Keys::new(probes.iter().map(|c| c.key).collect());
+                let keys = Keys::of(&probes);
                 last = Some(Asked {
                     schema: key,
                     fp,
