@@ -881,7 +881,8 @@ fn rough_edges_of_the_command_line() {
     let out = tmp.path().join("n.pdx");
     let o = build(&dir.join("e.txt"), &out);
     assert!(
-        stderr(&o).contains("no documents to index: the one input was skipped (e.txt: empty)"),
+        stderr(&o)
+            .contains("no documents to index: the one document read was skipped (e.txt: empty)"),
         "{}",
         stderr(&o)
     );
@@ -897,13 +898,13 @@ fn rough_edges_of_the_command_line() {
     let err = stderr(&o);
     assert!(err.contains("skipped b.bin: binary"), "{err}");
     assert!(
-        err.contains("all 3 inputs were skipped (2 empty, 1 binary; listed above)"),
+        err.contains("all 3 documents read were skipped (2 empty, 1 binary; listed above)"),
         "{err}"
     );
     let set = tmp.path().join("set");
     let o = pocketdex(&["add", set.to_str().unwrap(), dir.to_str().unwrap(), "-q"]);
     assert!(
-        stderr(&o).contains("no documents to add: all 3 inputs"),
+        stderr(&o).contains("no documents to add: all 3 documents read"),
         "{}",
         stderr(&o)
     );
@@ -1009,6 +1010,92 @@ fn each_argument_is_answered_or_reported() {
         "{}",
         stderr(&o)
     );
+}
+
+/// A DOC that cannot be read (a file named .parquet that is not Parquet, JSON Lines whose every
+/// line is broken) is an error line of its own and exit status 2, not "no hit", and the other
+/// DOCs are still answered; a swapped INDEX and DOC, an empty index file and `--top 0` are
+/// named for what they are; indexes of other settings queried together get a note.
+#[test]
+fn unreadable_docs_are_errors_and_mistakes_are_named() {
+    let tmp = tempfile::tempdir().unwrap();
+    let index = build_sample(tmp.path());
+    let doc = "samples/query/edited.txt";
+    let fake = tmp.path().join("fake.parquet");
+    std::fs::write(&fake, "id,text\n1,not parquet at all\n").unwrap();
+    let o = pocketdex(&["query", &index, fake.to_str().unwrap(), doc, "--json"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let lines: Vec<serde_json::Value> = stdout(&o)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines[0]["type"], "error", "{}", stdout(&o));
+    assert!(lines[0]["message"]
+        .as_str()
+        .unwrap()
+        .starts_with("not a Parquet file"));
+    assert!(
+        lines
+            .iter()
+            .any(|l| l["type"] == "hit" && l["id"] == "Jupiter.txt"),
+        "the other DOC is answered: {}",
+        stdout(&o)
+    );
+
+    let broken = tmp.path().join("broken.jsonl");
+    std::fs::write(&broken, "{\"id\": 1, \"text\": \n{not json}\n").unwrap();
+    let o = pocketdex(&["query", &index, broken.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("invalid JSON"), "{}", stderr(&o));
+    // An empty file has nothing to look up: no hit, as documented, not an error.
+    let empty = tmp.path().join("empty.txt");
+    std::fs::write(&empty, "").unwrap();
+    let o = pocketdex(&["query", &index, empty.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+
+    let o = pocketdex(&["query", doc, &index]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("the index comes first"),
+        "{}",
+        stderr(&o)
+    );
+    let o = pocketdex(&["query", empty.to_str().unwrap(), doc]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("the file is empty"), "{}", stderr(&o));
+    let o = pocketdex(&["query", &index, doc, "--top", "0"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("must be at least 1"), "{}", stderr(&o));
+
+    // A German index beside an English one: each queried with its own settings, with a note;
+    // the DOC's terms are counted as INDEX counts them, whatever comes after it.
+    let de = tmp.path().join("de.pdx");
+    let o = pocketdex(&[
+        "build",
+        "samples/wiki-en",
+        "-o",
+        de.to_str().unwrap(),
+        "--lang",
+        "de",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let terms = |args: &[&str]| {
+        let o = pocketdex(args);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        let last: serde_json::Value =
+            serde_json::from_str(stdout(&o).lines().last().unwrap()).unwrap();
+        (last["terms"].as_u64().unwrap(), stderr(&o))
+    };
+    let de = de.to_str().unwrap();
+    let (alone, quiet) = terms(&["query", &index, doc, "--json"]);
+    assert!(!quiet.contains("note"), "{quiet}");
+    let (mixed, note) = terms(&["query", &index, "--index", de, doc, "--json"]);
+    assert_eq!(alone, mixed);
+    assert!(note.contains("built with other settings"), "{note}");
+    let (de_alone, _) = terms(&["query", de, doc, "--json"]);
+    let (de_first, _) = terms(&["query", de, "--index", &index, doc, "--json"]);
+    assert_eq!(de_alone, de_first);
+    assert_ne!(alone, de_alone, "German stopwords are other terms");
 }
 
 /// The build summary and `info` give one figure for bytes per document beyond the names and

@@ -583,13 +583,20 @@ fn unchecked_documents_are_errors_and_failures_leave_nothing() {
     let binary = tmp.path().join("binary.dat");
     std::fs::write(&binary, [0u8, 1, 2, 3, 0, 159, 146, 150]).unwrap();
     let missing = tmp.path().join("missing.txt");
+    // Inputs that hold no document at all, and one that cannot be read past its name.
+    let empty_dir = tmp.path().join("nothing");
+    std::fs::create_dir(&empty_dir).unwrap();
+    let empty_jsonl = tmp.path().join("nothing.jsonl");
+    std::fs::write(&empty_jsonl, "\n").unwrap();
+    let fake = tmp.path().join("fake.parquet");
+    std::fs::write(&fake, "not parquet").unwrap();
     let generation = |set: &Path| {
         let o = pocketdex(&["info", s(set), "--json"]);
         let v: serde_json::Value = serde_json::from_str(stdout(&o).trim()).unwrap();
         v["generation"].clone()
     };
     let before = generation(&set);
-    for bad in [&empty, &binary, &missing] {
+    for bad in [&empty, &binary, &missing, &empty_dir, &empty_jsonl, &fake] {
         let o = pocketdex(&["check", s(&set), s(bad), s(&new), "--add", "--json"]);
         assert_eq!(
             o.status.code(),
@@ -636,6 +643,64 @@ fn unchecked_documents_are_errors_and_failures_leave_nothing() {
     let o = pocketdex(&["check", s(&fresh), s(&empty), "--add"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(!fresh.exists());
+    // Blank standard input is not a submission that passes.
+    let mut c = bin();
+    c.args(["check", s(&set), "-", "--add"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = c.spawn().unwrap();
+    use std::io::Write as _;
+    child.stdin.take().unwrap().write_all(b"\n").unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert_eq!(generation(&set), before, "nothing added");
+    // The idf table the set has may be named again; another one is refused.
+    ok(&pocketdex(&[
+        "add",
+        s(&set),
+        s(&new),
+        "--idf",
+        "language",
+        "--lang",
+        "en",
+        "-q",
+    ]));
+    let sample = tmp.path().join("sample.pdx");
+    ok(&pocketdex(&[
+        "build",
+        "samples/wiki-en",
+        "-o",
+        s(&sample),
+        "-q",
+    ]));
+    failed_with(
+        &pocketdex(&["add", s(&set), s(&new), "--idf", s(&sample), "--replace"]),
+        "has another idf table than --idf",
+    );
+    // The schema's part of `info` has no per-document figures: it holds no documents.
+    let o = pocketdex(&["info", s(&set)]);
+    ok(&o);
+    let out = stdout(&o);
+    let schema = out
+        .split("every segment shares the parameters of its schema:")
+        .nth(1)
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(
+        schema.contains("prefix classes")
+            && !schema.contains("bytes/doc")
+            && !schema.contains("\n  documents "),
+        "{schema}"
+    );
+    // merge of a plain file and adopt of a directory say what each takes.
+    failed_with(
+        &pocketdex(&["merge", s(&sample), "-o", s(&tmp.path().join("y.pdx"))]),
+        "is already one index file: merge takes an index set",
+    );
+    failed_with(
+        &pocketdex(&["adopt", s(&set), s(&fresh.with_file_name("nothing"))]),
+        "is a directory, not an index file",
+    );
     // merge -o into the set's own directory is refused, and the set is untouched.
     let seg = files(&set)
         .into_iter()

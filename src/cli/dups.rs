@@ -111,7 +111,7 @@ pub struct MethodArgs {
     /// documents would otherwise list up to m(m − 1)/2. Such groups are cut to their tree while
     /// the pairs are found, so they are not held either. The groups are the same either way.
     #[arg(long, value_name = "N", default_value_t = Options::default().spanning_above,
-          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+          value_parser = util::at_least_one)]
     spanning_above: usize,
     /// Features held in memory (e.g. 512M, 2G); a collection's features beyond it are kept in
     /// an unnamed temporary file in TMPDIR and read through the page cache, which the system

@@ -58,7 +58,7 @@ pub struct Args {
     threshold: f32,
     /// Keep at most N hits per query (default: all; at least 1).
     #[arg(long, value_name = "N",
-          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+          value_parser = util::at_least_one)]
     top: Option<usize>,
     #[command(flatten)]
     probes: util::ProbeArgs,

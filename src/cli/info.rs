@@ -155,25 +155,29 @@ fn file_info<D: AsRef<[u8]>>(
         )?,
     }
     writeln!(out, "  language          {}", m.lang)?;
-    writeln!(out, "  documents         {}", m.doc_count)?;
-    writeln!(out, "  distinct codes    {}", m.slot_count)?;
-    writeln!(
-        out,
-        "  references        {} ({:.2} per code, {} bits each)",
-        m.ref_count,
-        m.ref_count as f64 / m.slot_count.max(1) as f64,
-        m.posting_bits
-    )?;
+    // A set's schema holds parameters and no documents: nothing per document to show.
+    let has_docs = m.doc_count > 0;
+    if has_docs {
+        writeln!(out, "  documents         {}", m.doc_count)?;
+        writeln!(out, "  distinct codes    {}", m.slot_count)?;
+        writeln!(
+            out,
+            "  references        {} ({:.2} per code, {} bits each)",
+            m.ref_count,
+            m.ref_count as f64 / m.slot_count.max(1) as f64,
+            m.posting_bits
+        )?;
+        writeln!(
+            out,
+            "  posting lists     mean {:.2}, median {}, p99 {}, max {}; {:.2}% of references in lists over 1,000",
+            lists.mean,
+            lists.p50,
+            lists.p99,
+            lists.max,
+            100.0 * lists.share_in_long
+        )?;
+    }
     let r = index.resolution();
-    writeln!(
-        out,
-        "  posting lists     mean {:.2}, median {}, p99 {}, max {}; {:.2}% of references in lists over 1,000",
-        lists.mean,
-        lists.p50,
-        lists.p99,
-        lists.max,
-        100.0 * lists.share_in_long
-    )?;
     writeln!(
         out,
         "  prefix classes    {} in {} bands",
@@ -248,13 +252,15 @@ fn file_info<D: AsRef<[u8]>>(
     }
     writeln!(out, "  sections:")?;
     for s in &sections {
+        let per_doc = if has_docs {
+            format!("  {:>7.2} bytes/doc", s.len as f64 / docs)
+        } else {
+            String::new()
+        };
         writeln!(
             out,
-            "    {:<9} {:>12} bytes  {:>7.2} bytes/doc  at {}",
-            s.name,
-            s.len,
-            s.len as f64 / docs,
-            s.offset
+            "    {:<9} {:>12} bytes{per_doc}  at {}",
+            s.name, s.len, s.offset
         )?;
     }
     writeln!(
@@ -262,11 +268,13 @@ fn file_info<D: AsRef<[u8]>>(
         "  total             {} ({total} bytes)",
         util::size(total)
     )?;
-    writeln!(
-        out,
-        "  bytes/document    {:.1} ({:.1} beyond names and titles)",
-        total as f64 / docs,
-        (total - names - titles) as f64 / docs
-    )?;
+    if has_docs {
+        writeln!(
+            out,
+            "  bytes/document    {:.1} ({:.1} beyond names and titles)",
+            total as f64 / docs,
+            (total - names - titles) as f64 / docs
+        )?;
+    }
     Ok(())
 }

@@ -95,12 +95,12 @@ impl Summary {
         match self.skipped.len() {
             0 => "the inputs hold no documents".into(),
             1 => format!(
-                "the one input was skipped ({}: {})",
+                "the one document read was skipped ({}: {})",
                 util::printable(&self.skipped[0].id),
                 self.skipped[0].reason
             ),
             n => format!(
-                "all {n} inputs were skipped ({}; listed above)",
+                "all {n} documents read were skipped ({}; listed above)",
                 self.why_skipped()
             ),
         }

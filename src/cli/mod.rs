@@ -1,5 +1,5 @@
 //! Argument definitions and dispatch; results go to stdout, progress and summaries to stderr.
-//! Exit status: 0 success (or: some query had a hit), 1 no query had a hit, 2 error.
+//! Exit status: 0 success, 2 error, 1 for an answer scripts branch on (each command says which).
 
 mod build;
 mod clusters;
@@ -41,7 +41,6 @@ use std::process::ExitCode;
 #[command(
     name = "pocketdex",
     version,
-    about,
     long_about,
     max_term_width = 100,
     verbatim_doc_comment

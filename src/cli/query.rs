@@ -11,7 +11,7 @@ use std::process::ExitCode;
 /// Find indexed documents that are near copies of each DOC.
 ///
 /// DOC is a file, a directory (every regular file below it is a query), a JSON Lines file
-/// ending in .jsonl (each line's "text" is a query, labelled by its "id"; --text-key and
+/// ending in .jsonl or .ndjson (each line's "text" is a query, labelled by its "id"; --text-key and
 /// --id-key name other fields), a Parquet file ending in .parquet (each row, as a line of
 /// JSON Lines), or - (standard
 /// input: JSON Lines when its first non-blank character is `{`, else one document labelled
@@ -20,7 +20,9 @@ use std::process::ExitCode;
 /// that collided.
 ///
 /// INDEX is an index file or an index set (a directory made by `pocketdex add`); --index adds
-/// more files or sets, all queried as one (their hits ranked together).
+/// more files or sets, all queried as one (their hits ranked together). Indexes built with
+/// other settings (--lang, --idf, --expected-docs) are each queried with their own, with a
+/// note: their scores then come from different idf tables.
 ///
 /// Exit status: 0 when any DOC had a hit, 1 when none had, 2 on error. An index file changed
 /// in place while it is read (truncated, or copied over with cp) kills the query with SIGBUS
@@ -30,17 +32,19 @@ use std::process::ExitCode;
 /// "rank", "codes", "path", "title"?}, best first; then, for every DOC, what its query cost:
 /// {"type": "query", "query", "terms", "lookups", "candidates", "hits"} (index terms of the
 /// DOC, codes looked up, distinct documents they found before ranking, hits printed); a DOC
-/// skipped as empty or binary as {"type": "query", "query", "message", "hits": 0} (nothing was
-/// looked up); a DOC that could not be read, or holds no documents (an empty directory), as
-/// {"type": "error", "query", "message", "hits": 0}.
+/// skipped as empty (a null text too), binary or over --max-doc-bytes as {"type": "query",
+/// "query", "message", "hits": 0} (nothing was looked up); a DOC that could not be read (a
+/// missing file, a damaged Parquet file, a JSON Lines line that is not JSON or whose text is
+/// no string), or holds no documents (an empty directory), as {"type": "error", "query",
+/// "message", "hits": 0}, which makes the exit status 2.
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// The index file or index set.
     #[arg(value_name = "INDEX")]
     index: PathBuf,
     /// Another index file or set to query together with INDEX (repeat for more): shards of one
-    /// collection built with the same --lang and --expected-docs answer as one index of all
-    /// their documents.
+    /// collection built with the same --lang, --expected-docs and --idf (language, or the same
+    /// FILE.pdx) answer as one index of all their documents.
     #[arg(long = "index", value_name = "INDEX")]
     more: Vec<PathBuf>,
     /// Documents to look up.
@@ -50,7 +54,7 @@ pub struct Args {
     trust: super::sign::Trust,
     /// Show at most N hits per DOC (at least 1).
     #[arg(long, default_value_t = 100, value_name = "N",
-          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+          value_parser = util::at_least_one)]
     top: usize,
     /// Keep hits whose estimated similarity is at least T (0 to 1; default 0.5, with --similar
     /// 0.4, so that pairs at cosine 0.6 are not lost to the estimate's error).
@@ -92,8 +96,28 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let targets: Vec<PathBuf> = std::iter::once(args.index.clone())
         .chain(args.more.iter().cloned())
         .collect();
-    let index = util::open_indexes(&targets, util::Access::Lookups)?;
+    let index = util::open_indexes(&targets, util::Access::Lookups).map_err(|e| {
+        // `query doc.txt index.pdx`: say which argument is which.
+        let swapped = !args.index.is_dir()
+            && !pocketdex::is_index_file(&args.index)
+            && args.docs.iter().any(|d| {
+                let d = std::path::Path::new(d);
+                pocketdex::is_set(d) || pocketdex::is_index_file(d)
+            });
+        if swapped {
+            anyhow::anyhow!("{e:#} (the index comes first: `pocketdex query INDEX DOC...`)")
+        } else {
+            e
+        }
+    })?;
     args.trust.check(&index, &targets)?;
+    if !index.answers_as_one() {
+        eprintln!(
+            "pocketdex: note: these indexes were built with other settings (--lang, --idf or \
+             --expected-docs); each is queried with its own, and their scores come from \
+             different idf tables (shards that should answer as one index are built alike)"
+        );
+    }
     if let Some(p) = index.parts().first() {
         args.similar.warn_if_absent(&p.index, &args.index);
     }
@@ -119,7 +143,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                     print_result(&index, &q.label, r, &args, threshold, out)?;
                 }
                 Answer::Skipped(skipped) => {
-                    let is_error = skipped.kind.is_error();
+                    let is_error = unreadable(skipped.kind);
                     let reason = skipped.reason;
                     errors += is_error as usize;
                     eprintln!("pocketdex: {}: {}", util::printable(&q.label), reason);
@@ -168,7 +192,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                         kind: corpus::SkipKind::Unreadable(
                             e.io_kind().unwrap_or(std::io::ErrorKind::Other),
                         ),
-                        reason: format!("cannot read: {e}"),
+                        // The line names the DOC; the reason is the system's.
+                        reason: match &e {
+                            pocketdex::Error::Io { source, .. } => format!("cannot read: {source}"),
+                            e => format!("cannot read: {e}"),
+                        },
                     }),
                 };
                 emit(vec![answer(q)], &mut out)?;
@@ -190,7 +218,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             }
         };
         let mut read = 0usize;
-        reader.for_each_batch(
+        // An error of the output or of the index ends the command; an error reading this DOC
+        // (a damaged Parquet file, say) is this DOC's, and the others are still answered.
+        let mut fatal: Option<pocketdex::Error> = None;
+        let reading = reader.for_each_batch(
             std::slice::from_ref(&source),
             256,
             |item| {
@@ -202,17 +233,34 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             |_| {},
             |batch| {
                 read += batch.len();
-                emit(batch, &mut out).map_err(unwrap_damaged)
+                emit(batch, &mut out).map_err(|e| {
+                    fatal = Some(unwrap_damaged(e));
+                    // Only stops the reading: `fatal` is what is reported.
+                    pocketdex::Error::Invalid("stopped".into())
+                })
             },
-        )?;
+        );
+        if let Some(e) = fatal {
+            return Err(e.into());
+        }
+        let unread = match reading {
+            Ok(_) if read == 0 => Some("no documents in it".to_string()),
+            Ok(_) => None,
+            // The line names the DOC already.
+            Err(e) => {
+                let e = e.to_string();
+                let named = format!("{arg}: ");
+                Some(e.strip_prefix(&named).unwrap_or(&e).to_string())
+            }
+        };
         // An empty directory or JSON Lines file: nothing was looked up, which is not "no hits".
-        if read == 0 {
+        if let Some(reason) = unread {
             let q = QueryDoc {
                 label: arg.clone(),
                 item: Item::Skipped(corpus::Skipped {
                     id: arg.clone(),
-                    kind: corpus::SkipKind::Unreadable(std::io::ErrorKind::NotFound),
-                    reason: "no documents in it".into(),
+                    kind: corpus::SkipKind::Unreadable(std::io::ErrorKind::InvalidData),
+                    reason,
                 }),
             };
             emit(vec![answer(q)], &mut out)?;
@@ -226,6 +274,18 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::from(1)
     })
+}
+
+/// True for the skips that lose a query document (it could not be read: a record that is not
+/// JSON, or whose text is no string), not merely ones that have nothing to look up (empty,
+/// binary, no text once markup is removed, a null or missing text) or are over
+/// --max-doc-bytes, as the user chose.
+fn unreadable(kind: corpus::SkipKind) -> bool {
+    use corpus::SkipKind::*;
+    match kind {
+        Unreadable(_) | InvalidJson | WrongType => true,
+        Empty | Binary | NoText | NoTextField | TooLarge => false,
+    }
 }
 
 fn print_result<D: AsRef<[u8]>>(

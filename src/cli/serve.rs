@@ -64,11 +64,11 @@ pub struct Args {
     timeout: f64,
     /// Requests in flight at once; more are refused with 503 and Retry-After.
     #[arg(long, value_name = "N", default_value_t = 1024,
-          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+          value_parser = util::at_least_one)]
     max_in_flight: usize,
     /// Threads computing answers [default: the number of cores].
     #[arg(long, value_name = "N",
-          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+          value_parser = util::at_least_one)]
     threads: Option<usize>,
     #[command(flatten)]
     trust: super::sign::Trust,

@@ -23,7 +23,8 @@ pub struct WriterArgs {
 /// What a new set is made with (used only when INDEX does not exist yet).
 #[derive(clap::Args, Debug)]
 pub struct CreateArgs {
-    /// Language of the documents (a new set only): stopwords, reference distribution and idf.
+    /// Language of the documents (a new set only): stopwords, reference distribution and idf
+    /// [default: en].
     #[arg(long, value_parser = crate::cli::util::lang(), help_heading = "A new set")]
     lang: Option<Lang>,
     /// The size the set will grow to (a new set only): codes are made as specific as a
@@ -114,11 +115,32 @@ impl CreateArgs {
                 );
             }
         }
-        if self.idf.is_some() {
-            anyhow::bail!(
-                "{} has its idf table; --idf applies when a set is created",
-                path.display()
-            );
+        if let Some(idf) = &self.idf {
+            // The table the set has may be given again (a script that always passes its
+            // options); another one is refused.
+            let given = match idf {
+                util::IdfSource::Language => Lang::ALL
+                    .into_iter()
+                    .find(|l| l.code() == meta.lang)
+                    .map(|l| pocketdex::sketch::Idf::builtin(l).id()),
+                util::IdfSource::Collection => None,
+                util::IdfSource::From(file) => util::open_index(file, util::Access::Scan)?
+                    .fingerprinter()
+                    .idf()
+                    .map(|i| i.id()),
+            };
+            let has = writer.schema().fingerprinter().idf().map(|i| i.id());
+            if given.is_none() || given != has {
+                anyhow::bail!(
+                    "{} has another idf table than --idf {}; --idf applies when a set is created",
+                    path.display(),
+                    match idf {
+                        util::IdfSource::Language => "language".to_string(),
+                        util::IdfSource::Collection => "collection".to_string(),
+                        util::IdfSource::From(f) => f.display().to_string(),
+                    }
+                );
+            }
         }
         if let Some(n) = self.expected_docs {
             if Resolution::for_docs(n) != writer.schema().resolution() {
@@ -391,7 +413,8 @@ pub fn delete(args: DeleteArgs) -> anyhow::Result<ExitCode> {
 ///
 /// Exit status: 0 when every DOC is new, 1 when a near copy was found for some DOC, 2 on
 /// error: a DOC that cannot be checked (missing, unreadable, empty, binary, over
-/// --max-doc-bytes) or an id the set already holds; nothing is added then.
+/// --max-doc-bytes, a damaged Parquet file, a directory or JSON Lines file without documents)
+/// or an id the set already holds; nothing is added then.
 ///
 /// Output: one line per DOC, `DOC: new`, `DOC: new, added`, `DOC: error: WHY` or `DOC: near
 /// copy of ID (score)` followed by its hits; with --add it is printed once the step is done,
@@ -423,11 +446,14 @@ pub struct CheckArgs {
     replace: bool,
     /// Show at most N near copies per DOC (at least 1).
     #[arg(long, default_value_t = 10, value_name = "N",
-          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+          value_parser = util::at_least_one)]
     top: usize,
     /// JSON Lines output.
     #[arg(long)]
     json: bool,
+    /// No summary of what was added on stderr (the verdicts and errors are still printed).
+    #[arg(short, long)]
+    quiet: bool,
     #[command(flatten)]
     input: util::InputArgs,
     #[command(flatten)]
@@ -473,49 +499,74 @@ pub fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
     let mut held: Vec<Verdict> = Vec::new();
     // A DOC that is not there is an error of that DOC, as an unreadable one is: the others are
     // still checked (and nothing is added).
-    let mut sources = Vec::new();
-    let mut missing: Vec<(String, String)> = Vec::new();
+    let mut unchecked: Vec<(String, String)> = Vec::new();
     util::note_pipes(&args.docs);
+    let reader = args.input.reader();
     for d in &args.docs {
-        match pocketdex::corpus::Source::from_arg(d) {
-            Ok(s) => sources.push(s),
+        let source = match pocketdex::corpus::Source::from_arg(d) {
+            Ok(s) => s,
             // The line names the DOC; the reason is the system's.
             Err(pocketdex::Error::Io { source, .. }) => {
-                missing.push((d.clone(), source.to_string()))
+                unchecked.push((d.clone(), source.to_string()));
+                continue;
             }
-            Err(e) => missing.push((d.clone(), e.to_string())),
+            Err(e) => {
+                unchecked.push((d.clone(), e.to_string()));
+                continue;
+            }
+        };
+        // An error of the index ends the command; an error reading this DOC (a damaged
+        // Parquet file, say) is this DOC's, and the others are still checked.
+        let mut fatal: Option<pocketdex::Error> = None;
+        let read = ingest::fingerprinted(
+            &reader,
+            std::slice::from_ref(&source),
+            |t| f.fingerprint(t),
+            true,
+            "checking",
+            |d, fp| {
+                let v = match check.check(&d.id, d.title.as_deref(), fp) {
+                    Ok(v) => v,
+                    Err(e) => {
+                        fatal = Some(e);
+                        // Only stops the reading: `fatal` is what is reported.
+                        return Err(pocketdex::Error::Invalid("stopped".into()));
+                    }
+                };
+                near_copies += (v.status == Status::NearCopy) as usize;
+                if args.add {
+                    held.push(v);
+                } else if out_err.is_none() {
+                    if let Err(e) = print_check(&mut out, &args, &v) {
+                        out_err = Some(e);
+                    }
+                }
+                Ok(())
+            },
+        );
+        if let Some(e) = fatal {
+            return Err(e.into());
+        }
+        match read {
+            // Every DOC that could not be checked (missing, unreadable, empty, binary, too
+            // large, or holding no documents at all) is an error: a submission that was not
+            // looked at is not "new".
+            Ok(summary) => {
+                if summary.docs == 0 && summary.skipped.is_empty() {
+                    unchecked.push((d.clone(), "no documents in it".into()));
+                }
+                unchecked.extend(summary.skipped.into_iter().map(|s| (s.id, s.reason)));
+            }
+            Err(e) => {
+                let e = format!("{e:#}");
+                let named = format!("{d}: ");
+                unchecked.push((d.clone(), e.strip_prefix(&named).unwrap_or(&e).to_string()));
+            }
         }
     }
-    let summary = ingest::fingerprinted(
-        &args.input.reader(),
-        &sources,
-        |t| f.fingerprint(t),
-        true,
-        "checking",
-        |d, fp| {
-            let v = check.check(&d.id, d.title.as_deref(), fp)?;
-            near_copies += (v.status == Status::NearCopy) as usize;
-            if args.add {
-                held.push(v);
-            } else if out_err.is_none() {
-                if let Err(e) = print_check(&mut out, &args, &v) {
-                    out_err = Some(e);
-                }
-            }
-            Ok(())
-        },
-    )?;
     if let Some(e) = out_err {
         return Err(e.into());
     }
-    // Every DOC that could not be checked (missing, unreadable, empty, binary, too large) is an
-    // error: a submission that was not looked at is not "new".
-    let unchecked = missing.into_iter().chain(
-        summary
-            .skipped
-            .iter()
-            .map(|s| (s.id.clone(), s.reason.clone())),
-    );
     for (doc, why) in unchecked {
         eprintln!("pocketdex: {}: {why}", util::printable(&doc));
         held.push(check.unchecked(doc, why));
@@ -559,10 +610,15 @@ pub fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
             }
         );
     }
-    if let Some(change) = added {
+    if let Some(change) = added.filter(|_| !args.quiet) {
         eprintln!(
-            "added {}; {}",
+            "added {}{}; {}",
             plural(change.added, "document"),
+            if change.deleted > 0 {
+                format!(", replacing {}", change.deleted)
+            } else {
+                String::new()
+            },
             state(&args.index, &change)
         );
     }
@@ -640,6 +696,13 @@ pub struct AdoptArgs {
 
 pub fn adopt(args: AdoptArgs) -> anyhow::Result<ExitCode> {
     let start = Instant::now();
+    if let Some(dir) = args.files.iter().find(|f| f.is_dir()) {
+        anyhow::bail!(
+            "{} is a directory, not an index file: adopt takes the files that `pocketdex build DOC... --segment-of {} -o FILE.pdx` writes",
+            dir.display(),
+            args.index.display(),
+        );
+    }
     let mut writer = SetWriter::open(&args.index, args.writer.wait)
         .with_context(|| format!("opening {}", args.index.display()))?;
     let change = writer
@@ -683,6 +746,12 @@ pub struct MergeArgs {
 
 pub fn merge(args: MergeArgs) -> anyhow::Result<ExitCode> {
     let start = Instant::now();
+    if args.index.is_file() && pocketdex::is_index_file(&args.index) {
+        anyhow::bail!(
+            "{} is already one index file: merge takes an index set (a directory made by `pocketdex add`); to ship this file, copy it as it is",
+            args.index.display()
+        );
+    }
     if let Some(out) = &args.output {
         outside_the_set(&args.index, out)?;
     }

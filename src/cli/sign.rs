@@ -18,7 +18,13 @@ use std::process::ExitCode;
 #[command(verbatim_doc_comment)]
 pub struct KeygenArgs {
     /// Write NAME.key and NAME.pub.
-    #[arg(short, long, value_name = "NAME", default_value = "pocketdex")]
+    #[arg(
+        short,
+        long,
+        visible_alias = "output",
+        value_name = "NAME",
+        default_value = "pocketdex"
+    )]
     out: PathBuf,
     /// Replace key files that exist.
     #[arg(long)]

@@ -56,7 +56,7 @@ impl SimilarArgs {
 pub struct InputArgs {
     /// Skip, with a message, each document larger than this: a file by its size, a JSON Lines
     /// record by its line's length, a Parquet row by its text's. Reading holds at most about 3
-    /// times this (besides the index being built), however large the input. Suffixes K, M, G:
+    /// times this (besides the index it builds or queries), however large the input. Suffixes K, M, G:
     /// KiB, MiB, GiB.
     #[arg(long, value_name = "BYTES", default_value = "64M", value_parser = parse_size,
           help_heading = "Input")]
@@ -452,6 +452,15 @@ pub fn choice<T: Copy + Send + Sync + 'static>(
 }
 
 /// `--lang`'s parser: the languages with built-in stopwords and reference tables.
+/// A count of at least 1 (clap's ranged parser would say "not in 1..18446744073709551615").
+pub fn at_least_one(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(0) => Err("must be at least 1".into()),
+        Ok(n) => Ok(n),
+        Err(e) => Err(format!("not a whole number: {e}")),
+    }
+}
+
 pub fn lang() -> impl clap::builder::TypedValueParser<Value = pocketdex::Lang> {
     choice(
         &pocketdex::Lang::ALL,

@@ -228,6 +228,12 @@ impl Directory {
     /// magic, the directory checksum, and every section inside the file, aligned, in order and
     /// at most once. Section contents are not read.
     pub fn decode(bytes: &[u8]) -> Result<Directory> {
+        // An empty file is most often a copy that never started, not some other kind of file.
+        if bytes.is_empty() {
+            return Err(Error::Truncated {
+                what: "the file is empty".into(),
+            });
+        }
         if bytes.len() < MAGIC.len() || bytes[..8] != MAGIC {
             return Err(Error::BadMagic);
         }

@@ -330,7 +330,8 @@ pub struct SetHit {
 /// The answer to a query of a set.
 #[derive(Clone, Debug, Default)]
 pub struct SetQueryResult {
-    /// Index terms in the query.
+    /// Index terms in the query, as the first part counts them (parts of other schemas may
+    /// count others).
     pub terms: u32,
     /// Codes looked up in each part (summed over parts of different parameters).
     pub lookups: usize,
@@ -478,6 +479,16 @@ impl<D: AsRef<[u8]>> IndexSet<D> {
         &self.parts
     }
 
+    /// True when every part fingerprints and probes a query alike (the same parameters, idf
+    /// table and resolution), so that the set answers as one index of all their documents.
+    /// Parts of other schemas are each queried with their own, and their scores come from
+    /// different idf tables.
+    pub fn answers_as_one(&self) -> bool {
+        self.parts
+            .windows(2)
+            .all(|w| w[0].index.schema_key() == w[1].index.schema_key())
+    }
+
     /// The set's directory, when this is an index set.
     pub fn dir(&self) -> Option<&Path> {
         self.dir.as_deref()
@@ -617,7 +628,9 @@ impl<D: AsRef<[u8]>> IndexSet<D> {
                 keys,
                 ..
             } = last.as_ref().expect("set above");
-            out.terms = fp.terms;
+            if i == 0 {
+                out.terms = fp.terms;
+            }
             let (candidates, found) = p
                 .index
                 .candidates(probes, keys, sketch, opts.threshold, |d| p.is_deleted(d))
