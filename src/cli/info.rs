@@ -5,8 +5,10 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-/// Show an index's parameters, counts, integrity checks and signature, section sizes and bytes
-/// per document.
+/// Show an index's parameters, counts and sizes.
+///
+/// Its parameters, counts, integrity checks and signature, section sizes and bytes per
+/// document.
 ///
 /// For an index set: its generation, live and deleted documents and segments, then the
 /// parameters every segment shares (those of its schema). Several INDEX arguments are shown one

@@ -339,8 +339,9 @@ fn warn_merge_failed(path: &Path, c: &Change) {
     }
 }
 
-/// Delete documents from an index set by id: they never appear in hits again (`merge` drops
-/// their bytes).
+/// Delete documents from an index set by id.
+///
+/// Deleted documents never appear in hits again (`merge` drops their bytes).
 ///
 /// ID - reads ids from stdin, one per line. Exit status: 0 when every id was found and
 /// deleted, 1 when some were not in the set (the others are deleted), 2 on error.
@@ -702,6 +703,19 @@ pub fn adopt(args: AdoptArgs) -> anyhow::Result<ExitCode> {
             dir.display(),
             args.index.display(),
         );
+    }
+    // The same file twice (by two names, too) would be refused for its ids; say what it is.
+    let mut seen = std::collections::HashMap::new();
+    for f in &args.files {
+        if let Ok(real) = f.canonicalize() {
+            if let Some(first) = seen.insert(real, f) {
+                anyhow::bail!(
+                    "{} is given twice (as {} too); nothing was added",
+                    f.display(),
+                    first.display()
+                );
+            }
+        }
     }
     let mut writer = SetWriter::open(&args.index, args.writer.wait)
         .with_context(|| format!("opening {}", args.index.display()))?;

@@ -7,8 +7,10 @@ use pocketdex::{Index, IndexSet};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-/// Make a key pair for signing indexes: NAME.key (secret, readable by you only) and NAME.pub
-/// (give it to whoever checks your indexes).
+/// Make a key pair for signing indexes
+///
+/// NAME.key is the secret key (readable by you only); NAME.pub the public one (give it to
+/// whoever checks your indexes).
 ///
 /// Example:
 ///   pocketdex keygen -o archive
@@ -31,8 +33,9 @@ pub struct KeygenArgs {
     force: bool,
 }
 
-/// Sign an index file with a secret key (`pocketdex keygen`), in place: a signature block is
-/// appended (one it had is replaced); the file is fully verified first.
+/// Sign an index file in place with a secret key (`pocketdex keygen`).
+///
+/// A signature block is appended (one it had is replaced); the file is fully verified first.
 ///
 /// Anyone holding the public key can then refuse any file the key's owner did not sign: `query`,
 /// `info` and `verify` take `--public-key NAME.pub`. The signature covers every byte a query

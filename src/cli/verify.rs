@@ -5,9 +5,10 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-/// Check an index completely: checksums of the whole file and of every section, and the
-/// structure of postings and names. Exit status 0 when sound, 2 (with what is wrong) otherwise.
-/// Run it after copying an index to new media.
+/// Check every byte of an index: run it after copying an index to new media.
+///
+/// Checksums of the whole file and of every section, and the structure of postings and names.
+/// Exit status 0 when sound, 2 (with what is wrong) otherwise.
 ///
 /// An index set is checked segment by segment, with its manifest (every segment it names is
 /// there, unchanged, and every deleted document exists) and its schema (schema.pdx, which every
