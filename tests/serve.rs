@@ -704,6 +704,12 @@ fn check_and_add_on_a_writable_set() {
         {"id": "jupiter-again", "text": jupiter},
         {"id": "quokka-2", "text": new_text},
     ]});
+    // A dry run first says what adding will do: the third is a near copy of the first.
+    let dry = rw
+        .post_json("/v1/check", &json!({"documents": body["documents"]}))
+        .json();
+    assert_eq!(dry["results"][2]["hits"][0]["path"], "submitted");
+    assert_eq!(dry["added"], 0);
     let a = rw.post_json("/v1/check", &body);
     assert_eq!(a.status, 200);
     let a = a.json();
@@ -847,6 +853,47 @@ fn idle_connections_batches_empty_documents_and_foreign_texts() {
         (v["status"].as_str(), v["message"].as_str()),
         (Some("error"), Some("empty"))
     );
+    // A text that is no document is said to be none, as `pocketdex query` skips such a file,
+    // in a batch too; and it is an error to check, binary as well as empty.
+    let r = server.post_json(
+        "/v1/query/batch",
+        &json!({"texts": [" \n\t", "\u{0}\u{0}\u{0} x", samples()[0].1]}),
+    );
+    assert_eq!(r.status, 200);
+    let results = r.json()["results"].clone();
+    assert_eq!(results[0]["message"], "empty");
+    assert_eq!(results[1]["message"], "binary (NUL or control bytes)");
+    assert_eq!(results[0]["stats"]["lookups"], 0);
+    assert!(results[2].get("message").is_none(), "{}", results[2]);
+    assert_eq!(results[2]["hits"][0]["id"], samples()[0].0.as_str());
+    let r = server.post_json("/v1/query", &json!({"text": ""}));
+    assert_eq!(r.json()["message"], "empty");
+    let r = server.post_json(
+        "/v1/check",
+        &json!({"documents": [{"id": "b", "text": "\u{0}binary\u{0}"}]}),
+    );
+    assert_eq!(r.json()["results"][0]["status"], "error");
+    // A byte order mark before JSON is read past; serde's Rust type names are not shown.
+    let mut body = b"\xef\xbb\xbf".to_vec();
+    body.extend_from_slice(br#"{"text": "hello world", "top": 3}"#);
+    let r = server.request("POST", "/v1/query", Some("application/json"), &body);
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    // A JSON query sent without its type (curl -d) is refused, not searched as words; as
+    // text/plain, it is what the client chose.
+    let q = br#"{"text": "hello world", "top": 3}"#;
+    for kind in [None, Some("application/x-www-form-urlencoded")] {
+        let r = server.request("POST", "/v1/query", kind, q);
+        assert!(r.error(415).contains("application/json"), "{:?}", r);
+    }
+    assert_eq!(
+        server
+            .request("POST", "/v1/query", Some("text/plain"), q)
+            .status,
+        200
+    );
+    let r = server.post_json("/v1/query", &json!({"text": "x", "top": "ten"}));
+    let e = r.error(400);
+    assert!(e.contains("a whole number") && !e.contains("usize"), "{e}");
     let r = server.post_json("/v1/compare", &json!({"text": "a key", "id": ".env"}));
     assert!(r.error(404).contains("no indexed document"), "{:?}", r);
     let (id, _) = &samples()[0];

@@ -678,6 +678,27 @@ fn unchecked_documents_are_errors_and_failures_leave_nothing() {
         &pocketdex(&["add", s(&set), s(&new), "--idf", s(&sample), "--replace"]),
         "has another idf table than --idf",
     );
+    // A revision that replaces its own id is not a near copy of the document it replaces;
+    // without --replace it is.
+    let rev_dir = tmp.path().join("rev");
+    std::fs::create_dir(&rev_dir).unwrap();
+    let rev = rev_dir.join("Caravaggio.txt");
+    let old = std::fs::read_to_string(root().join("samples/wiki-en/Caravaggio.txt")).unwrap();
+    std::fs::write(
+        &rev,
+        format!("{old}\nHis paintings hang in Rome and Naples.\n"),
+    )
+    .unwrap();
+    let o = pocketdex(&["check", s(&set), s(&rev), "--add", "--json"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let o = pocketdex(&["check", s(&set), s(&rev), "--add", "--replace", "--json"]);
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+    assert_eq!(
+        (v["status"].as_str(), v["added"].as_bool()),
+        (Some("new"), Some(true))
+    );
+    assert!(stderr(&o).contains("replacing 1"), "{}", stderr(&o));
     // The schema's part of `info` has no per-document figures: it holds no documents.
     let o = pocketdex(&["info", s(&set)]);
     ok(&o);

@@ -408,9 +408,11 @@ pub fn delete(args: DeleteArgs) -> anyhow::Result<ExitCode> {
 /// The submission check: is each DOC a near copy of a document in the index?
 ///
 /// Each DOC is looked up like `query` does; it is a near copy when a document scores at least
-/// --threshold. With --add, each DOC without a near copy is added to the set (created when
-/// missing), all in one locked step, and a later DOC is also checked against the earlier ones
-/// of the same call. INDEX may be an index file or set without --add.
+/// --threshold. A later DOC is also checked against the earlier new ones of the same call, so
+/// that a run without --add says what --add would do. With --add, each DOC without a near copy
+/// is added to the set (created when missing), all in one locked step; with --replace, a DOC
+/// whose id the set holds replaces that document and is not a near copy of it. INDEX may be
+/// an index file or set without --add.
 ///
 /// Exit status: 0 when every DOC is new, 1 when a near copy was found for some DOC, 2 on
 /// error: a DOC that cannot be checked (missing, unreadable, empty, binary, over

@@ -68,7 +68,7 @@ pub struct Check<'a> {
     builder: Option<IndexBuilder>,
     opts: QueryOptions,
     replace: bool,
-    /// Documents of this run to be added: id and sketch.
+    /// The new documents of this run (to be added, when adding): id and sketch.
     pending: Vec<(String, Vec<u64>)>,
     ids: HashSet<String>,
     /// Documents of this run that are errors: verdicts of [`Status::Error`] and
@@ -146,6 +146,10 @@ impl<'a> Check<'a> {
                 })
             })
             .collect::<Result<_>>()?;
+        if self.replace && self.builder.is_some() {
+            // The document this one replaces is going: a revision of itself is no near copy.
+            near.retain(|n| n.id != id);
+        }
         for (other, sketch) in &self.pending {
             let score = estimate_similarity(fp.sketch(), sketch.iter());
             if score >= self.opts.threshold {
@@ -161,22 +165,32 @@ impl<'a> Check<'a> {
         near.truncate(self.opts.top);
         let (mut message, mut added) = (None, false);
         if near.is_empty() {
-            if let Some(b) = self.builder.as_mut() {
-                if !self.ids.insert(id.to_string()) {
-                    message = Some(format!("id {id:?} is given twice"));
-                } else if !self.replace && self.set.find(id)?.is_some() {
-                    self.held_ids += 1;
-                    message = Some(if id == "-" {
-                        // Every document read from standard input as text is named "-".
-                        "id \"-\" (standard input) is already in the set: give documents on standard input ids as JSON Lines ({\"id\": ..., \"text\": ...}), or replace it".to_string()
-                    } else {
-                        format!("id {id:?} is already in the set (replace it, or give another id)")
-                    });
+            let Some(b) = self.builder.as_mut() else {
+                // A run that adds nothing still compares each later document with the earlier
+                // new ones, so that it says what adding them would.
+                self.pending.push((id.to_string(), fp.sketch().to_vec()));
+                return Ok(Verdict {
+                    doc: id.to_string(),
+                    status: Status::New,
+                    added: false,
+                    hits: near,
+                    message: None,
+                });
+            };
+            if !self.ids.insert(id.to_string()) {
+                message = Some(format!("id {id:?} is given twice"));
+            } else if !self.replace && self.set.find(id)?.is_some() {
+                self.held_ids += 1;
+                message = Some(if id == "-" {
+                    // Every document read from standard input as text is named "-".
+                    "id \"-\" (standard input) is already in the set: give documents on standard input ids as JSON Lines ({\"id\": ..., \"text\": ...}), or replace it".to_string()
                 } else {
-                    self.pending.push((id.to_string(), fp.sketch().to_vec()));
-                    b.add_fingerprint(id, title, fp)?;
-                    added = true;
-                }
+                    format!("id {id:?} is already in the set (replace it, or give another id)")
+                });
+            } else {
+                self.pending.push((id.to_string(), fp.sketch().to_vec()));
+                b.add_fingerprint(id, title, fp)?;
+                added = true;
             }
         }
         let status = if message.is_some() {

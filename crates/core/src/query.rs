@@ -295,6 +295,7 @@ pub struct HitRecord {
     #[cfg_attr(feature = "openapi", schema(value_type = f64))]
     pub score: f32,
     /// 1 for the best hit.
+    #[cfg_attr(feature = "openapi", schema(minimum = 1))]
     pub rank: usize,
     /// Code groups that collided.
     pub codes: u16,

@@ -127,6 +127,11 @@ pub struct QueryAnswer {
     pub hits: Vec<HitRecord>,
     /// What the query cost.
     pub stats: QueryStats,
+    /// Why nothing was looked up, when the text is no document: "empty" (nothing but white
+    /// space or markup) or "binary (NUL or control bytes)", as `pocketdex query` reports such
+    /// a file. Absent for every text that was looked up.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
 }
 
 /// The answers to a batch, in the order of its texts.
@@ -254,6 +259,9 @@ pub struct Payload {
     /// The URL's query string, when it has one: a JSON request takes its options from the
     /// body, so options in the URL would be ignored without a word.
     url_options: Option<String>,
+    /// The type a client sends without choosing one (none, or curl -d's form-urlencoded, or
+    /// octet-stream): a JSON query sent so is refused, not searched as text.
+    unchosen: Option<String>,
 }
 
 impl FromRequest<Arc<App>> for Payload {
@@ -315,10 +323,18 @@ impl FromRequest<Arc<App>> for Payload {
                     ApiError::bad_request(format!("the body could not be read: {e}"))
                 }
             })?;
+        let unchosen = match essence.as_deref() {
+            None => Some("no content type".to_string()),
+            Some(e @ ("application/x-www-form-urlencoded" | "application/octet-stream")) => {
+                Some(e.to_string())
+            }
+            _ => None,
+        };
         Ok(Payload {
             json,
             bytes,
             url_options,
+            unchosen,
         })
     }
 }
@@ -337,18 +353,44 @@ impl Payload {
                 "options of a JSON request go in its body, not the URL (?{q}); URL options are for a text/plain document"
             )));
         }
+        // A byte order mark, which some editors and Windows tools write, is no part of JSON.
+        let bytes = self
+            .bytes
+            .strip_prefix(b"\xef\xbb\xbf")
+            .unwrap_or(&self.bytes);
+        if let Err(e) = std::str::from_utf8(bytes) {
+            return Err(ApiError::bad_request(format!(
+                "the body is not UTF-8 (invalid byte at offset {}); send JSON as UTF-8",
+                e.valid_up_to()
+            )));
+        }
         // serde reads a struct from an array too, by position: `["text", 5]` is not a request.
-        if self.bytes.trim_ascii_start().first() != Some(&b'{') {
+        if bytes.trim_ascii_start().first() != Some(&b'{') {
             return Err(ApiError::bad_request(format!(
                 "{what} must be a JSON object, {{...}} (see /v1/openapi.json)"
             )));
         }
-        serde_json::from_slice(&self.bytes)
-            .map_err(|e| ApiError::bad_request(format!("invalid JSON: {e}")))
+        serde_json::from_slice(bytes).map_err(|e| {
+            ApiError::bad_request(format!("invalid JSON: {}", plain_types(&e.to_string())))
+        })
     }
 
     /// The body as text.
     fn text(self) -> Result<String, ApiError> {
+        if let Some(kind) = &self.unchosen {
+            // `curl -d @query.json URL` sends form-urlencoded: its options would be lost and its
+            // braces searched as words.
+            if serde_json::from_slice::<serde_json::Map<String, serde_json::Value>>(&self.bytes)
+                .is_ok()
+            {
+                return Err(ApiError::new(
+                    StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                    format!(
+                        "the body is a JSON object sent as {kind}: send it with content-type application/json (curl -H 'content-type: application/json'), or the document itself as text/plain"
+                    ),
+                ));
+            }
+        }
         if self.bytes.is_empty() {
             return Err(ApiError::bad_request(
                 "the body is empty: send the document as text/plain, or JSON {\"text\": ...}",
@@ -363,12 +405,63 @@ impl Payload {
     }
 }
 
+/// serde's message with JSON's words for Rust's types ("expected usize" says nothing to a
+/// client in another language).
+fn plain_types(message: &str) -> String {
+    let mut m = message.to_string();
+    for (rust, json) in [
+        ("expected usize", "expected a whole number of at least 0"),
+        ("expected u64", "expected a whole number of at least 0"),
+        ("expected u32", "expected a whole number of at least 0"),
+        ("expected f32", "expected a number"),
+        ("expected f64", "expected a number"),
+        (
+            "expected struct CheckDocument",
+            "expected a document, {\"id\", \"text\"}",
+        ),
+    ] {
+        m = m.replace(rust, json);
+    }
+    // Any other struct is a JSON object.
+    if let Some(i) = m.find("expected struct ") {
+        let end = m[i + 16..]
+            .find(|c: char| !c.is_alphanumeric())
+            .map_or(m.len(), |e| i + 16 + e);
+        m.replace_range(i..end, "expected an object");
+    }
+    m
+}
+
+/// Why a text is no document (as `pocketdex query` and `check` skip such a file), if it is
+/// not: nothing but white space or markup, or binary.
+fn no_document(text: &str, plain: &str) -> Option<&'static str> {
+    if pocketdex::text::looks_binary(text.as_bytes()) {
+        Some("binary (NUL or control bytes)")
+    } else if plain.trim().is_empty() {
+        Some("empty")
+    } else {
+        None
+    }
+}
+
 /// One query against a snapshot; markup is removed as `query` removes it from files.
 fn answer(s: &Snapshot, text: &str, opts: &QueryOptions) -> Result<QueryAnswer, ApiError> {
     let start = Instant::now();
-    let r = s
-        .set
-        .query(&pocketdex::text::plain_text(text, None), opts)?;
+    let plain = pocketdex::text::plain_text(text, None);
+    if let Some(why) = no_document(text, &plain) {
+        return Ok(QueryAnswer {
+            hits: Vec::new(),
+            stats: QueryStats {
+                terms: 0,
+                lookups: 0,
+                candidates: 0,
+                hits: 0,
+                micros: start.elapsed().as_micros() as u64,
+            },
+            message: Some(why.into()),
+        });
+    }
+    let r = s.set.query(&plain, opts)?;
     let hits = s.set.records(&r)?;
     Ok(QueryAnswer {
         stats: QueryStats {
@@ -379,6 +472,7 @@ fn answer(s: &Snapshot, text: &str, opts: &QueryOptions) -> Result<QueryAnswer, 
             micros: start.elapsed().as_micros() as u64,
         },
         hits,
+        message: None,
     })
 }
 
@@ -482,7 +576,7 @@ pub async fn query_batch(
         (status = 200, body = CheckAnswer, description = "One verdict per document; new ones added when asked"),
         (status = 400, body = ErrorBody, description = "Malformed JSON or an option out of range"),
         (status = 403, body = ErrorBody, description = "add on a server started without --writable"),
-        (status = 409, body = CheckAnswer, description = "Some document could not be added (its id is taken or given twice): nothing was added"),
+        (status = 409, body = CheckAnswer, description = "With add: some document could not be added (empty or binary, or its id is taken or given twice): nothing was added, and its verdict (status error) says why. This answer is a CheckAnswer, not an ErrorBody"),
         (status = 413, body = ErrorBody, description = "The body is over --max-body"),
         (status = 415, body = ErrorBody, description = "Not JSON"),
         (status = 503, body = ErrorBody, description = "Too many requests in flight, or over --timeout"),
@@ -593,20 +687,23 @@ fn batch_size(n: usize, what: &str) -> Result<(), ApiError> {
 fn run_check(check: &mut Check<'_>, docs: &[CheckDocument]) -> Result<Vec<Verdict>, ApiError> {
     use rayon::prelude::*;
     let f = check.fingerprinter().clone();
-    // A document with no text (none, or only markup or white space) is an error, as `pocketdex
-    // check` reports an empty file: it is not new, and it is never added.
+    // A document with no text (none, or only markup or white space) or a binary one is an
+    // error, as `pocketdex check` reports such a file: it is not new, and it is never added.
     let fps: Vec<_> = docs
         .par_iter()
         .map(|d| {
             let text = pocketdex::text::plain_text(&d.text, None);
-            (!text.trim().is_empty()).then(|| f.fingerprint(&text))
+            match no_document(&d.text, &text) {
+                Some(why) => Err(why),
+                None => Ok(f.fingerprint(&text)),
+            }
         })
         .collect();
     docs.iter()
         .zip(fps)
         .map(|(d, fp)| match fp {
-            Some(fp) => Ok(check.check(&d.id, d.title.as_deref(), fp)?),
-            None => Ok(check.unchecked(d.id.clone(), "empty")),
+            Ok(fp) => Ok(check.check(&d.id, d.title.as_deref(), fp)?),
+            Err(why) => Ok(check.unchecked(d.id.clone(), why)),
         })
         .collect()
 }
@@ -652,7 +749,7 @@ pub async fn compare(
                         .ok_or_else(|| {
                             ApiError::new(
                                 StatusCode::NOT_FOUND,
-                                format!("no text for id {id:?} under --texts"),
+                                format!("no text for id {id:?} under --texts: the server keeps no text of what it indexes, and reads these from --texts, which lacks this one (a document added through /v1/check, say); send its text as \"other\" instead of \"id\""),
                             )
                         })?
                         .map_err(|why| {
