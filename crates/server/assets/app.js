@@ -225,7 +225,10 @@ function card(doc, answer, threshold) {
     el('span', null, plural(answer.hits.length, 'hit')),
     el('span', null, ms(s.micros / 1000)));
   const list = c.querySelector('.hits');
-  if (answer.hits.length === 0) {
+  if (answer.message) {
+    // Nothing was looked up: the text is no document (empty, markup only, binary).
+    list.replaceWith(el('p', 'empty', `Not looked up: ${answer.message}.`));
+  } else if (answer.hits.length === 0) {
     list.replaceWith(el('p', 'empty', `No near copy at similarity ≥ ${threshold}.`));
   } else {
     list.append(...answer.hits.map((h) => hit(doc, h)));
