@@ -4,7 +4,6 @@
 # (FUZZ_JOBS=N to choose).
 #
 #   scripts/fuzz.sh [SECONDS_PER_TARGET [TARGET...]]   each target for that long (default 20 s)
-#   scripts/fuzz.sh --build                            only build the targets
 #   scripts/fuzz.sh --seeds                            rebuild the index seeds of fuzz/corpus/open
 #                                                      with the CLI (after a format change)
 #
@@ -57,13 +56,6 @@ if [ "${1:-}" = "--seeds" ]; then
   exit 0
 fi
 
-# --build: only build the targets (CI starts the build early, beside a step that leaves a core
-# idle, and runs them later).
-build_only=false
-if [ "${1:-}" = "--build" ]; then
-  build_only=true
-  shift
-fi
 seconds=${1:-20}
 [ $# -gt 0 ] && shift
 [ $# -gt 0 ] && TARGETS=("$@")
@@ -86,7 +78,6 @@ sanitizer=${FUZZ_SANITIZER:-address}
 build=(--sanitizer "$sanitizer" --target-dir "fuzz/target/$sanitizer")
 echo "== building the fuzz targets (sanitizer: $sanitizer)"
 time "${cargo[@]}" fuzz build "${build[@]}"
-$build_only && exit 0
 
 # The methods' parallel parts run on one thread: one core per fuzzer.
 export RAYON_NUM_THREADS=1
