@@ -193,10 +193,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                             e.io_kind().unwrap_or(std::io::ErrorKind::Other),
                         ),
                         // The line names the DOC; the reason is the system's.
-                        reason: match &e {
-                            pocketdex::Error::Io { source, .. } => format!("cannot read: {source}"),
-                            e => format!("cannot read: {e}"),
-                        },
+                        reason: format!("cannot read: {}", util::why_unread(arg, &e)),
                     }),
                 };
                 emit(vec![answer(q)], &mut out)?;
@@ -246,12 +243,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         let unread = match reading {
             Ok(_) if read == 0 => Some("no documents in it".to_string()),
             Ok(_) => None,
-            // The line names the DOC already.
-            Err(e) => {
-                let e = e.to_string();
-                let named = format!("{arg}: ");
-                Some(e.strip_prefix(&named).unwrap_or(&e).to_string())
-            }
+            Err(e) => Some(util::why_unread(arg, &e)),
         };
         // An empty directory or JSON Lines file: nothing was looked up, which is not "no hits".
         if let Some(reason) = unread {

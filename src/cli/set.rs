@@ -508,13 +508,8 @@ pub fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
     for d in &args.docs {
         let source = match pocketdex::corpus::Source::from_arg(d) {
             Ok(s) => s,
-            // The line names the DOC; the reason is the system's.
-            Err(pocketdex::Error::Io { source, .. }) => {
-                unchecked.push((d.clone(), source.to_string()));
-                continue;
-            }
             Err(e) => {
-                unchecked.push((d.clone(), e.to_string()));
+                unchecked.push((d.clone(), util::why_unread(d, &e)));
                 continue;
             }
         };
@@ -560,11 +555,7 @@ pub fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
                 }
                 unchecked.extend(summary.skipped.into_iter().map(|s| (s.id, s.reason)));
             }
-            Err(e) => {
-                let e = format!("{e:#}");
-                let named = format!("{d}: ");
-                unchecked.push((d.clone(), e.strip_prefix(&named).unwrap_or(&e).to_string()));
-            }
+            Err(e) => unchecked.push((d.clone(), util::why_unread(d, &e))),
         }
     }
     if let Some(e) = out_err {

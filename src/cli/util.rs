@@ -452,6 +452,16 @@ pub fn choice<T: Copy + Send + Sync + 'static>(
 }
 
 /// `--lang`'s parser: the languages with built-in stopwords and reference tables.
+/// Why a DOC could not be read, for a line that names the DOC already: an I/O error's system
+/// reason, or the error's message without the DOC's name in front.
+pub fn why_unread(doc: &str, e: &dyn std::fmt::Display) -> String {
+    let message = format!("{e:#}");
+    message
+        .strip_prefix(&format!("{doc}: "))
+        .unwrap_or(&message)
+        .to_string()
+}
+
 /// A count of at least 1 (clap's ranged parser would say "not in 1..18446744073709551615").
 pub fn at_least_one(s: &str) -> Result<usize, String> {
     match s.parse::<usize>() {

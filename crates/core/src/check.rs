@@ -164,33 +164,27 @@ impl<'a> Check<'a> {
         near.sort_by(|a, b| b.score.total_cmp(&a.score));
         near.truncate(self.opts.top);
         let (mut message, mut added) = (None, false);
-        if near.is_empty() {
-            let Some(b) = self.builder.as_mut() else {
-                // A run that adds nothing still compares each later document with the earlier
-                // new ones, so that it says what adding them would.
-                self.pending.push((id.to_string(), fp.sketch().to_vec()));
-                return Ok(Verdict {
-                    doc: id.to_string(),
-                    status: Status::New,
-                    added: false,
-                    hits: near,
-                    message: None,
-                });
-            };
-            if !self.ids.insert(id.to_string()) {
-                message = Some(format!("id {id:?} is given twice"));
-            } else if !self.replace && self.set.find(id)?.is_some() {
-                self.held_ids += 1;
-                message = Some(if id == "-" {
-                    // Every document read from standard input as text is named "-".
-                    "id \"-\" (standard input) is already in the set: give documents on standard input ids as JSON Lines ({\"id\": ..., \"text\": ...}), or replace it".to_string()
+        // A run that adds nothing still compares each later document with the earlier new
+        // ones, so that it says what adding them would.
+        match self.builder.as_mut() {
+            _ if !near.is_empty() => {}
+            None => self.pending.push((id.to_string(), fp.sketch().to_vec())),
+            Some(b) => {
+                if !self.ids.insert(id.to_string()) {
+                    message = Some(format!("id {id:?} is given twice"));
+                } else if !self.replace && self.set.find(id)?.is_some() {
+                    self.held_ids += 1;
+                    message = Some(if id == "-" {
+                        // Every document read from standard input as text is named "-".
+                        "id \"-\" (standard input) is already in the set: give documents on standard input ids as JSON Lines ({\"id\": ..., \"text\": ...}), or replace it".to_string()
+                    } else {
+                        format!("id {id:?} is already in the set (replace it, or give another id)")
+                    });
                 } else {
-                    format!("id {id:?} is already in the set (replace it, or give another id)")
-                });
-            } else {
-                self.pending.push((id.to_string(), fp.sketch().to_vec()));
-                b.add_fingerprint(id, title, fp)?;
-                added = true;
+                    self.pending.push((id.to_string(), fp.sketch().to_vec()));
+                    b.add_fingerprint(id, title, fp)?;
+                    added = true;
+                }
             }
         }
         let status = if message.is_some() {
