@@ -17,7 +17,7 @@
 # working corpus in fuzz/work/corpus/TARGET (ignored by git, kept between runs). A crash or a
 # broken check stops the script with status 1; libFuzzer saves the input in
 # fuzz/artifacts/TARGET/. Reproduce it with `cargo +nightly fuzz run TARGET FILE`, then add
-# it to tests/fuzz-regressions/TARGET/, where `cargo test --test fuzz_regressions` runs it.
+# it to tests/fuzz-regressions/TARGET/, where `cargo test --release --test integration fuzz_regressions` runs it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -3,7 +3,7 @@
 //! after the next build); concurrent builds into one directory leave each other alone; new
 //! index files get the umask's permissions.
 
-mod common;
+use crate::common;
 
 use common::{root, stderr};
 use std::os::unix::fs::PermissionsExt;

@@ -1,7 +1,7 @@
 //! The command line as a user runs it: build, query (text and --json), info, verify, exit
 //! statuses, atomic writes, and damaged or foreign files.
 
-mod common;
+use crate::common;
 
 use common::{failed_with, pocketdex, root, stderr, stdout};
 use std::path::Path;

@@ -2,7 +2,7 @@
 //! answers on tiny documents, metrics on real text with edited copies, and `pocketdex eval`
 //! end to end.
 
-mod common;
+use crate::common;
 
 use common::{build, edit_words, samples, Rng};
 use pocketdex::{Analyzer, Index, Lang, Params};

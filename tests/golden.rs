@@ -5,7 +5,7 @@
 //! that alters any byte of the format makes `rebuild_matches_golden_v14` fail: bump the format
 //! version, add `v15.pdx`, and keep a test that says what happens to v14 files.
 
-mod common;
+use crate::common;
 
 use common::{root, samples};
 use pocketdex::fingerprint::Resolution;

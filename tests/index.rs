@@ -1,7 +1,7 @@
 //! Library tests on real text: self-retrieval, edited copies, lookups against a brute-force
 //! oracle, reproducible bytes, and damaged files (every byte flipped, every truncation).
 
-mod common;
+use crate::common;
 
 use common::{build, edit_words, samples, Rng};
 use pocketdex::fingerprint::SHORT_PROBES;

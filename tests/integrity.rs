@@ -3,7 +3,7 @@
 //! `verify` fails on each; `open` and every query either fail or answer exactly as the
 //! original file does.
 
-mod common;
+use crate::common;
 
 use common::{root, samples};
 use pocketdex::fingerprint::Resolution;

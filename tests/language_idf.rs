@@ -2,7 +2,7 @@
 //! depend on how a collection is split into indexes; a table learned from the collection's
 //! first documents makes them depend on it.
 
-mod common;
+use crate::common;
 
 use common::{pocketdex, samples, stderr, stdout, Rng};
 use pocketdex::fingerprint::Resolution;

@@ -2,7 +2,7 @@
 //! leads, `tests/data/wiki-fr-es.jsonl`): stopwords, a reference distribution that fits the
 //! language, and indexes that find their documents and edited copies.
 
-mod common;
+use crate::common;
 
 use common::{edit_words, Rng};
 use pocketdex::{Analyzer, Fingerprinter, Index, IndexBuilder, Lang, Params, QueryOptions};

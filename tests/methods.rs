@@ -6,7 +6,7 @@
 //! promise (minhash, trials, fuzzy). Plus known answers for S3 and Jaccard, the canonicalization
 //! levels, and the multi-trial probability table of the duplicate-elimination note.
 
-mod common;
+use crate::common;
 
 use common::{edit_words, samples, Rng};
 use pocketdex::text::{self, Analyzer, Lang};

@@ -4,7 +4,7 @@
 //! duplicates. Every score `dups --json` reports is checked against the pair's exact score
 //! from the library's `compare`.
 
-mod common;
+use crate::common;
 
 use common::{pocketdex, root, stderr, stdout};
 use pocketdex_methods::compare::{compare, Input};

@@ -5,7 +5,7 @@
 //! that is not Parquet; and `dups --output` as Parquet and JSON Lines, read back and checked
 //! row by row against the groups of `dups --json`.
 
-mod common;
+use crate::common;
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::{Float64Type, Int64Type};

@@ -2,7 +2,7 @@
 //! over real sockets; every endpoint against the command line's answers, every error, a
 //! replaced index, a submission check that adds, and a graceful stop.
 
-mod common;
+use crate::common;
 
 use common::{edit_words, pocketdex, root, samples, stderr, stdout, Rng};
 use serde_json::{json, Value};

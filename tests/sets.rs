@@ -2,7 +2,7 @@
 //! grown in 1, 2 and 7 random batches, built as separate shards, with deletions and merges, a
 //! set answers every query with exactly that index's hits, scores and order.
 
-mod common;
+use crate::common;
 
 use common::{edit_words, samples, Rng};
 use pocketdex::fingerprint::Resolution;

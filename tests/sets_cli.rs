@@ -3,7 +3,7 @@
 //! and crashes (an injected abort at every step, and kill -9 at random moments) that leave the
 //! old or the new state and no litter.
 
-mod common;
+use crate::common;
 
 use common::{failed_with, pocketdex, root, stderr, stdout};
 use std::path::{Path, PathBuf};

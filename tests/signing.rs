@@ -1,7 +1,7 @@
 //! Signed indexes: `keygen`, `sign` and `--public-key` as a user runs them, and forgeries the
 //! signature must refuse (a changed block with the whole tree and every checksum recomputed).
 
-mod common;
+use crate::common;
 
 use common::{pocketdex, root, stdout};
 use pocketdex::signing::{self, PublicKey, SecretKey};
