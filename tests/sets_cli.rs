@@ -901,3 +901,186 @@ fn failed_changes_say_what_was_left_and_what_to_do() {
         &["--lang applies when `check --add` creates a set"],
     );
 }
+
+/// `repair` drops a damaged or missing segment, lists the ids of its documents, keeps the file
+/// under `damaged/`, and leaves a set that verifies and answers as one build of what is left;
+/// the documents added again make it whole. A damaged schema is written again, byte for byte;
+/// a sound set is left as it is.
+#[test]
+fn repair_drops_damaged_segments_and_lists_what_they_held() {
+    let tmp = tempfile::tempdir().unwrap();
+    let set = tmp.path().join("set");
+    let docs = common::samples();
+    // Batches of 220, 60 and 20 documents: the merge policy keeps three segments.
+    let bounds = [0, 220, 280, docs.len()];
+    let batches: Vec<PathBuf> = (0..3)
+        .map(|b| {
+            let p = tmp.path().join(format!("batch{b}.jsonl"));
+            let lines: Vec<String> = docs[bounds[b]..bounds[b + 1]]
+                .iter()
+                .map(|(id, text)| serde_json::json!({"id": id, "text": text}).to_string())
+                .collect();
+            std::fs::write(&p, lines.join("\n") + "\n").unwrap();
+            p
+        })
+        .collect();
+    for b in &batches {
+        ok(&pocketdex(&["add", s(&set), s(b), "-q"]));
+    }
+    let segments: Vec<String> = files(&set)
+        .into_iter()
+        .filter(|f| f.starts_with("seg-"))
+        .collect();
+    assert_eq!(segments.len(), 3, "{segments:?}");
+    let repair = |args: &[&str]| {
+        let mut a = vec!["repair", s(&set)];
+        a.extend(args);
+        pocketdex(&a)
+    };
+    // A sound set: nothing to do, exit 0.
+    let o = repair(&[]);
+    ok(&o);
+    assert!(stderr(&o).contains("nothing to repair"), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "");
+
+    // The middle segment (batch 1) damaged in one byte: queries fail, verify names the cure.
+    let middle = set.join(&segments[1]);
+    let mut bytes = std::fs::read(&middle).unwrap();
+    let at = bytes.len() / 2;
+    bytes[at] ^= 0x10;
+    std::fs::write(&middle, &bytes).unwrap();
+    failed_with(&pocketdex(&["verify", s(&set)]), "pocketdex repair");
+    let o = repair(&["--json"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let r: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let dropped = r["dropped"].as_array().unwrap();
+    assert_eq!(dropped.len(), 1, "{r}");
+    assert_eq!(dropped[0]["file"], segments[1].as_str());
+    assert_eq!(dropped[0]["live_docs"], 60);
+    let ids: Vec<&str> = dropped[0]["ids"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    let batch1: Vec<&str> = docs[220..280].iter().map(|d| d.0.as_str()).collect();
+    assert!(ids.iter().all(|id| batch1.contains(id)), "{ids:?}");
+    assert_eq!(
+        ids.len() as u64 + dropped[0]["unread"].as_u64().unwrap(),
+        60
+    );
+    assert_eq!(r["change"]["live_docs"], 240);
+    assert_eq!(r["change"]["segments"], 2);
+    assert_eq!(
+        std::fs::read(set.join("damaged").join(&segments[1])).unwrap(),
+        bytes,
+        "the damaged file is kept as it was"
+    );
+    assert!(!middle.exists());
+    ok(&pocketdex(&["verify", s(&set)]));
+    // What is left answers as one build of batches 0 and 2.
+    let left = tmp.path().join("left.jsonl");
+    let text = |p: &PathBuf| std::fs::read_to_string(p).unwrap();
+    std::fs::write(&left, text(&batches[0]) + &text(&batches[2])).unwrap();
+    let built = tmp.path().join("left.pdx");
+    ok(&pocketdex(&[
+        "build",
+        s(&left),
+        "-o",
+        s(&built),
+        "--idf",
+        "language",
+        "--expected-docs",
+        "1000000",
+        "-q",
+    ]));
+    assert_eq!(answers(&set), answers(&built));
+    let o = repair(&[]);
+    ok(&o);
+    assert!(stderr(&o).contains("nothing to repair"), "{}", stderr(&o));
+
+    // The dropped documents added again: the set answers as one build of all of them, in the
+    // set's order (batch 1 now comes last).
+    ok(&pocketdex(&["add", s(&set), s(&batches[1]), "-q"]));
+    ok(&pocketdex(&["verify", s(&set)]));
+    let whole = tmp.path().join("whole.jsonl");
+    std::fs::write(
+        &whole,
+        text(&batches[0]) + &text(&batches[2]) + &text(&batches[1]),
+    )
+    .unwrap();
+    let all = tmp.path().join("whole.pdx");
+    ok(&pocketdex(&[
+        "build",
+        s(&whole),
+        "-o",
+        s(&all),
+        "--idf",
+        "language",
+        "--expected-docs",
+        "1000000",
+        "-q",
+    ]));
+    assert_eq!(answers(&set), answers(&all));
+
+    let segments = || -> Vec<String> {
+        files(&set)
+            .into_iter()
+            .filter(|f| f.starts_with("seg-"))
+            .collect()
+    };
+    let now = segments();
+    assert_eq!(now.len(), 2, "{now:?}");
+
+    // A repair cut short after moving a segment out of the set, before its manifest: the next
+    // repair still lists the segment's ids, from where it was moved.
+    std::fs::rename(set.join(&now[1]), set.join("damaged").join(&now[1])).unwrap();
+    let o = repair(&[]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let out = stdout(&o);
+    let listed: Vec<&str> = out.lines().collect();
+    let moved: Vec<&str> = docs[280..]
+        .iter()
+        .chain(&docs[220..280])
+        .map(|d| d.0.as_str())
+        .collect();
+    assert_eq!(listed, moved);
+    ok(&pocketdex(&["verify", s(&set)]));
+
+    // A damaged schema: written again from a segment, the same bytes; exit 0.
+    let schema = set.join("schema.pdx");
+    let good = std::fs::read(&schema).unwrap();
+    let mut bad = good.clone();
+    let at = bad.len() / 2;
+    bad[at] ^= 1;
+    std::fs::write(&schema, &bad).unwrap();
+    let o = repair(&[]);
+    ok(&o);
+    assert!(stderr(&o).contains("written again"), "{}", stderr(&o));
+    assert_eq!(std::fs::read(&schema).unwrap(), good);
+    ok(&pocketdex(&["verify", s(&set)]));
+
+    // A missing segment: named as missing, dropped with its ids unread.
+    let gone = segments()[0].clone();
+    std::fs::remove_file(set.join(&gone)).unwrap();
+    failed_with(
+        &pocketdex(&["query", s(&set), "samples/query/edited.txt"]),
+        "pocketdex repair",
+    );
+    let o = repair(&[]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "", "no file, no ids");
+    assert!(stderr(&o).contains(&gone), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("whose ids could not be read"),
+        "{}",
+        stderr(&o)
+    );
+    ok(&pocketdex(&["verify", s(&set)]));
+
+    // A plain index file is not mended: the message says what is.
+    failed_with(
+        &pocketdex(&["repair", s(&built)]),
+        "rebuild it or restore a good copy",
+    );
+}

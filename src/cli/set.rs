@@ -794,3 +794,103 @@ pub fn merge(args: MergeArgs) -> anyhow::Result<ExitCode> {
     }
     Ok(ExitCode::SUCCESS)
 }
+
+/// Make a damaged index set sound again, dropping what cannot be read.
+///
+/// Every segment is checked, every byte (as `verify` does). One that is damaged (a bad sector,
+/// a broken copy), missing, or not the file the manifest names is dropped from the set and
+/// moved to INDEX/damaged/; the ids of its live documents that can still be read are printed,
+/// one per line, so that they can be added again from their sources (`pocketdex add INDEX
+/// DOC...`). A damaged schema (schema.pdx) is written again from a sound segment. The set then
+/// answers as one index of the documents left. A copy of the set's directory made after the
+/// segment was written (copied while no writer runs) restores it with nothing lost: prefer it.
+///
+/// Exit status: 0 when nothing needed dropping (a rewritten schema loses nothing), 1 when
+/// segments were dropped (their ids on stdout), 2 on error (a damaged manifest: restore it from
+/// a copy).
+///
+/// Example:
+///   pocketdex verify archive
+///   pocketdex repair archive > lost-ids.txt
+#[derive(clap::Args, Debug)]
+#[command(verbatim_doc_comment)]
+pub struct RepairArgs {
+    /// The index set.
+    #[arg(value_name = "INDEX")]
+    index: PathBuf,
+    /// One JSON object on stdout (every dropped segment, why, its ids) instead of ids.
+    #[arg(long)]
+    json: bool,
+    #[command(flatten)]
+    writer: WriterArgs,
+    /// No summary on stderr.
+    #[arg(short, long)]
+    quiet: bool,
+}
+
+pub fn repair(args: RepairArgs) -> anyhow::Result<ExitCode> {
+    if args.index.is_file() && pocketdex::is_index_file(&args.index) {
+        anyhow::bail!(
+            "{} is one index file, which repair cannot mend: rebuild it or restore a good copy (repair drops the damaged segments of an index set)",
+            args.index.display()
+        );
+    }
+    let repair = SetWriter::repair(&args.index, args.writer.wait)
+        .with_context(|| format!("repairing {}", args.index.display()))?;
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        serde_json::to_writer(&mut out, &repair)?;
+        writeln!(out)?;
+    } else {
+        for d in &repair.dropped {
+            // As `query` prints ids: control characters escaped (--json has them exact).
+            for id in &d.ids {
+                writeln!(out, "{}", util::printable(id))?;
+            }
+        }
+    }
+    out.flush()?;
+    if !args.quiet {
+        if repair.schema_rewritten {
+            eprintln!(
+                "{} was damaged and is written again from a sound segment (nothing lost)",
+                args.index.join(pocketdex::SCHEMA).display()
+            );
+        }
+        for d in &repair.dropped {
+            eprintln!("dropped {}: {}", d.file, util::printable(&d.why));
+            let ids = match (d.ids.len(), d.unread) {
+                (_, 0) => "whose ids are printed".to_string(),
+                (0, _) => "whose ids could not be read".to_string(),
+                (n, unread) => format!("the ids of {n} printed, {unread} could not be read"),
+            };
+            let kept = match &d.kept_as {
+                Some(p) => format!("; the file is kept as {}", p.display()),
+                None => String::new(),
+            };
+            eprintln!(
+                "  it held {}, {ids}{kept}",
+                plural(d.live_docs, "live document"),
+            );
+        }
+        if repair.dropped.is_empty() && !repair.schema_rewritten {
+            eprintln!(
+                "nothing to repair: every segment and the schema are sound; {}",
+                state(&args.index, &repair.change)
+            );
+        } else {
+            eprintln!("{}", state(&args.index, &repair.change));
+            if !repair.dropped.is_empty() {
+                eprintln!(
+                    "add the dropped documents again from their sources: pocketdex add {} DOC...",
+                    args.index.display()
+                );
+            }
+        }
+    }
+    Ok(if repair.dropped.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}

@@ -32,7 +32,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         args.trust.check(&set, std::slice::from_ref(path))?;
         // A file's errors name it already (as the set's part); a set's name a segment.
         set.verify().map_err(|e| match path.is_dir() {
-            true => anyhow::anyhow!("{}: {e}", path.display()),
+            true => anyhow::anyhow!(
+                "{}: {e}; restore the damaged file from a copy of the set's directory, or `pocketdex repair {}` drops a damaged segment and lists its documents' ids",
+                path.display(),
+                path.display()
+            ),
             false => anyhow::Error::from(e),
         })?;
         if path.is_dir() {

@@ -35,6 +35,10 @@ const MANIFEST_VERSION: u32 = 1;
 /// leave about log₂ n of them, and each document is rewritten about log₂ n times.
 const MERGE_RATIO: u64 = 2;
 
+/// What mends a set whose segment is damaged or missing.
+const MENDS: &str = "in an index set, restore the segment from a copy of the set's directory, \
+                     or `pocketdex repair SET` drops it and lists its documents' ids";
+
 /// The error for a `path` that a command changing or exporting an index set was given but that
 /// is no set, saying what it is instead and what to do.
 pub fn not_a_set(path: &Path) -> Error {
@@ -259,6 +263,43 @@ fn in_file(path: &Path, e: Error) -> Error {
     }
 }
 
+/// The segment at `path`, mapped, if it is the one manifest `entry` names (its checksum and
+/// size; what opening a set checks).
+fn named_segment(
+    path: &Path,
+    entry: &SegmentEntry,
+    like: Option<&Index<Mmap>>,
+) -> Result<Index<Mmap>> {
+    let index = map(path, like)?;
+    if !index.is_segment()
+        || hex(trailer_checksum(&index)) != entry.checksum
+        || index.doc_count() != entry.docs
+    {
+        return Err(Error::format(format!(
+            "{}: not the segment the manifest names (other checksum or size)",
+            path.display()
+        )));
+    }
+    Ok(index)
+}
+
+/// [`named_segment`], and sound in every byte; otherwise what is wrong with it.
+fn sound_segment(
+    path: &Path,
+    entry: &SegmentEntry,
+    like: Option<&Index<Mmap>>,
+) -> Result<Index<Mmap>> {
+    let index = named_segment(path, entry, like)?;
+    index.verify().map_err(|e| in_file(path, e))?;
+    if entry.deleted.last().is_some_and(|&d| d >= entry.docs) {
+        return Err(Error::format(format!(
+            "{}: a deleted document is out of range",
+            path.display()
+        )));
+    }
+    Ok(index)
+}
+
 /// Refuses a schema (at `path`) that is not the one `parts` were built from: one copied from
 /// another set would make new segments, and exports, answer otherwise.
 fn same_schema<D: AsRef<[u8]>>(path: &Path, schema: &Index<Mmap>, parts: &[Part<D>]) -> Result<()> {
@@ -369,7 +410,7 @@ impl IndexSet<Mmap> {
                     let newer = Manifest::read(dir)?;
                     if newer.generation == manifest.generation {
                         return Err(Error::format(format!(
-                            "a segment the manifest names is missing ({e})"
+                            "a segment the manifest names is missing ({e}); {MENDS}"
                         )));
                     }
                     manifest = newer;
@@ -413,16 +454,12 @@ impl IndexSet<Mmap> {
             let like = like
                 .or(parts.first().map(|p: &Part<Mmap>| &p.index))
                 .or(open.values().next());
-            let index = map(&path, like)?;
-            if !index.is_segment()
-                || hex(trailer_checksum(&index)) != s.checksum
-                || index.doc_count() != s.docs
-            {
-                return Err(Error::format(format!(
-                    "{}: not the segment the manifest names (other checksum or size)",
-                    path.display()
-                )));
-            }
+            // I/O errors stay as they are: a segment a merge removed meanwhile is NotFound,
+            // and `IndexSet::open` then reads the new manifest.
+            let index = named_segment(&path, s, like).map_err(|e| match e {
+                Error::Io { .. } => e,
+                damaged => Error::Invalid(format!("{damaged}; {MENDS}")),
+            })?;
             parts.push(Part {
                 file: s.file.clone(),
                 index,
@@ -681,6 +718,36 @@ pub struct Change {
     pub merge_failed: Option<String>,
 }
 
+/// What [`SetWriter::repair`] found and did.
+#[derive(Clone, Debug, Default, serde::Serialize)]
+pub struct Repair {
+    /// Segments dropped from the set: damaged, missing, or not the file the manifest names.
+    pub dropped: Vec<DroppedSegment>,
+    /// The schema was damaged and is written again from a sound segment (which holds the same
+    /// parameters, idf table and resolution): nothing is lost.
+    pub schema_rewritten: bool,
+    /// The set after the repair (`added` and `deleted` stay 0).
+    pub change: Change,
+}
+
+/// A segment [`SetWriter::repair`] dropped, and what it held.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct DroppedSegment {
+    /// Its file name in the set.
+    pub file: String,
+    /// What was wrong with it.
+    pub why: String,
+    /// Its live documents: what the set lost.
+    pub live_docs: u64,
+    /// The ids of those documents that could still be read, in order, to add them again.
+    pub ids: Vec<String>,
+    /// Live documents whose ids could not be read (a damaged block of names, a missing file).
+    pub unread: u64,
+    /// Where the damaged file was moved (under the set's `damaged/`), kept for a closer look;
+    /// `None` when there was no file.
+    pub kept_as: Option<PathBuf>,
+}
+
 /// The one writer of an index set: holds the set's lock while it lives.
 pub struct SetWriter {
     dir: PathBuf,
@@ -719,6 +786,119 @@ impl SetWriter {
         };
         w.collect_garbage();
         Ok(w)
+    }
+
+    /// Makes a damaged set sound again, under the set's lock (waits for it when `wait`): every
+    /// segment the manifest names is checked alone, every byte ([`Index::verify`]), and one that
+    /// is damaged, missing or not the file named is dropped from the set, with the ids of its
+    /// live documents that can still be read; its file is moved to the set's `damaged/`
+    /// directory. A damaged schema is written again from a sound segment. The set then answers
+    /// as one index of the documents left: add the dropped ones again from their sources. A set
+    /// with nothing wrong is left as it is. A damaged manifest is not repaired (restore it from
+    /// a copy of the set's directory).
+    pub fn repair(dir: &Path, wait: bool) -> Result<Repair> {
+        if !is_set(dir) {
+            return Err(not_a_set(dir));
+        }
+        let lock = lock(dir, wait)?;
+        let manifest = Manifest::read(dir)?;
+        let schema_path = dir.join(SCHEMA);
+        let schema = map(&schema_path, None)
+            .and_then(|s| s.verify().map_err(|e| in_file(&schema_path, e)).map(|()| s));
+        let mut parts = Vec::new();
+        let mut dropped = Vec::new();
+        for s in &manifest.segments {
+            let path = dir.join(&s.file);
+            match sound_segment(&path, s, schema.as_ref().ok()) {
+                Ok(index) => parts.push(Part {
+                    file: s.file.clone(),
+                    index,
+                    deleted: s.deleted.clone(),
+                }),
+                Err(why) => dropped.push((s, why)),
+            }
+        }
+        let mut repair = Repair::default();
+        let schema = match schema {
+            Ok(schema) => schema,
+            Err(e) => {
+                let Some(like) = parts.first() else {
+                    return Err(Error::Invalid(format!(
+                        "{e}; and no segment is sound to write it again from: build the set again from its documents"
+                    )));
+                };
+                write_step(dir, &schema_path, Step::SegmentWritten, |out| {
+                    IndexBuilder::like(&like.index).finish(out).map(|_| ())
+                })?;
+                repair.schema_rewritten = true;
+                map(&schema_path, None)?
+            }
+        };
+        // Segments sound alone but of another schema than the rest are not the set's.
+        if let Err(e) = same_schema(&schema_path, &schema, &parts) {
+            return Err(Error::Invalid(format!(
+                "{e}; repair cannot tell which is the set's own"
+            )));
+        }
+        // The ids first, then the file out of the way, then the manifest without it: a crash in
+        // between leaves a segment the manifest names missing, which the next repair drops,
+        // reading its ids from where the file was moved.
+        let damaged = dir.join("damaged");
+        for (entry, why) in dropped {
+            let moved = damaged.join(&entry.file);
+            let path = match dir.join(&entry.file) {
+                p if !p.exists() && moved.exists() => moved.clone(),
+                p => p,
+            };
+            let live = entry.docs as u64 - entry.deleted.len() as u64;
+            let mut d = DroppedSegment {
+                file: entry.file.clone(),
+                why: why.to_string(),
+                live_docs: live,
+                ids: Vec::new(),
+                unread: live,
+                kept_as: None,
+            };
+            if let Ok(index) = map(&path, None) {
+                for doc in 0..entry.docs.min(index.doc_count()) {
+                    if entry.deleted.binary_search(&doc).is_err() {
+                        if let Ok(Some(id)) = index.name(doc) {
+                            d.ids.push(id.into_owned());
+                        }
+                    }
+                }
+                d.unread = live.saturating_sub(d.ids.len() as u64);
+            }
+            if path.exists() {
+                if path != moved {
+                    std::fs::create_dir_all(&damaged).map_err(|e| Error::io(&damaged, e))?;
+                    std::fs::rename(&path, &moved).map_err(|e| Error::io(&path, e))?;
+                }
+                d.kept_as = Some(moved);
+            }
+            repair.dropped.push(d);
+        }
+        let mut w = SetWriter {
+            dir: dir.to_path_buf(),
+            _lock: lock,
+            set: IndexSet {
+                parts,
+                dir: Some(dir.to_path_buf()),
+                generation: manifest.generation,
+            },
+            manifest,
+            schema,
+            note: None,
+        };
+        if !repair.dropped.is_empty() {
+            let mut m = w.manifest.clone();
+            let gone: std::collections::HashSet<&str> =
+                repair.dropped.iter().map(|d| d.file.as_str()).collect();
+            m.segments.retain(|s| !gone.contains(s.file.as_str()));
+            w.commit(m)?;
+        }
+        repair.change = w.summary(Change::default());
+        Ok(repair)
     }
 
     /// Creates a set at `dir` (a new or empty directory) whose documents get the codes and
