@@ -1,5 +1,23 @@
 //! The `pocketdex` command line: a thin layer over the library, one file per subcommand in `cli/`.
 
+/// `eprintln!` for every module below, which never panics: std's panics when stderr is closed
+/// or full (`pocketdex dups DIR 2>&1 | head`, `2>/dev/full`), ending a command with a
+/// backtrace in the middle of its work; a message that cannot be written is lost instead.
+macro_rules! eprintln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
+/// `eprint!` that never panics, as `eprintln!` above.
+macro_rules! eprint {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = write!(std::io::stderr(), $($arg)*);
+    }};
+}
+
 mod cli;
 
 use std::process::ExitCode;

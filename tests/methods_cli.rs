@@ -450,6 +450,46 @@ fn dedup_run_keeps_the_best_ranked_of_each_group() {
          302 Q0 Abacus.html 1 3.25 bm25\n"
     );
     assert!(stderr(&o).contains("3 dropped"), "{}", stderr(&o));
+    let collapsed = stdout(&o);
+
+    // The rows of `dups -o rows.jsonl` are groups too (by cluster); its text output and a file
+    // without groups are refused, not read as no groups.
+    let rows = tmp.path().join("rows.jsonl");
+    let o = pocketdex(&[
+        "dups",
+        input.to_str().unwrap(),
+        "--method",
+        "spex",
+        "-o",
+        rows.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let with = |g: &Path| {
+        pocketdex(&[
+            "dedup-run",
+            run.to_str().unwrap(),
+            "--groups",
+            g.to_str().unwrap(),
+        ])
+    };
+    let o = with(&rows);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(stdout(&o), collapsed);
+    let text = tmp.path().join("groups.txt");
+    let o = pocketdex(&["dups", input.to_str().unwrap(), "--method", "spex"]);
+    std::fs::write(&text, &o.stdout).unwrap();
+    let o = with(&text);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("text output of `pocketdex dups`"),
+        "{}",
+        stderr(&o)
+    );
+    let none = tmp.path().join("none.jsonl");
+    std::fs::write(&none, "{\"type\": \"summary\"}\n").unwrap();
+    let o = with(&none);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("holds no groups"), "{}", stderr(&o));
 
     let (r, g) = (run.to_str().unwrap(), groups.to_str().unwrap());
     let dedup = |line: &str, more: &[&str]| {
@@ -567,4 +607,129 @@ fn compare_says_which_methods_set_aside_a_document_without_content() {
         "{}",
         stderr(&o)
     );
+}
+
+/// What a user gets wrong is said, not taken for "no duplicates": nothing read, the same input
+/// twice, an output that is an input or a link; a fuzzy run on a handful of documents says why
+/// its scores are low; closed output pipes end commands quietly, never with a panic.
+#[test]
+fn methods_refuse_what_cannot_be_compared_and_survive_closed_pipes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let t = |p: &Path| p.to_str().unwrap().to_owned();
+    let empty = tmp.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    for args in [
+        vec!["dups".to_string(), t(&empty)],
+        vec![
+            "report".to_string(),
+            t(&empty),
+            "--out".into(),
+            t(&tmp.path().join("rep")),
+        ],
+    ] {
+        let a: Vec<&str> = args.iter().map(String::as_str).collect();
+        let o = pocketdex(&a);
+        assert_eq!(o.status.code(), Some(2), "{a:?}: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains("nothing to compare: the inputs hold no documents"),
+            "{}",
+            stderr(&o)
+        );
+    }
+    let out = tmp.path().join("s.jsonl");
+    let o = pocketdex(&["synth", &t(&empty), "-o", &t(&out)]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("no documents to edit"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!out.exists());
+    let o = pocketdex(&["synth", "--generate", "0", "-o", &t(&out)]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+
+    let two = tmp.path().join("two");
+    std::fs::create_dir(&two).unwrap();
+    for f in ["samples/wiki-en/Jupiter.txt", "samples/query/edited.txt"] {
+        let p = root().join(f);
+        std::fs::copy(&p, two.join(p.file_name().unwrap())).unwrap();
+    }
+    let o = pocketdex(&["dups", &t(&two), &t(&two)]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("is the same input as"),
+        "{}",
+        stderr(&o)
+    );
+    let o = pocketdex(&["dups", &t(&two), "--method", "fuzzy"]);
+    assert!(
+        stderr(&o).contains("in a collection this small"),
+        "{}",
+        stderr(&o)
+    );
+
+    // `reference` refuses, before reading, an output that is its word list or a link.
+    let words = tmp.path().join("words.gz");
+    std::fs::write(&words, b"not read").unwrap();
+    let o = pocketdex(&[
+        "reference",
+        "idf",
+        "--lang",
+        "en",
+        "--wordfreq",
+        &t(&words),
+        "-o",
+        &t(&words),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("is also an input"), "{}", stderr(&o));
+    assert_eq!(std::fs::read(&words).unwrap(), b"not read");
+    let link = tmp.path().join("link.tsv");
+    std::os::unix::fs::symlink(&words, &link).unwrap();
+    let o = pocketdex(&[
+        "reference",
+        "idf",
+        "--lang",
+        "en",
+        "--wordfreq",
+        &t(&words),
+        "-o",
+        &t(&link),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("symbolic link"), "{}", stderr(&o));
+
+    // Output and messages into pipes closed before the first write.
+    let closed = |args: &[&str], stdout: bool| {
+        let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_pocketdex"));
+        c.args(args)
+            .current_dir(root())
+            .stdin(std::process::Stdio::null());
+        c.stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        let mut child = c.spawn().unwrap();
+        let mut kept = String::new();
+        if stdout {
+            drop(child.stdout.take());
+            std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut kept).unwrap();
+        } else {
+            drop(child.stderr.take());
+            std::io::Read::read_to_string(child.stdout.as_mut().unwrap(), &mut kept).unwrap();
+        }
+        (child.wait().unwrap(), kept)
+    };
+    let (status, err) = closed(
+        &[
+            "eval",
+            &t(&two),
+            "--out",
+            &t(&tmp.path().join("ev")),
+            "--json",
+        ],
+        true,
+    );
+    assert_eq!(status.code(), Some(0), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    let (status, out) = closed(&["dups", "samples/wiki-en", "--method", "exact"], false);
+    assert_eq!(status.code(), Some(1), "no groups, and no panic: {out}");
 }

@@ -30,14 +30,16 @@ use std::process::ExitCode;
 /// collections, which has no weighted samples), with the similar-path collisions of
 /// `query --similar` apart (same weights and resolution: one row per band, so they say whether
 /// the two share their most distinctive terms, not what a large index would do). The last
-/// column says
-/// whether each method's score reaches its default threshold, as `pocketdex dups` would use it.
+/// column says whether each method's score reaches its default threshold, as `pocketdex dups`
+/// would use it; but fuzzy's is the cosine of term frequencies, where `dups --method fuzzy`
+/// weighs terms by their idf in the collection (two documents alone are no collection), so the
+/// two may disagree near the threshold.
 ///
 /// A and B are files (HTML is recognised and its markup removed, as `pocketdex build` does);
 /// either may be - to read it from stdin.
 ///
 /// With --json, one JSON object: {"a", "b", "comparison": {...}, "verdicts": [{"method",
-/// "score", "threshold", "near_duplicate"}]}.
+/// "score", "threshold", "near_duplicate", "measure"}]}: "measure" names what "score" is.
 #[derive(clap::Args, Debug)]
 #[command(verbatim_doc_comment)]
 pub struct Args {
@@ -96,13 +98,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     if args.json {
-        let verdicts: Vec<_> = c
-            .verdicts()
-            .iter()
-            .map(|&(m, score, pass)| {
-                json!({"method": m, "score": score, "threshold": m.default_threshold(), "near_duplicate": pass})
-            })
-            .collect();
+        let verdicts = c.verdict_records();
         writeln!(
             out,
             "{}",

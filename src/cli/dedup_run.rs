@@ -1,6 +1,7 @@
 //! `pocketdex dedup-run`: collapse content-equivalent documents in ranked result lists (TREC
 //! run files), keeping the best-ranked document of each equivalence group.
 
+use super::util;
 use anyhow::Context;
 use pocketdex_methods::groups::UnionFind;
 use std::collections::HashMap;
@@ -18,9 +19,10 @@ use std::process::ExitCode;
 /// removed). Ranks are renumbered 1, 2, …; scores and tags are kept as written.
 ///
 /// FILE holds the groups: the JSON Lines of `pocketdex dups --json` or `groups.jsonl` of
-/// `pocketdex report` (lines with a "members" list; other lines are ignored), or plain text
-/// with one group per line, ids separated by white space. Groups that share a document are
-/// merged.
+/// `pocketdex report` (lines with a "members" list; other lines are ignored), the rows of
+/// `pocketdex dups -o rows.jsonl` (grouped by "cluster_id"), or plain text with one group per
+/// line, ids separated by white space. Groups that share a document are merged; a file with no
+/// group is an error.
 ///
 /// The collapsed run goes to stdout (or --output); counts go to stderr.
 #[derive(clap::Args, Debug)]
@@ -64,19 +66,33 @@ fn read_groups(path: &PathBuf) -> anyhow::Result<(HashMap<String, u32>, usize)> 
         if t.is_empty() {
             continue;
         }
+        let as_id = |x: &serde_json::Value| match x {
+            serde_json::Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
         let members: Vec<String> = if t.starts_with('{') {
             let v: serde_json::Value = serde_json::from_str(t)
                 .with_context(|| format!("{}:{}: invalid JSON", path.display(), no + 1))?;
-            match v.get("members").and_then(|m| m.as_array()) {
-                Some(m) => m
-                    .iter()
-                    .map(|x| match x {
-                        serde_json::Value::String(s) => s.clone(),
-                        other => other.to_string(),
-                    })
-                    .collect(),
-                None => continue,
+            match (
+                v.get("members").and_then(|m| m.as_array()),
+                v.get("cluster_id"),
+            ) {
+                (Some(m), _) => m.iter().map(as_id).collect(),
+                // A row of `dups -o rows.jsonl`: its cluster is its group.
+                (None, Some(cluster)) => match v.get("id") {
+                    Some(id) => {
+                        let key = format!("\0cluster {cluster}");
+                        vec![key, as_id(id)]
+                    }
+                    None => continue,
+                },
+                (None, None) => continue,
             }
+        } else if no == 0 && t.starts_with("group ") && t.contains(" documents") {
+            anyhow::bail!(
+                "{} is the text output of `pocketdex dups`, which this does not read: give its `--json` output, or the rows of `dups -o rows.jsonl`",
+                path.display()
+            );
         } else {
             t.split_whitespace().map(str::to_owned).collect()
         };
@@ -93,7 +109,18 @@ fn read_groups(path: &PathBuf) -> anyhow::Result<(HashMap<String, u32>, usize)> 
             uf.union(w[0], w[1]);
         }
     }
-    let groups = lists.len();
+    if lists.is_empty() {
+        anyhow::bail!(
+            "{} holds no groups: give the JSON Lines of `pocketdex dups --json` (lines with a \"members\" list), the rows of `dups -o rows.jsonl`, `groups.jsonl` of `pocketdex report`, or one group of ids per line",
+            path.display()
+        );
+    }
+    // A row's cluster key is no document: groups are counted, and ids kept, without them.
+    ids.retain(|id, _| !id.starts_with("\0cluster "));
+    let mut roots: Vec<u32> = lists.iter().map(|l| uf.find(l[0])).collect();
+    roots.sort_unstable();
+    roots.dedup();
+    let groups = roots.len();
     let by_id = ids.into_iter().map(|(id, n)| (id, uf.find(n))).collect();
     Ok((by_id, groups))
 }
@@ -212,12 +239,18 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         })
         .with_context(|| format!("cannot write {}", p.display()))?;
     }
+    let queries = |n: usize| match n {
+        1 => "1 query".to_string(),
+        n => format!("{} queries", util::thousands(n as u64)),
+    };
     eprintln!(
-        "dedup-run: {} queries, {total} entries → {} ({dropped} dropped as equivalent to a \
-         better-ranked document, in {affected} queries); {group_count} groups covering {} documents",
-        order.len(),
+        "dedup-run: {}, {total} entries → {} ({dropped} dropped as equivalent to a \
+         better-ranked document, in {}); {} covering {}",
+        queries(order.len()),
         total - dropped,
-        group_of.len()
+        queries(affected),
+        util::plural(group_count as u64, "group"),
+        util::plural(group_of.len() as u64, "document")
     );
     Ok(ExitCode::SUCCESS)
 }

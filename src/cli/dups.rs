@@ -60,7 +60,8 @@ use std::time::Instant;
 /// trials spill the values they count pairs with to temporary files in TMPDIR (12 bytes per
 /// value: 3 GB for minhash at 2 million documents) once there are more than 4 million.
 ///
-/// Exit status: 0 when some group was found, 1 when none, 2 on error.
+/// Exit status: 0 when some group was found, 1 when none, 2 on error (no document read at all,
+/// an input given twice).
 ///
 /// With --json, JSON Lines: one {"type": "group", "group", "size", "members": [ids], "pairs":
 /// [{"a", "b", "score", "estimate"?, "evidence"}]} per group; {"type": "set_aside", "id",
@@ -87,7 +88,8 @@ pub struct Args {
     /// List every skipped and set-aside document on stderr, not only the first ten.
     #[arg(short, long)]
     verbose: bool,
-    /// No progress bar and no summary.
+    /// No progress bar, summary, notes, warnings or list of skipped inputs: only the groups
+    /// (and errors).
     #[arg(short, long)]
     quiet: bool,
 }
@@ -316,6 +318,18 @@ pub fn detect(
             m.method.name()
         );
     }
+    // The same input twice would pair each of its documents with itself.
+    let mut seen: Vec<(std::path::PathBuf, &String)> = Vec::new();
+    for input in inputs.iter().filter(|i| *i != "-") {
+        if let Ok(real) = std::fs::canonicalize(input) {
+            if let Some((_, first)) = seen.iter().find(|(r, _)| *r == real) {
+                anyhow::bail!(
+                    "{input} is the same input as {first}: each of its documents would be paired with itself; give it once"
+                );
+            }
+            seen.push((real, input));
+        }
+    }
     let sources = corpus::sources(inputs)?;
     if m.method.is(&Exact) && m.params.level == Level::Whitespace && !quiet {
         eprintln!(
@@ -361,6 +375,24 @@ pub fn detect(
     bar.finish_and_clear();
     if !quiet && non_regular > 0 {
         eprintln!("note: {non_regular} symlinks or special files were not followed");
+    }
+    if ids.is_empty() {
+        // Nothing read is an error, not "no duplicates": a script must tell the two apart.
+        let summary = super::ingest::Summary {
+            skipped,
+            ..Default::default()
+        };
+        summary.report(false);
+        anyhow::bail!("nothing to compare: {}", summary.nothing_read());
+    }
+    if !quiet && ids.len() < 10 && m.method.is(&pocketdex_methods::fuzzy::Fuzzy) {
+        eprintln!(
+            "note: fuzzy verifies pairs by their tf-idf cosine within the collection, and among \
+             {} documents a word they all hold weighs nothing (idf = ln(N/df) = 0): near copies \
+             score low in a collection this small; `pocketdex compare A B` scores one pair \
+             alone, and `--method minhash` compares word sets",
+            ids.len()
+        );
     }
     if !quiet {
         let mut seen = HashSet::new();
@@ -480,14 +512,16 @@ impl Found {
         let n = self.ids.len();
         let in_groups = self.in_groups();
         eprintln!(
-            "{}: {n} documents ({}) in {:.2} s ({:.0} docs/s): {} group{} holding {in_groups} \
-             documents ({:.1}%), {} pair{} with {}",
+            "{}: {} ({}) in {:.2} s ({:.0} docs/s): {} group{} holding {} ({:.1}%), {} pair{} \
+             with {}",
             d.method().name(),
+            util::plural(n as u64, "document"),
             util::size(self.bytes),
             self.seconds,
             n as f64 / self.seconds.max(1e-9),
             self.groups.len(),
             if self.groups.len() == 1 { "" } else { "s" },
+            util::plural(in_groups as u64, "document"),
             100.0 * in_groups as f64 / n.max(1) as f64,
             self.outcome.pairs.len(),
             if self.outcome.pairs.len() == 1 {
@@ -499,9 +533,12 @@ impl Found {
         );
         let s = &self.outcome.stats;
         eprintln!(
-            "{} distinct ({} later copies compared once), {} candidate pairs, {} set aside, {} skipped",
+            "{} distinct ({} compared once), {} candidate pairs, {} set aside, {} skipped",
             s.distinct,
-            s.copies,
+            match s.copies {
+                1 => "1 later copy".to_string(),
+                n => format!("{} later copies", util::thousands(n)),
+            },
             s.candidates,
             self.outcome.set_aside.len(),
             self.skipped.len()

@@ -7,6 +7,7 @@ use pocketdex::fingerprint::Fingerprint;
 use pocketdex::{Analyzer, Index, IndexBuilder, Lang, Params};
 use pocketdex_eval::{self as eval, DocMap, Report, Settings, TermDocs};
 use serde_json::json;
+use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
@@ -358,7 +359,8 @@ fn measure<D: AsRef<[u8]> + Sync>(
     }
     write("eval.json", serde_json::to_string_pretty(&out)?.as_bytes())?;
     if args.json {
-        println!("{out}");
+        // With `?`: a closed stdout (`| head`) ends the command quietly, as in `query`.
+        writeln!(std::io::stdout().lock(), "{out}")?;
     }
     if !args.quiet {
         eprint!("{}", report.text());

@@ -77,6 +77,16 @@ fn min_share(s: &str) -> Result<f64, String> {
 }
 
 pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
+    // Before the word list is read: an output that cannot be written, or that is the word
+    // list itself, is refused as every other command refuses it.
+    let source = match &cmd {
+        Command::Build(a) => &a.source,
+        Command::Idf(a) => &a.source,
+    };
+    if let Some(out) = &source.output {
+        pocketdex::atomic::check_writable(out)?;
+        pocketdex::atomic::check_not_input(out, std::slice::from_ref(&source.wordfreq))?;
+    }
     match cmd {
         Command::Build(a) => build(a),
         Command::Idf(a) => idf(a),
@@ -135,9 +145,9 @@ fn file_name(path: &Path) -> String {
 
 fn write(output: Option<&Path>, text: &str) -> anyhow::Result<()> {
     match output {
-        Some(path) => {
-            std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?
-        }
+        // Written beside and renamed into place: an interrupted run leaves the old table.
+        Some(path) => pocketdex::atomic::write_file(path, |w| Ok(w.write_all(text.as_bytes())?))
+            .with_context(|| format!("writing {}", path.display()))?,
         None => write!(std::io::stdout().lock(), "{text}")?,
     }
     Ok(())

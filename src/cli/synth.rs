@@ -83,7 +83,8 @@ pub struct Args {
     #[arg(long)]
     copies_only: bool,
     /// Generate N documents without near-duplicates instead of copying INPUT.
-    #[arg(long, value_name = "N", help_heading = "Generated collections")]
+    #[arg(long, value_name = "N", help_heading = "Generated collections",
+          value_parser = clap::builder::RangedU64ValueParser::<u64>::new().range(1..))]
     generate: Option<u64>,
     /// The vocabulary of --generate: a wordfreq .msgpack.gz file or a word list.
     #[arg(long, value_name = "FILE", help_heading = "Generated collections")]
@@ -169,6 +170,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             Ok(())
         },
     )?;
+    if docs.is_empty() {
+        summary.report(false);
+        anyhow::bail!(
+            "no documents to edit: {}; nothing was written to {}",
+            summary.nothing_read(),
+            args.output.display()
+        );
+    }
     // The vocabulary new words come from: the words of the first 2,000 documents.
     let vocab: Vec<&str> = docs
         .iter()

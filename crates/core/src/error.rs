@@ -75,6 +75,18 @@ pub enum Error {
         /// The index set.
         path: PathBuf,
     },
+    /// An error of one file among several (a segment of an index set, one of files queried
+    /// together), the file named: [`Error::kind`] is the wrapped error's, so a damaged segment
+    /// is as damaged as a damaged file.
+    #[error("{file}: {error}{}", advice.map(|a| format!("; {a}")).unwrap_or_default())]
+    InFile {
+        /// The file.
+        file: String,
+        /// What went wrong in it.
+        error: Box<Error>,
+        /// What mends it, beyond what `error` says.
+        advice: Option<&'static str>,
+    },
     /// A document id that an index set already holds.
     #[error("{}", duplicate_id(id, file.as_deref()))]
     DuplicateId {
@@ -109,10 +121,34 @@ impl Error {
     /// The kind of the underlying I/O error, for an I/O error: how front ends tell a closed
     /// output (`BrokenPipe`) or a missing file from other failures without reading messages.
     pub fn io_kind(&self) -> Option<std::io::ErrorKind> {
-        match self {
+        match self.kind() {
             Error::Io { source, .. } => Some(source.kind()),
             _ => None,
         }
+    }
+
+    /// The error that says what kind of failure this is: the wrapped one of an
+    /// [`Error::InFile`], this one otherwise. Front ends match on it (a damaged file, a bad
+    /// argument, a busy set) and print the whole error.
+    pub fn kind(&self) -> &Error {
+        match self {
+            Error::InFile { error, .. } => error.kind(),
+            e => e,
+        }
+    }
+
+    /// True when the bytes of an index are damaged or foreign: not an index, an unknown version,
+    /// truncated, inconsistent, or failing a checksum.
+    pub fn is_damage(&self) -> bool {
+        matches!(
+            self.kind(),
+            Error::BadMagic
+                | Error::Version { .. }
+                | Error::Truncated { .. }
+                | Error::Format { .. }
+                | Error::ChecksumMismatch { .. }
+                | Error::BlockMismatch { .. }
+        )
     }
 
     /// This error, found while reading `file` (a part of a set or of files queried together),

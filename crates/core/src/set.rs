@@ -259,7 +259,11 @@ fn in_file(path: &Path, e: Error) -> Error {
     match e {
         Error::Io { path: None, source } => Error::io(path, source),
         Error::Io { .. } => e,
-        other => Error::Invalid(format!("{}: {other}", path.display())),
+        other => Error::InFile {
+            file: path.display().to_string(),
+            error: Box::new(other),
+            advice: None,
+        },
     }
 }
 
@@ -458,7 +462,16 @@ impl IndexSet<Mmap> {
             // and `IndexSet::open` then reads the new manifest.
             let index = named_segment(&path, s, like).map_err(|e| match e {
                 Error::Io { .. } => e,
-                damaged => Error::Invalid(format!("{damaged}; {MENDS}")),
+                Error::InFile { file, error, .. } => Error::InFile {
+                    file,
+                    error,
+                    advice: Some(MENDS),
+                },
+                damaged => Error::InFile {
+                    file: path.display().to_string(),
+                    error: Box::new(damaged),
+                    advice: Some(MENDS),
+                },
             })?;
             parts.push(Part {
                 file: s.file.clone(),
@@ -579,9 +592,11 @@ impl<D: AsRef<[u8]>> IndexSet<D> {
         }
         for p in &self.parts {
             let doc_count = p.index.doc_count();
-            p.index
-                .verify()
-                .map_err(|e| Error::Invalid(format!("{}: {e}", p.file)))?;
+            p.index.verify().map_err(|e| Error::InFile {
+                file: p.file.clone(),
+                error: Box::new(e),
+                advice: None,
+            })?;
             if p.deleted.last().is_some_and(|&d| d >= doc_count) {
                 return Err(Error::format(format!(
                     "{}: a deleted document is out of range",

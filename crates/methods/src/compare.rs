@@ -167,6 +167,42 @@ impl Comparison {
             })
             .collect()
     }
+
+    /// [`Comparison::verdicts`] as `pocketdex compare --json` and the server's `/v1/compare`
+    /// give them, each with its threshold and what its score measures.
+    pub fn verdict_records(&self) -> Vec<Verdict> {
+        self.verdicts()
+            .into_iter()
+            .map(|(m, score, pass)| Verdict {
+                method: m.name(),
+                score,
+                threshold: m.default_threshold(),
+                near_duplicate: pass,
+                measure: if m.name() == "fuzzy" {
+                    // Two documents alone are no collection to learn an idf from.
+                    "cosine of term frequencies (dups --method fuzzy: tf-idf cosine in the collection)"
+                } else {
+                    "as dups measures it"
+                },
+            })
+            .collect()
+    }
+}
+
+/// One method's verdict on a pair: its score, its default threshold, and whether the score
+/// reaches it.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Verdict {
+    /// The method's name.
+    pub method: &'static str,
+    /// Its score of the pair.
+    pub score: f64,
+    /// Its default threshold.
+    pub threshold: f64,
+    /// Whether the score reaches the threshold.
+    pub near_duplicate: bool,
+    /// What the score is, where it differs from what `pocketdex dups` measures.
+    pub measure: &'static str,
 }
 
 fn set_score(a: &[u64], b: &[u64], dice: bool) -> SetScore {

@@ -71,7 +71,8 @@ pub fn with_context(context: &str, e: Error) -> PyErr {
             "(`pocketdex build --segment-of SET`, or IndexBuilder::like)",
             "(IndexBuilder.like(set, segment=True))",
         );
-    match &e {
+    // A segment's or part's error is of the kind it wraps.
+    match e.kind() {
         Error::Io { source, path } => {
             // As Python's own: errno and filename set (`e.errno == errno.ENOENT` works).
             let args = |m: String| match (source.raw_os_error(), path) {
@@ -88,12 +89,7 @@ pub fn with_context(context: &str, e: Error) -> PyErr {
         Error::Signature(_) => SignatureError::new_err(message),
         Error::Busy { .. } => BusyError::new_err(message),
         Error::DuplicateId { .. } => DuplicateIdError::new_err(message),
-        Error::BadMagic
-        | Error::Version { .. }
-        | Error::Truncated { .. }
-        | Error::Format { .. }
-        | Error::ChecksumMismatch { .. }
-        | Error::BlockMismatch { .. } => CorruptIndexError::new_err(message),
+        _ if e.is_damage() => CorruptIndexError::new_err(message),
         _ => PocketdexError::new_err(message),
     }
 }

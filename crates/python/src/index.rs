@@ -114,8 +114,9 @@ impl Hit {
 #[pyclass(module = "pocketdex", frozen)]
 pub struct Index {
     set: IndexSet<Mmap>,
-    /// Per path given: its label and, for a set, its schema (for `info`).
-    opened: Vec<(String, Option<pocketdex::Index<Mmap>>)>,
+    /// Per path given: its label, for a set its schema (for `info`), and the path made
+    /// absolute, so that `info` reopens it after a change of directory.
+    opened: Vec<(String, Option<pocketdex::Index<Mmap>>, PathBuf)>,
     /// Whether the paths were given as a list (`info` then lists them, even one).
     listed: bool,
 }
@@ -151,7 +152,7 @@ impl Index {
 
     /// The fingerprinter of the first part (every part of a set shares it).
     fn fingerprinter(&self) -> PyResult<&pocketdex::Fingerprinter> {
-        if let Some((_, Some(schema))) = self.opened.first() {
+        if let Some((_, Some(schema), _)) = self.opened.first() {
             return Ok(schema.fingerprinter());
         }
         self.set
@@ -186,7 +187,8 @@ impl Index {
             let mut opened = Vec::new();
             for p in &paths {
                 let (set, schema) = open_one(p)?;
-                opened.push((p.display().to_string(), schema));
+                let absolute = std::path::absolute(p).unwrap_or_else(|_| p.clone());
+                opened.push((p.display().to_string(), schema, absolute));
                 all = Some(match all {
                     None => set,
                     Some(a) => a.join(set),
@@ -263,7 +265,7 @@ impl Index {
     fn fingerprint(&self, py: Python<'_>, text: &str) -> PyResult<Fingerprint> {
         let f = self.fingerprinter()?;
         let resolution = match self.opened.first() {
-            Some((_, Some(schema))) => schema.resolution(),
+            Some((_, Some(schema), _)) => schema.resolution(),
             _ => self.set.parts()[0].index.resolution(),
         };
         Ok(py.detach(|| Fingerprint::of(f, resolution, text)))
@@ -277,13 +279,10 @@ impl Index {
         let infos = py.detach(|| {
             self.opened
                 .iter()
-                .map(|(label, _)| {
-                    let path = Path::new(label);
-                    match open_one(path)? {
-                        (set, Some(schema)) => Ok(pocketdex::info::set_info(label, &set, &schema)),
-                        (set, None) => pocketdex::info::file_info(label, &set.parts()[0].index)
-                            .map_err(|e| with_context(label, e)),
-                    }
+                .map(|(label, _, path)| match open_one(path)? {
+                    (set, Some(schema)) => Ok(pocketdex::info::set_info(label, &set, &schema)),
+                    (set, None) => pocketdex::info::file_info(label, &set.parts()[0].index)
+                        .map_err(|e| with_context(label, e)),
                 })
                 .collect::<PyResult<Vec<_>>>()
         })?;
@@ -317,7 +316,7 @@ impl Index {
             "<pocketdex.Index {}: {} documents>",
             self.opened
                 .iter()
-                .map(|(l, _)| l.as_str())
+                .map(|(l, _, _)| l.as_str())
                 .collect::<Vec<_>>()
                 .join(" + "),
             self.set.live_docs()

@@ -110,6 +110,11 @@ def test_a_sharded_build_is_one_build(spark, data, cli):
     assert all(match != i for i, (match, _) in by_path.items())
     by_str = pxs.nearest(some, str(d / "archive.set"), id_col="id").collect()
     assert by_path == {r["id"]: (r["match_id"], r["match_score"]) for r in by_str}
+    # A column the matches would be named as is refused, and another prefix avoids it.
+    clashing = some.withColumnRenamed("id", "match_id")
+    with pytest.raises(ValueError, match="'match_id'.*another prefix="):
+        pxs.nearest(clashing, d / "archive.set")
+    assert "near_id" in pxs.nearest(clashing, d / "archive.set", prefix="near_").columns
 
 
 def test_a_repeated_id_adds_nothing(spark, tmp_path):
@@ -128,3 +133,12 @@ def test_a_repeated_id_adds_nothing(spark, tmp_path):
     # A pathlib.Path as the path, as a str.
     assert pxs.build(fixed, tmp_path / "dup.set")["documents"] == 2
     assert len(pocketdex.Index(tmp_path / "dup.set")) == 2
+    # Null ids are refused, saying so; a directory the caller made stays, empty.
+    nulls = spark.createDataFrame(
+        [(None, "Jupiter is the fifth planet from the Sun."), ("b", "Mozart was a composer.")],
+        "id string, text string",
+    )
+    (tmp_path / "mine").mkdir()
+    with pytest.raises(Exception, match="the id column 'id' holds nulls"):
+        pxs.build(nulls, tmp_path / "mine")
+    assert (tmp_path / "mine").is_dir() and not list((tmp_path / "mine").iterdir())

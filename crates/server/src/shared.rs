@@ -27,13 +27,7 @@ pub fn compare(a: &str, b: &str, lang: Lang) -> Result<CompareAnswer, ApiError> 
         },
         &options,
     )?;
-    let verdicts = c
-        .verdicts()
-        .iter()
-        .map(|&(m, score, pass)| {
-            json!({"method": m, "score": score, "threshold": m.default_threshold(), "near_duplicate": pass})
-        })
-        .collect();
+    let verdicts = c.verdict_records().iter().map(|v| json!(v)).collect();
     let analyzer = Analyzer::for_lang(lang);
     let terms = |t: &str| -> HashSet<String> { analyzer.terms(t).into_iter().collect() };
     let (terms_a, terms_b) = (terms(&plain_a), terms(&plain_b));

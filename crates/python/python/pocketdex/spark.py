@@ -42,6 +42,12 @@ def _shard_builder(schema: bytes, id_col: str, text_col: str, title_col: Optiona
 
         builder = _px.IndexBuilder.like(schema, segment=True)
         for batch in batches:
+            # A null id would be named after its row in this partition ("row 0"), which
+            # another partition names alike: refused here, where the cause is plain.
+            if batch.column(id_col).null_count:
+                raise ValueError(
+                    "the id column %r holds nulls: every document of an index set needs an id" % id_col
+                )
             titles = batch.column(title_col) if title_col else None
             builder.add_batch(batch.column(id_col), batch.column(text_col), titles)
         part = TaskContext.get().partitionId()  # type: ignore[union-attr]
@@ -80,12 +86,23 @@ def build(
     """
     if expected_docs is None:
         expected_docs = max(int(df.count()), 1)
+    existed = os.path.exists(path)
     schema = _px.create_set(path, lang=lang, expected_docs=expected_docs)
     try:
         return _build_shards(df, path, schema, id_col, text_col, title_col)
     except BaseException:
-        # The set is new and holds nothing yet: remove it rather than leave a half-made job.
-        shutil.rmtree(path, ignore_errors=True)
+        # The set is new and holds nothing yet: remove it rather than leave a half-made job
+        # (what create_set made in a directory the caller made; the directory itself only when
+        # this call made it).
+        if existed:
+            for name in os.listdir(path):
+                entry = os.path.join(path, name)
+                if os.path.isdir(entry):
+                    shutil.rmtree(entry, ignore_errors=True)
+                else:
+                    os.remove(entry)
+        else:
+            shutil.rmtree(path, ignore_errors=True)
         raise
 
 
@@ -150,11 +167,17 @@ def nearest(
     from pyspark import SparkFiles
     from pyspark.sql.types import DoubleType, StringType, StructField, StructType
 
+    id_name, score_name = prefix + "id", prefix + "score"
+    clash = [c for c in (id_name, score_name) if c in df.columns]
+    if clash:
+        raise ValueError(
+            "df has a column named %s already; give another prefix= for the match columns"
+            % " and ".join(repr(c) for c in clash)
+        )
     path = os.path.abspath(path)
     if ship:
         df.sparkSession.sparkContext.addFile(path, recursive=os.path.isdir(path))
     name = os.path.basename(path)
-    id_name, score_name = prefix + "id", prefix + "score"
     top = 2 if id_col else 1
 
     def annotate(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
