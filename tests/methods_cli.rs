@@ -6,7 +6,7 @@
 
 use crate::common;
 
-use common::{pocketdex, root, stderr, stdout};
+use common::{failed_with, pocketdex, root, stderr, stdout};
 use pocketdex_methods::compare::{compare, Input};
 use pocketdex_methods::exact::Exact;
 use pocketdex_methods::fuzzy::Fuzzy;
@@ -671,33 +671,23 @@ fn methods_refuse_what_cannot_be_compared_and_survive_closed_pipes() {
     // `reference` refuses, before reading, an output that is its word list or a link.
     let words = tmp.path().join("words.gz");
     std::fs::write(&words, b"not read").unwrap();
-    let o = pocketdex(&[
-        "reference",
-        "idf",
-        "--lang",
-        "en",
-        "--wordfreq",
-        &t(&words),
-        "-o",
-        &t(&words),
-    ]);
-    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    assert!(stderr(&o).contains("is also an input"), "{}", stderr(&o));
+    let idf_to = |out: &Path| {
+        pocketdex(&[
+            "reference",
+            "idf",
+            "--lang",
+            "en",
+            "--wordfreq",
+            &t(&words),
+            "-o",
+            &t(out),
+        ])
+    };
+    failed_with(&idf_to(&words), "is also an input");
     assert_eq!(std::fs::read(&words).unwrap(), b"not read");
     let link = tmp.path().join("link.tsv");
     std::os::unix::fs::symlink(&words, &link).unwrap();
-    let o = pocketdex(&[
-        "reference",
-        "idf",
-        "--lang",
-        "en",
-        "--wordfreq",
-        &t(&words),
-        "-o",
-        &t(&link),
-    ]);
-    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    assert!(stderr(&o).contains("symbolic link"), "{}", stderr(&o));
+    failed_with(&idf_to(&link), "symbolic link");
 
     // Output and messages into pipes closed before the first write.
     let closed = |args: &[&str], stdout: bool| {

@@ -78,8 +78,10 @@ def build(
 
     ``path`` is a str or any os.PathLike (pathlib.Path). ``expected_docs`` fixes the codes'
     resolution (default: ``df.count()``); a set grows well to about ten times it. Ids must be
-    unique (and not null): a repeated one raises ``ValueError`` naming it and its partition.
-    When the job fails, the new set is removed, so that the same call can run again. Returns
+    unique (and not null): a repeated one raises ``ValueError`` naming it and its partition, a
+    null one fails the job saying the id column holds nulls. When the job fails, what the call
+    made is removed (a directory the caller made is left, empty), so that the same call can run
+    again. Returns
     ``documents``, ``segments`` and ``skipped`` (empty texts). Shards travel to the driver as
     Arrow binary values, so no shared file system is needed; keep partitions under about 1 GB of
     text each (Arrow's 2 GB per value).
@@ -155,7 +157,8 @@ def nearest(
     prefix: str = "match_",
 ) -> Any:
     """``df`` with each row's nearest indexed copy: ``match_id`` (null when none scores at least
-    ``threshold``, default 0.5) and ``match_score``.
+    ``threshold``, default 0.5) and ``match_score`` (named with ``prefix``; a ``df`` that has a
+    column of either name already raises ``ValueError``).
 
     ``path`` (a str or any os.PathLike) is an index file or set. With ``id_col``, a hit with the
     row's own id is passed over (the nearest *other* copy, for a DataFrame that is itself
