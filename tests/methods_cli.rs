@@ -636,6 +636,20 @@ fn methods_refuse_what_cannot_be_compared_and_survive_closed_pipes() {
             stderr(&o)
         );
     }
+    assert!(
+        !tmp.path().join("rep").exists(),
+        "a failed report leaves no directory"
+    );
+    let file = tmp.path().join("file");
+    std::fs::write(&file, "x").unwrap();
+    failed_with(
+        &pocketdex(&["report", "samples/wiki-en", "--out", &t(&file)]),
+        "is a file; --out names the directory",
+    );
+    // dups -o takes the extension in any case, and .ndjson as JSON Lines.
+    let rows = tmp.path().join("rows.NDJSON");
+    let o = pocketdex(&["dups", &t(&empty), "--method", "exact", "-o", &t(&rows)]);
+    assert!(!stderr(&o).contains("name a .parquet"), "{}", stderr(&o));
     let out = tmp.path().join("s.jsonl");
     let o = pocketdex(&["synth", &t(&empty), "-o", &t(&out)]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));

@@ -23,11 +23,16 @@ impl Format {
     /// The format a file's extension names: `.parquet` or `.jsonl`; anything else is an error
     /// that says so.
     pub fn of(path: &Path) -> anyhow::Result<Format> {
-        match path.extension().and_then(|e| e.to_str()) {
+        // In any case, and .ndjson too, as inputs are recognised.
+        let ext = path
+            .extension()
+            .and_then(|e| e.to_str())
+            .map(str::to_ascii_lowercase);
+        match ext.as_deref() {
             Some("parquet") => Ok(Format::Parquet),
-            Some("jsonl") => Ok(Format::Jsonl),
+            Some("jsonl" | "ndjson") => Ok(Format::Jsonl),
             _ => anyhow::bail!(
-                "--output {}: name a .parquet or a .jsonl file (the extension chooses the format)",
+                "--output {}: name a .parquet or a .jsonl (.ndjson) file (the extension chooses the format)",
                 path.display()
             ),
         }

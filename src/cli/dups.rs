@@ -80,7 +80,7 @@ pub struct Args {
     #[arg(long)]
     json: bool,
     /// Also write one row per document to FILE (see above): Parquet for FILE.parquet, JSON
-    /// Lines for FILE.jsonl.
+    /// Lines for FILE.jsonl or FILE.ndjson (the extension in any case).
     #[arg(short, long, value_name = "FILE")]
     output: Option<std::path::PathBuf>,
     #[command(flatten)]

@@ -55,9 +55,23 @@ struct Row {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    if args.out.exists() && !args.out.is_dir() {
+        anyhow::bail!(
+            "{} is a file; --out names the directory the report's files are written to",
+            args.out.display()
+        );
+    }
+    // Made before the inputs are read, so that a directory that cannot be made fails at once;
+    // taken back when the run fails and this call made it.
+    let existed = args.out.exists();
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("cannot create {}", args.out.display()))?;
-    let found = dups::detect(&args.inputs, &args.input.reader(), &args.method, args.quiet)?;
+    let found = dups::detect(&args.inputs, &args.input.reader(), &args.method, args.quiet)
+        .inspect_err(|_| {
+            if !existed {
+                let _ = std::fs::remove_dir(&args.out);
+            }
+        })?;
     let mut by_size: BTreeMap<usize, usize> = BTreeMap::new();
     for g in &found.groups {
         *by_size.entry(g.members.len()).or_default() += 1;
