@@ -49,6 +49,24 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     Ok(())
 }
 
+/// `message` with the core's advice to run a CLI command, which Python users may not have,
+/// given as the Python call that does the same where there is one.
+fn python_advice(mut message: String) -> String {
+    for create in [
+        "; create an index set with `pocketdex add ",
+        "; create a set with `pocketdex add ",
+    ] {
+        if let Some(at) = message.find(create) {
+            message.truncate(at);
+            message.push_str("; create one with pocketdex.create_set(path)");
+        }
+    }
+    message.replace(
+        "(`pocketdex delete SET ID`)",
+        "(`pocketdex delete SET ID` on the command line)",
+    )
+}
+
 /// The exception for a core error, its message prefixed with `context` (a path) as the CLI
 /// prefixes it: I/O errors are `OSError`s (`FileNotFoundError`, `PermissionError`), invalid
 /// arguments `ValueError`s, a damaged or foreign file `CorruptIndexError`.
@@ -72,6 +90,7 @@ pub fn with_context(context: &str, e: Error) -> PyErr {
             "(IndexBuilder.like(set, segment=True))",
         );
     // A segment's or part's error is of the kind it wraps.
+    let message = python_advice(message);
     match e.kind() {
         Error::Io { source, path } => {
             // As Python's own: errno and filename set (`e.errno == errno.ENOENT` works).
