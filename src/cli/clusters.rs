@@ -32,7 +32,7 @@ impl Format {
             Some("parquet") => Ok(Format::Parquet),
             Some("jsonl" | "ndjson") => Ok(Format::Jsonl),
             _ => anyhow::bail!(
-                "--output {}: name a .parquet or a .jsonl (.ndjson) file (the extension chooses the format)",
+                "--output {}: name a .parquet or a .jsonl file (or .ndjson; the extension chooses the format)",
                 path.display()
             ),
         }
