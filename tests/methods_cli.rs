@@ -486,7 +486,7 @@ fn dedup_run_keeps_the_best_ranked_of_each_group() {
         stderr(&o)
     );
     let none = tmp.path().join("none.jsonl");
-    std::fs::write(&none, "{\"type\": \"summary\"}\n").unwrap();
+    std::fs::write(&none, "{\"type\": \"summary\"}\n{\"members\": []}\n").unwrap();
     let o = with(&none);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("holds no groups"), "{}", stderr(&o));

@@ -60,6 +60,13 @@ fn read_groups(path: &PathBuf) -> anyhow::Result<(HashMap<String, u32>, usize)> 
         .with_context(|| format!("cannot open groups file {}", path.display()))?;
     let mut ids: HashMap<String, u32> = HashMap::new();
     let mut lists: Vec<Vec<u32>> = Vec::new();
+    // The number of a document id, given on first sight.
+    let mut number = |id: String| {
+        let next = ids.len() as u32;
+        *ids.entry(id).or_insert(next)
+    };
+    // Per `cluster_id` of the rows of `dups -o`: which of `lists` its documents go to.
+    let mut clusters: HashMap<String, usize> = HashMap::new();
     for (no, line) in std::io::BufReader::new(file).lines().enumerate() {
         let line = line.with_context(|| format!("reading {}", path.display()))?;
         let t = line.trim();
@@ -79,13 +86,16 @@ fn read_groups(path: &PathBuf) -> anyhow::Result<(HashMap<String, u32>, usize)> 
             ) {
                 (Some(m), _) => m.iter().map(as_id).collect(),
                 // A row of `dups -o rows.jsonl`: its cluster is its group.
-                (None, Some(cluster)) => match v.get("id") {
-                    Some(id) => {
-                        let key = format!("\0cluster {cluster}");
-                        vec![key, as_id(id)]
+                (None, Some(cluster)) => {
+                    if let Some(id) = v.get("id") {
+                        let at = *clusters.entry(cluster.to_string()).or_insert_with(|| {
+                            lists.push(Vec::new());
+                            lists.len() - 1
+                        });
+                        lists[at].push(number(as_id(id)));
                     }
-                    None => continue,
-                },
+                    continue;
+                }
                 (None, None) => continue,
             }
         } else if no == 0 && t.starts_with("group ") && t.contains(" documents") {
@@ -96,12 +106,7 @@ fn read_groups(path: &PathBuf) -> anyhow::Result<(HashMap<String, u32>, usize)> 
         } else {
             t.split_whitespace().map(str::to_owned).collect()
         };
-        let mut list = Vec::with_capacity(members.len());
-        for m in members {
-            let next = ids.len() as u32;
-            list.push(*ids.entry(m).or_insert(next));
-        }
-        lists.push(list);
+        lists.push(members.into_iter().map(&mut number).collect());
     }
     let mut uf = UnionFind::new(ids.len());
     for l in &lists {
@@ -109,15 +114,17 @@ fn read_groups(path: &PathBuf) -> anyhow::Result<(HashMap<String, u32>, usize)> 
             uf.union(w[0], w[1]);
         }
     }
-    if lists.is_empty() {
+    if lists.iter().all(Vec::is_empty) {
         anyhow::bail!(
             "{} holds no groups: give the JSON Lines of `pocketdex dups --json` (lines with a \"members\" list), the rows of `dups -o rows.jsonl`, `groups.jsonl` of `pocketdex report`, or one group of ids per line",
             path.display()
         );
     }
-    // A row's cluster key is no document: groups are counted, and ids kept, without them.
-    ids.retain(|id, _| !id.starts_with("\0cluster "));
-    let mut roots: Vec<u32> = lists.iter().map(|l| uf.find(l[0])).collect();
+    // Groups after merging those that share a document (an empty "members" list is none).
+    let mut roots: Vec<u32> = lists
+        .iter()
+        .filter_map(|l| Some(uf.find(*l.first()?)))
+        .collect();
     roots.sort_unstable();
     roots.dedup();
     let groups = roots.len();

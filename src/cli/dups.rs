@@ -319,16 +319,13 @@ pub fn detect(
         );
     }
     // The same input twice would pair each of its documents with itself.
-    let mut seen: Vec<(std::path::PathBuf, &String)> = Vec::new();
-    for input in inputs.iter().filter(|i| *i != "-") {
-        if let Ok(real) = std::fs::canonicalize(input) {
-            if let Some((_, first)) = seen.iter().find(|(r, _)| *r == real) {
-                anyhow::bail!(
-                    "{input} is the same input as {first}: each of its documents would be paired with itself; give it once"
-                );
-            }
-            seen.push((real, input));
-        }
+    let files: Vec<&String> = inputs.iter().filter(|i| *i != "-").collect();
+    if let Some((first, again)) = util::repeated_path(&files) {
+        anyhow::bail!(
+            "{} is the same input as {}: each of its documents would be paired with itself; give it once",
+            again.display(),
+            first.display()
+        );
     }
     let sources = corpus::sources(inputs)?;
     if m.method.is(&Exact) && m.params.level == Level::Whitespace && !quiet {

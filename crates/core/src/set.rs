@@ -258,7 +258,7 @@ fn map(path: &Path, like: Option<&Index<Mmap>>) -> Result<Index<Mmap>> {
 fn in_file(path: &Path, e: Error) -> Error {
     match e {
         Error::Io { path: None, source } => Error::io(path, source),
-        Error::Io { .. } => e,
+        Error::Io { .. } | Error::InFile { .. } => e,
         other => Error::InFile {
             file: path.display().to_string(),
             error: Box::new(other),
@@ -287,21 +287,34 @@ fn named_segment(
     Ok(index)
 }
 
-/// [`named_segment`], and sound in every byte; otherwise what is wrong with it.
+/// [`named_segment`] as a part of the set, sound in every byte ([`Part::verify`]); otherwise
+/// what is wrong with it.
 fn sound_segment(
     path: &Path,
     entry: &SegmentEntry,
     like: Option<&Index<Mmap>>,
-) -> Result<Index<Mmap>> {
-    let index = named_segment(path, entry, like)?;
-    index.verify().map_err(|e| in_file(path, e))?;
-    if entry.deleted.last().is_some_and(|&d| d >= entry.docs) {
-        return Err(Error::format(format!(
-            "{}: a deleted document is out of range",
-            path.display()
-        )));
+) -> Result<Part<Mmap>> {
+    let part = Part {
+        file: entry.file.clone(),
+        index: named_segment(path, entry, like)?,
+        deleted: entry.deleted.clone(),
+    };
+    part.verify()?;
+    Ok(part)
+}
+
+/// `e`, met in the file at `path`, naming it and what mends it; I/O errors stay as they are
+/// (a segment a merge removed meanwhile is `NotFound`, and [`IndexSet::open`] then reads the
+/// new manifest).
+fn advised(path: &Path, e: Error, advice: &'static str) -> Error {
+    match in_file(path, e) {
+        Error::InFile { file, error, .. } => Error::InFile {
+            file,
+            error,
+            advice: Some(advice),
+        },
+        other => other,
     }
-    Ok(index)
 }
 
 /// Refuses a schema (at `path`) that is not the one `parts` were built from: one copied from
@@ -352,6 +365,27 @@ pub struct Part<D> {
 }
 
 impl<D: AsRef<[u8]>> Part<D> {
+    /// Checks every byte of the part's index ([`Index::verify`]) and that every deleted
+    /// document exists; an error names the part's file.
+    fn verify(&self) -> Result<()> {
+        self.index.verify().map_err(|e| Error::InFile {
+            file: self.file.clone(),
+            error: Box::new(e),
+            advice: None,
+        })?;
+        if self
+            .deleted
+            .last()
+            .is_some_and(|&d| d >= self.index.doc_count())
+        {
+            return Err(Error::format(format!(
+                "{}: a deleted document is out of range",
+                self.file
+            )));
+        }
+        Ok(())
+    }
+
     /// True when document `doc` of this part was deleted.
     pub fn is_deleted(&self, doc: u32) -> bool {
         self.deleted.binary_search(&doc).is_ok()
@@ -458,21 +492,7 @@ impl IndexSet<Mmap> {
             let like = like
                 .or(parts.first().map(|p: &Part<Mmap>| &p.index))
                 .or(open.values().next());
-            // I/O errors stay as they are: a segment a merge removed meanwhile is NotFound,
-            // and `IndexSet::open` then reads the new manifest.
-            let index = named_segment(&path, s, like).map_err(|e| match e {
-                Error::Io { .. } => e,
-                Error::InFile { file, error, .. } => Error::InFile {
-                    file,
-                    error,
-                    advice: Some(MENDS),
-                },
-                damaged => Error::InFile {
-                    file: path.display().to_string(),
-                    error: Box::new(damaged),
-                    advice: Some(MENDS),
-                },
-            })?;
+            let index = named_segment(&path, s, like).map_err(|e| advised(&path, e, MENDS))?;
             parts.push(Part {
                 file: s.file.clone(),
                 index,
@@ -591,18 +611,7 @@ impl<D: AsRef<[u8]>> IndexSet<D> {
             same_schema(&path, &schema, &self.parts)?;
         }
         for p in &self.parts {
-            let doc_count = p.index.doc_count();
-            p.index.verify().map_err(|e| Error::InFile {
-                file: p.file.clone(),
-                error: Box::new(e),
-                advice: None,
-            })?;
-            if p.deleted.last().is_some_and(|&d| d >= doc_count) {
-                return Err(Error::format(format!(
-                    "{}: a deleted document is out of range",
-                    p.file
-                )));
-            }
+            p.verify()?;
         }
         Ok(())
     }
@@ -825,11 +834,7 @@ impl SetWriter {
         for s in &manifest.segments {
             let path = dir.join(&s.file);
             match sound_segment(&path, s, schema.as_ref().ok()) {
-                Ok(index) => parts.push(Part {
-                    file: s.file.clone(),
-                    index,
-                    deleted: s.deleted.clone(),
-                }),
+                Ok(part) => parts.push(part),
                 Err(why) => dropped.push((s, why)),
             }
         }

@@ -178,7 +178,7 @@ impl Comparison {
                 score,
                 threshold: m.default_threshold(),
                 near_duplicate: pass,
-                measure: if m.name() == "fuzzy" {
+                measure: if m.is(&crate::fuzzy::Fuzzy) {
                     // Two documents alone are no collection to learn an idf from.
                     "cosine of term frequencies (dups --method fuzzy: tf-idf cosine in the collection)"
                 } else {

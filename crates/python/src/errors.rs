@@ -49,9 +49,10 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     Ok(())
 }
 
-/// `message` with the core's advice to run a CLI command, which Python users may not have,
-/// given as the Python call that does the same where there is one.
+/// `message` with the core's advice, which names the CLI's options and commands and Rust
+/// calls, given as the Python that does the same where there is one.
 fn python_advice(mut message: String) -> String {
+    // "…; create an index set with `pocketdex add PATH DOC...`": the advice ends the message.
     for create in [
         "; create an index set with `pocketdex add ",
         "; create a set with `pocketdex add ",
@@ -61,10 +62,20 @@ fn python_advice(mut message: String) -> String {
             message.push_str("; create one with pocketdex.create_set(path)");
         }
     }
-    message.replace(
-        "(`pocketdex delete SET ID`)",
-        "(`pocketdex delete SET ID` on the command line)",
-    )
+    message
+        .replace("(`--wait`)", "(wait=True)")
+        .replace(
+            "(`pocketdex build --segment-of SET`, or IndexBuilder::like(schema).with_set_sections())",
+            "(IndexBuilder.like(set, segment=True))",
+        )
+        .replace(
+            "(`pocketdex build --segment-of SET`, or IndexBuilder::like)",
+            "(IndexBuilder.like(set, segment=True))",
+        )
+        .replace(
+            "(`pocketdex delete SET ID`)",
+            "(`pocketdex delete SET ID` on the command line)",
+        )
 }
 
 /// The exception for a core error, its message prefixed with `context` (a path) as the CLI
@@ -78,19 +89,8 @@ pub fn with_context(context: &str, e: Error) -> PyErr {
     } else {
         format!("{context}: {e}")
     };
-    // The core's advice names the CLI's options and Rust calls; Python has its own.
-    let message = message
-        .replace("(`--wait`)", "(wait=True)")
-        .replace(
-            "(`pocketdex build --segment-of SET`, or IndexBuilder::like(schema).with_set_sections())",
-            "(IndexBuilder.like(set, segment=True))",
-        )
-        .replace(
-            "(`pocketdex build --segment-of SET`, or IndexBuilder::like)",
-            "(IndexBuilder.like(set, segment=True))",
-        );
-    // A segment's or part's error is of the kind it wraps.
     let message = python_advice(message);
+    // A segment's or part's error is of the kind it wraps.
     match e.kind() {
         Error::Io { source, path } => {
             // As Python's own: errno and filename set (`e.errno == errno.ENOENT` works).
