@@ -201,9 +201,54 @@ fn binary_and_empty_files_are_skipped_and_invalid_utf8_counted() {
     assert!(err.contains("skipped blob.bin: binary"), "{err}");
     assert!(err.contains("skipped empty.txt: empty"), "{err}");
     assert!(
-        err.contains("1 documents had invalid UTF-8 (4 sequences"),
+        err.contains("1 document had invalid UTF-8 (4 sequences"),
         "{err}"
     );
+    // --quiet leaves out the progress and the summary, not what was lost; `add` alike.
+    let set = tmp.path().join("set");
+    for args in [
+        vec!["build", dir.to_str().unwrap(), "-o", &index, "-q"],
+        vec!["add", set.to_str().unwrap(), dir.to_str().unwrap(), "-q"],
+    ] {
+        let o = pocketdex(&args);
+        let err = stderr(&o);
+        assert!(o.status.success(), "{err}");
+        assert!(err.contains("skipped blob.bin: binary"), "{err}");
+        assert!(err.contains("1 document had invalid UTF-8"), "{err}");
+        assert!(
+            !err.contains("indexed") && !err.contains("created"),
+            "{err}"
+        );
+    }
+    // A compressed file says what it is.
+    std::fs::write(
+        dir.join("docs.jsonl.gz"),
+        [0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3],
+    )
+    .unwrap();
+    let o = pocketdex(&["build", dir.to_str().unwrap(), "-o", &index]);
+    assert!(
+        stderr(&o).contains("skipped docs.jsonl.gz: binary (gzip-compressed: decompress it first)"),
+        "{}",
+        stderr(&o)
+    );
+    // An input given twice, or inside another, would index its documents twice.
+    let latin1 = dir.join("latin1.txt");
+    for (args, says) in [
+        (
+            vec![dir.to_str().unwrap(), latin1.to_str().unwrap()],
+            "is inside",
+        ),
+        (
+            vec![latin1.to_str().unwrap(), dir.to_str().unwrap()],
+            "is a directory holding",
+        ),
+        (vec!["-", "-"], "- (standard input) is given twice"),
+    ] {
+        let o = pocketdex(&[&["build"][..], &args, &["-o", &index]].concat());
+        assert_eq!(o.status.code(), Some(2));
+        assert!(stderr(&o).contains(says), "{}", stderr(&o));
+    }
 }
 
 #[test]
@@ -312,7 +357,8 @@ fn similar_finds_a_heavily_edited_copy() {
             })
             .collect()
     };
-    let all = hits(&["--threshold", "0"]);
+    // -t is --threshold, as in check, dups, report and eval.
+    let all = hits(&["-t", "0"]);
     let kept: Vec<(String, f64)> = all.iter().filter(|h| h.1 >= 0.4).cloned().collect();
     assert_eq!(hits(&[]), kept, "{all:?}");
     assert!(kept.iter().any(|h| h.1 < 0.5), "{all:?}");
@@ -1052,6 +1098,29 @@ fn unreadable_docs_are_errors_and_mistakes_are_named() {
     std::fs::write(&empty, "").unwrap();
     let o = pocketdex(&["query", &index, empty.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    // But a DOC that was not looked up (binary, a record without text) leaves "no hit"
+    // unknown: exit 2, not the 1 a script takes for "no near copy".
+    let binary = tmp.path().join("doc.gz");
+    std::fs::write(&binary, b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03").unwrap();
+    let o = pocketdex(&["query", &index, binary.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("gzip-compressed: decompress it first")
+            && stderr(&o).contains("1 document was not looked up"),
+        "{}",
+        stderr(&o)
+    );
+    let o = pocketdex(&["query", &index, doc, binary.to_str().unwrap()]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "a hit of another DOC: {}",
+        stderr(&o)
+    );
+    let records = tmp.path().join("records.jsonl");
+    std::fs::write(&records, "{\"id\": \"a\", \"body\": \"Jupiter\"}\n").unwrap();
+    let o = pocketdex(&["query", &index, records.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
 
     let named = [
         (vec!["query", doc, &index], "the index comes first"),

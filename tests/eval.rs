@@ -327,7 +327,7 @@ fn cli_writes_table_json_and_plot() {
         jsonl.push('\n');
     }
     std::fs::write(dir.join("corpus.jsonl"), jsonl).unwrap();
-    let o = pocketdex(dir, &["eval", "corpus.jsonl", "--out", "out", "--json"]);
+    let o = pocketdex(dir, &["eval", "corpus.jsonl", "-o", "out", "--json"]);
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "{stderr}");
     assert!(stderr.contains("truth pairs"), "{stderr}");

@@ -299,6 +299,22 @@ fn compare_shows_every_measure() {
     let o = pocketdex(&["compare", a, "no/such/file"]);
     assert_eq!(o.status.code(), Some(2));
 
+    // A document over --max-doc-bytes is refused before it is held; one at the limit is not.
+    let len = |p: &str| std::fs::metadata(root().join(p)).unwrap().len();
+    assert!(len(a) > len(b));
+    let o = pocketdex(&["compare", a, b, "--max-doc-bytes", &len(a).to_string()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let size = len(b).to_string();
+    let o = pocketdex(&["compare", b, a, "--max-doc-bytes", &size]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains(&format!(
+            "{a} is larger than --max-doc-bytes ({size} bytes)"
+        )),
+        "{}",
+        stderr(&o)
+    );
+
     // The exact verdict is at --level, as `dups -m exact --level` groups; a document empty
     // at that level (only stopwords) is no exact copy, as `dups` sets it aside.
     let tmp = tempfile::tempdir().unwrap();
@@ -643,7 +659,7 @@ fn methods_refuse_what_cannot_be_compared_and_survive_closed_pipes() {
     let file = tmp.path().join("file");
     std::fs::write(&file, "x").unwrap();
     failed_with(
-        &pocketdex(&["report", "samples/wiki-en", "--out", &t(&file)]),
+        &pocketdex(&["report", "samples/wiki-en", "--output", &t(&file)]),
         "is a file; --out names the directory",
     );
     // dups -o takes the extension in any case, and .ndjson as JSON Lines.

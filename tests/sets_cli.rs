@@ -267,15 +267,7 @@ fn check_delete_and_their_exit_statuses() {
     let other: String = text.replace("Jupiter", "Zeus").replace("planet", "world");
     std::fs::write(twin.join("a.txt"), &other).unwrap();
     std::fs::write(twin.join("b.txt"), &other).unwrap();
-    let o = pocketdex(&[
-        "check",
-        s(&set),
-        s(&twin),
-        "--add",
-        "--json",
-        "--threshold",
-        "0.99",
-    ]);
+    let o = pocketdex(&["check", s(&set), s(&twin), "--add", "--json", "-t", "0.99"]);
     let lines: Vec<serde_json::Value> = stdout(&o)
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())

@@ -124,7 +124,7 @@ pub struct Args {
     /// Print every skipped input, not only the first ten.
     #[arg(short, long)]
     verbose: bool,
-    /// No progress bar and no summary.
+    /// No progress bar and no summary (what was skipped, and warnings, are still said).
     #[arg(short, long)]
     quiet: bool,
 }
@@ -191,6 +191,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     // Before any document is read: a build of hours should not fail at its last step.
     pocketdex::atomic::check_writable(&args.output)?;
     pocketdex::atomic::check_not_input(&args.output, &args.inputs)?;
+    util::inputs_once(&args.inputs, "its documents would be indexed twice")?;
     let sources = corpus::sources(&args.inputs)?;
     if !args.quiet {
         util::note_pipes(&args.inputs);
@@ -284,16 +285,18 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let stats = builder
         .write_to_path(&args.output)
         .with_context(|| format!("writing {}", args.output.display()))?;
-    if args.quiet {
-        return Ok(ExitCode::SUCCESS);
-    }
+    // Said even with --quiet: a document skipped or shadowed is something lost.
     summary.report(args.verbose);
     if let Some(first) = first_repeat {
         eprintln!(
-            "warning: {} share an id with an earlier one (first: {}); both are indexed",
+            "warning: {} {} an id with an earlier one (first: {}); both are indexed",
             util::plural(repeated, "document"),
+            if repeated == 1 { "shares" } else { "share" },
             util::printable(&first)
         );
+    }
+    if args.quiet {
+        return Ok(ExitCode::SUCCESS);
     }
     let secs = start.elapsed().as_secs_f64();
     eprintln!(

@@ -36,7 +36,9 @@ use std::process::ExitCode;
 /// two may disagree near the threshold.
 ///
 /// A and B are files (HTML is recognised and its markup removed, as `pocketdex build` does);
-/// either may be - to read it from stdin.
+/// either may be - to read it from stdin. A document over --max-doc-bytes is refused: the
+/// shingles, chunks and signatures of both documents are held at once, about 25 times the
+/// size of the text.
 ///
 /// With --json, one JSON object: {"a", "b", "comparison": {...}, "verdicts": [{"method",
 /// "score", "threshold", "near_duplicate", "measure"}]}: "measure" names what "score" is.
@@ -51,23 +53,42 @@ pub struct Args {
     b: String,
     #[command(flatten)]
     params: ParamArgs,
+    /// Refuse a document larger than this (suffixes K, M, G: KiB, MiB, GiB).
+    #[arg(long, value_name = "BYTES", default_value = "64M", value_parser = super::util::parse_size)]
+    max_doc_bytes: u64,
     /// JSON output.
     #[arg(long)]
     json: bool,
 }
 
-/// The raw text and the plain text of one input.
-fn read(arg: &str) -> anyhow::Result<(String, String)> {
-    // Read once: a pipe (`<(…)`, /dev/stdin) or a FIFO has its bytes only once.
-    let (bytes, html) = if arg == "-" {
-        let mut bytes = Vec::new();
-        std::io::Read::read_to_end(&mut std::io::stdin(), &mut bytes)?;
-        (bytes, None)
+/// The raw text and the plain text of one input, refused over `limit` bytes.
+fn read(arg: &str, limit: u64) -> anyhow::Result<(String, String)> {
+    // Read once: a pipe (`<(…)`, /dev/stdin) or a FIFO has its bytes only once. At most one
+    // byte past the limit is read, so a huge input is refused without being held.
+    let mut bytes = Vec::new();
+    let html = if arg == "-" {
+        std::io::Read::read_to_end(
+            &mut std::io::Read::take(std::io::stdin().lock(), limit.saturating_add(1)),
+            &mut bytes,
+        )
+        .context("cannot read standard input")?;
+        None
     } else {
         let path = Path::new(arg);
-        let bytes = std::fs::read(path).with_context(|| format!("cannot read {arg}"))?;
-        (bytes, corpus::html_by_name(path))
+        let file = std::fs::File::open(path).with_context(|| format!("cannot read {arg}"))?;
+        std::io::Read::read_to_end(
+            &mut std::io::Read::take(file, limit.saturating_add(1)),
+            &mut bytes,
+        )
+        .with_context(|| format!("cannot read {arg}"))?;
+        corpus::html_by_name(path)
     };
+    if bytes.len() as u64 > limit {
+        let name = if arg == "-" { "standard input" } else { arg };
+        anyhow::bail!(
+            "{name} is larger than --max-doc-bytes ({limit} bytes); raise it to compare larger documents (about 25 bytes of memory per byte of text)"
+        );
+    }
     match corpus::from_bytes(arg.to_string(), None, &bytes, html) {
         Item::Doc(d) => {
             let raw = text::decode_utf16(&bytes).unwrap_or_else(|| text::decode(&bytes));
@@ -81,8 +102,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if args.a == "-" && args.b == "-" {
         anyhow::bail!("only one of A and B can be - (stdin)");
     }
-    let (raw_a, plain_a) = read(&args.a)?;
-    let (raw_b, plain_b) = read(&args.b)?;
+    let (raw_a, plain_a) = read(&args.a, args.max_doc_bytes)?;
+    let (raw_b, plain_b) = read(&args.b, args.max_doc_bytes)?;
     let options = args.params.options();
     let c = compare(
         Input {
@@ -133,8 +154,10 @@ fn print_text(
     for (i, (name, path)) in [("A", &args.a), ("B", &args.b)].iter().enumerate() {
         writeln!(
             out,
-            "{name}  {path}: {} words, {} content words",
-            n.words[i], n.content_words[i]
+            "{name}  {}: {} words, {} content words",
+            super::util::printable(path),
+            n.words[i],
+            n.content_words[i]
         )?;
     }
     let verdicts = c.verdicts();

@@ -318,15 +318,7 @@ pub fn detect(
             m.method.name()
         );
     }
-    // The same input twice would pair each of its documents with itself.
-    let files: Vec<&String> = inputs.iter().filter(|i| *i != "-").collect();
-    if let Some((first, again)) = util::repeated_path(&files) {
-        anyhow::bail!(
-            "{} is the same input as {}: each of its documents would be paired with itself; give it once",
-            again.display(),
-            first.display()
-        );
-    }
+    util::inputs_once(inputs, "each of its documents would be paired with itself")?;
     let sources = corpus::sources(inputs)?;
     if m.method.is(&Exact) && m.params.level == Level::Whitespace && !quiet {
         eprintln!(
@@ -371,7 +363,14 @@ pub fn detect(
     )?;
     bar.finish_and_clear();
     if !quiet && non_regular > 0 {
-        eprintln!("note: {non_regular} symlinks or special files were not followed");
+        eprintln!(
+            "note: {} not followed",
+            super::util::plural_were(
+                non_regular as u64,
+                "symlink or special file",
+                "symlinks or special files"
+            )
+        );
     }
     if ids.is_empty() {
         // Nothing read is an error, not "no duplicates": a script must tell the two apart.
@@ -396,9 +395,11 @@ pub fn detect(
         let dup: Vec<&String> = ids.iter().filter(|id| !seen.insert(*id)).collect();
         if let Some(first) = dup.first() {
             eprintln!(
-                "warning: {} documents share an id with an earlier one (first: {first}); each is \
-                 treated as its own document",
-                dup.len()
+                "warning: {} {} an id with an earlier one (first: {}); each is treated as its \
+                 own document",
+                super::util::plural(dup.len() as u64, "document"),
+                if dup.len() == 1 { "shares" } else { "share" },
+                super::util::printable(first)
             );
         }
     }

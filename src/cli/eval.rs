@@ -49,13 +49,19 @@ pub struct Args {
           value_parser = util::IdfSource::parse)]
     idf: Option<util::IdfSource>,
     /// Directory for eval.tsv, eval.json, eval.svg and truth.tsv (created if missing).
-    #[arg(long, default_value = "eval-out", value_name = "DIR")]
+    #[arg(
+        short,
+        long,
+        visible_alias = "output",
+        default_value = "eval-out",
+        value_name = "DIR"
+    )]
     out: PathBuf,
     /// Lowest cosine of a truth pair.
     #[arg(long, default_value_t = 0.5, value_name = "COS")]
     min: f32,
     /// Query threshold on the estimated similarity (0: every candidate counts as a hit).
-    #[arg(long, default_value_t = 0.0, value_name = "T")]
+    #[arg(short, long, default_value_t = 0.0, value_name = "T")]
     threshold: f32,
     /// Keep at most N hits per query (default: all; at least 1).
     #[arg(long, value_name = "N",
@@ -82,6 +88,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             anyhow::bail!("{name} must be between 0 and 1, not {v}");
         }
     }
+    util::inputs_once(
+        &args.inputs,
+        "each of its documents would be paired with itself",
+    )?;
     let sources = corpus::sources(&args.inputs)?;
     // The results directory is written last: make sure it can be, before the work.
     if args.out.exists() && !args.out.is_dir() {

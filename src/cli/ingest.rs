@@ -51,14 +51,19 @@ impl Summary {
         }
         if self.invalid.0 > 0 {
             eprintln!(
-                "warning: {} documents had invalid UTF-8 ({} sequences replaced by U+FFFD)",
-                self.invalid.0, self.invalid.1
+                "warning: {} had invalid UTF-8 ({} replaced by U+FFFD)",
+                util::plural(self.invalid.0, "document"),
+                util::plural(self.invalid.1, "sequence")
             );
         }
         if self.non_regular > 0 {
             eprintln!(
-                "note: {} symlinks or special files were not followed",
-                self.non_regular
+                "note: {} not followed",
+                util::plural_were(
+                    self.non_regular as u64,
+                    "symlink or special file",
+                    "symlinks or special files"
+                )
             );
         }
     }

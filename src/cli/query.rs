@@ -1,7 +1,7 @@
 //! `pocketdex query`: find the near copies of documents in an index.
 
 use super::util;
-use pocketdex::corpus::{self, Item, Source};
+use pocketdex::corpus::{self, Item, SkipKind, Source};
 use pocketdex::{IndexSet, QueryOptions, SetQueryResult};
 use serde_json::json;
 use std::io::Write;
@@ -24,7 +24,9 @@ use std::process::ExitCode;
 /// other settings (--lang, --idf, --expected-docs) are each queried with their own, with a
 /// note: their scores then come from different idf tables.
 ///
-/// Exit status: 0 when any DOC had a hit, 1 when none had, 2 on error. An index file changed
+/// Exit status: 0 when any DOC had a hit, 1 when none had (an empty DOC has none), 2 on error,
+/// and 2 when none had a hit but some DOC was skipped as binary, over --max-doc-bytes or as a
+/// record without text (not looked up, so "no near copy" is not known). An index file changed
 /// in place while it is read (truncated, or copied over with cp) kills the query with SIGBUS
 /// (status 135); replace an index with mv, as pocketdex's own writers do.
 ///
@@ -58,7 +60,7 @@ pub struct Args {
     top: usize,
     /// Keep hits whose estimated similarity is at least T (0 to 1; default 0.5, with --similar
     /// 0.4, so that pairs at cosine 0.6 are not lost to the estimate's error).
-    #[arg(long, value_name = "T")]
+    #[arg(short, long, value_name = "T")]
     threshold: Option<f32>,
     #[command(flatten)]
     probes: util::ProbeArgs,
@@ -132,7 +134,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     };
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
-    let (mut any_hit, mut errors) = (false, 0usize);
+    let (mut any_hit, mut errors, mut not_looked_up) = (false, 0usize, 0usize);
     // Output errors stay `io::Error`s, so that a closed stdout is told apart by its kind.
     let mut emit = |batch: Vec<(QueryDoc, Answer)>, out: &mut dyn Write| -> std::io::Result<()> {
         for (q, answer) in batch {
@@ -144,8 +146,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 }
                 Answer::Skipped(skipped) => {
                     let is_error = unreadable(skipped.kind);
+                    // An empty document has no near copy; a binary one, one too large or a
+                    // record without text was not looked up.
+                    let empty = matches!(skipped.kind, SkipKind::Empty | SkipKind::NoText);
                     let reason = skipped.reason;
                     errors += is_error as usize;
+                    not_looked_up += (!is_error && !empty) as usize;
                     eprintln!("pocketdex: {}: {}", util::printable(&q.label), reason);
                     if args.json {
                         let kind = if is_error { "error" } else { "query" };
@@ -263,6 +269,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         ExitCode::from(2)
     } else if any_hit {
         ExitCode::SUCCESS
+    } else if not_looked_up > 0 {
+        // "No hit" would tell a script that a document it never looked up is new.
+        eprintln!(
+            "pocketdex: no hit, but {} not looked up (see above)",
+            util::plural_were(not_looked_up as u64, "document", "documents")
+        );
+        ExitCode::from(2)
     } else {
         ExitCode::from(1)
     })

@@ -10,16 +10,19 @@ use std::process::ExitCode;
 /// Reference distributions and idf tables: what a language looks like, compiled into pocketdex.
 #[derive(clap::Subcommand, Debug)]
 pub enum Command {
-    /// Build a reference table from a wordfreq word list (see reference-corpus/README.md).
+    /// Build a reference table from a wordfreq word list
+    ///
+    /// See reference-corpus/README.md.
     ///
     /// Example (after scripts/fetch-wordfreq.sh):
     ///   pocketdex reference build --lang en --wordfreq data/wordfreq/large_en.msgpack.gz -o reference-corpus/en.tsv
     #[command(verbatim_doc_comment)]
     Build(BuildArgs),
-    /// Build a language's idf table (what `build --idf language` weighs with) from a wordfreq
-    /// word list: idf = ln(1 / (1 − exp(−f · TOKENS))) of each of the TERMS most frequent
-    /// content terms (f: frequency per token), one default for every other term (see
-    /// reference-corpus/README.md).
+    /// Build a language's idf table (what `build --idf language` weighs with)
+    ///
+    /// From a wordfreq word list: idf = ln(1 / (1 − exp(−f · TOKENS))) of each of the TERMS
+    /// most frequent content terms (f: frequency per token), one default for every other term
+    /// (see reference-corpus/README.md).
     ///
     /// Example (after scripts/fetch-wordfreq.sh):
     ///   pocketdex reference idf --lang en --wordfreq data/wordfreq/large_en.msgpack.gz -o reference-corpus/en-idf.tsv

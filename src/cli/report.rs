@@ -36,7 +36,7 @@ pub struct Args {
     #[command(flatten)]
     method: MethodArgs,
     /// The directory to write the report into (created if missing; files in it are replaced).
-    #[arg(short, long, value_name = "DIR")]
+    #[arg(short, long, visible_alias = "output", value_name = "DIR")]
     out: PathBuf,
     /// Print the summary as JSON.
     #[arg(long)]

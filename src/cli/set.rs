@@ -199,7 +199,7 @@ pub struct AddArgs {
     /// List every skipped input.
     #[arg(short, long)]
     verbose: bool,
-    /// No summary on stderr.
+    /// No summary on stderr (what was skipped, and warnings, are still said).
     #[arg(short, long)]
     quiet: bool,
 }
@@ -234,6 +234,7 @@ fn add_to(
 ) -> anyhow::Result<ExitCode> {
     let mut builder = writer.builder();
     let f = builder.fingerprinter().clone();
+    util::inputs_once(&args.inputs, "its documents would be added twice")?;
     let sources = pocketdex::corpus::sources(&args.inputs)?;
     if !args.quiet {
         util::note_pipes(&args.inputs);
@@ -256,9 +257,8 @@ fn add_to(
                 .map(|_| ())
         },
     )?;
-    if !args.quiet || summary.docs == 0 {
-        summary.report(args.verbose);
-    }
+    // Said even with --quiet: a document skipped is something lost.
+    summary.report(args.verbose);
     if summary.docs == 0 {
         anyhow::bail!("no documents to add: {}", summary.nothing_read());
     }
@@ -439,7 +439,7 @@ pub struct CheckArgs {
     docs: Vec<String>,
     /// A document scoring at least T makes DOC a near copy (estimated cosine; a copy with 5% of
     /// its words changed scores about 0.95, related articles 0.3–0.6).
-    #[arg(long, value_name = "T", default_value_t = 0.8)]
+    #[arg(short, long, value_name = "T", default_value_t = 0.8)]
     threshold: f32,
     /// Add each DOC that has no near copy.
     #[arg(long)]
@@ -795,7 +795,7 @@ pub fn merge(args: MergeArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Make a damaged index set sound again, dropping what cannot be read.
+/// Make a damaged index set sound again, dropping what cannot be read
 ///
 /// Every segment is checked, every byte (as `verify` does). One that is damaged (a bad sector,
 /// a broken copy), missing, or not the file the manifest names is dropped from the set and

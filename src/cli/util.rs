@@ -249,6 +249,40 @@ pub fn is_closed_pipe(e: &anyhow::Error) -> bool {
     })
 }
 
+/// Refuses inputs that would be read twice: the same file or directory given twice (by its
+/// canonical path, so `a.jsonl` and `./a.jsonl` are one), one inside another given directory,
+/// or standard input twice. `twice` says what reading it twice would do.
+pub fn inputs_once(inputs: &[String], twice: &str) -> anyhow::Result<()> {
+    if inputs.iter().filter(|i| *i == "-").count() > 1 {
+        anyhow::bail!("- (standard input) is given twice: it can be read once");
+    }
+    let mut seen: Vec<(PathBuf, &str)> = Vec::new();
+    for input in inputs.iter().filter(|i| *i != "-") {
+        let Ok(real) = std::fs::canonicalize(input) else {
+            // Reported as unreadable when it is read.
+            continue;
+        };
+        for (other, first) in &seen {
+            let how = if *other == real {
+                "the same input as"
+            } else if real.starts_with(other) {
+                "inside"
+            } else if other.starts_with(&real) {
+                "a directory holding"
+            } else {
+                continue;
+            };
+            anyhow::bail!(
+                "{} is {how} {}: {twice}; give each document once",
+                printable(input),
+                printable(first)
+            );
+        }
+        seen.push((real, input));
+    }
+    Ok(())
+}
+
 /// The first two of `paths` that name the same file or directory (by their canonical paths,
 /// so `a.pdx` and `./a.pdx` or a link to it are the same); paths that do not exist are
 /// skipped.
@@ -342,13 +376,15 @@ pub fn input_progress(
     }
 }
 
-/// `s` as text output shows it: control characters (newlines, tabs, ESC, …) and the
+/// `s` as text output shows it: control characters (newlines, tabs, ESC, …), the line and
+/// paragraph separators U+2028 and U+2029 (line breaks to some terminals and editors) and the
 /// bidirectional controls that reorder a terminal's text are escaped as Rust writes them (`\n`,
 /// `\u{1b}`), so that a document name cannot forge lines or move the cursor. JSON output
 /// prints names exactly.
 pub fn printable(s: &str) -> std::borrow::Cow<'_, str> {
     fn escaped(c: char) -> bool {
-        c.is_control() || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+        c.is_control()
+            || matches!(c, '\u{2028}' | '\u{2029}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
     }
     if !s.chars().any(escaped) {
         return std::borrow::Cow::Borrowed(s);
@@ -368,6 +404,15 @@ pub fn printable(s: &str) -> std::borrow::Cow<'_, str> {
 pub fn plural(n: impl Into<u64>, what: &str) -> String {
     let n = n.into();
     format!("{} {what}{}", thousands(n), if n == 1 { "" } else { "s" })
+}
+
+/// "1 symlink was", "3 symlinks were": a count, its noun and the verb that agrees with it.
+pub fn plural_were(n: u64, one: &str, many: &str) -> String {
+    if n == 1 {
+        format!("1 {one} was")
+    } else {
+        format!("{} {many} were", thousands(n))
+    }
 }
 
 /// Says on stderr which of `inputs` are named pipes (FIFOs): opening one waits until another

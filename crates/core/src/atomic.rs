@@ -116,18 +116,28 @@ pub fn check_writable(path: &Path) -> Result<()> {
     }
     let dir = parent_dir(path);
     if dir.exists() && !dir.is_dir() {
-        return Err(Error::Invalid(format!(
-            "cannot write {}: {} is a file, not a directory",
-            path.display(),
-            dir.display()
-        )));
+        return Err(Error::Path {
+            path: path.to_path_buf(),
+            kind: std::io::ErrorKind::NotADirectory,
+            errno: Some(20), // ENOTDIR
+            message: format!(
+                "cannot write {}: {} is a file, not a directory",
+                path.display(),
+                dir.display()
+            ),
+        });
     }
     if !dir.is_dir() {
-        return Err(Error::Invalid(format!(
-            "cannot write {}: the directory {} does not exist; create it first",
-            path.display(),
-            dir.display()
-        )));
+        return Err(Error::Path {
+            path: path.to_path_buf(),
+            kind: std::io::ErrorKind::NotFound,
+            errno: Some(2), // ENOENT
+            message: format!(
+                "cannot write {}: the directory {} does not exist; create it first",
+                path.display(),
+                dir.display()
+            ),
+        });
     }
     match temp_in(dir) {
         Ok(_) => Ok(()),
@@ -150,12 +160,17 @@ pub fn check_writable(path: &Path) -> Result<()> {
                 }
                 _ => "choose another place, or make the directory writable",
             };
-            Err(Error::Invalid(format!(
-                "cannot write {}: cannot create a file in {} ({}); {advice}",
-                path.display(),
-                dir.display(),
-                plain(e)
-            )))
+            Err(Error::Path {
+                path: path.to_path_buf(),
+                kind: e.kind(),
+                errno: code,
+                message: format!(
+                    "cannot write {}: cannot create a file in {} ({}); {advice}",
+                    path.display(),
+                    dir.display(),
+                    plain(e)
+                ),
+            })
         }
     }
 }

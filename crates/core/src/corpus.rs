@@ -769,6 +769,13 @@ impl Reader {
                     let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
                     let name = path.display().to_string();
                     match mapped(&file) {
+                        Some(m) if compression(&m).is_some() => {
+                            // Else every line of it would be reported as invalid JSON.
+                            return Err(Error::Invalid(format!(
+                                "{name} is {}-compressed: decompress it first, or pipe the decompressed records to standard input (-)",
+                                compression(&m).unwrap_or_default()
+                            )));
+                        }
                         Some(m) => self.jsonl_mapped(&m, &name, &map, &mut overlap, &mut sink)?,
                         None => self.jsonl(file, &name, &map, &mut overlap, &mut sink)?,
                     }
@@ -1042,6 +1049,20 @@ fn sniff(input: &mut impl Read) -> std::io::Result<(StdinFormat, Vec<u8>)> {
     }
 }
 
+/// The compression format whose magic bytes `bytes` start with, if any: a compressed file is
+/// read as the binary it is, and the message says what to do about it.
+pub fn compression(bytes: &[u8]) -> Option<&'static str> {
+    match bytes {
+        [0x1f, 0x8b, ..] => Some("gzip"),
+        [0x28, 0xb5, 0x2f, 0xfd, ..] => Some("zstd"),
+        [0xfd, b'7', b'z', b'X', b'Z', 0, ..] => Some("xz"),
+        [b'B', b'Z', b'h', b'1'..=b'9', ..] => Some("bzip2"),
+        [0x04, 0x22, 0x4d, 0x18, ..] => Some("lz4"),
+        [b'P', b'K', 3, 4, ..] => Some("zip"),
+        _ => None,
+    }
+}
+
 /// A document from raw bytes (see [`Reader::read_file`]).
 pub fn from_bytes(id: String, title: Option<String>, bytes: &[u8], html: Option<bool>) -> Item {
     from_vec(id, title, bytes.to_vec(), html)
@@ -1063,7 +1084,10 @@ pub fn from_vec(id: String, title: Option<String>, bytes: Vec<u8>, html: Option<
         return Item::Skipped(Skipped {
             id,
             kind: SkipKind::Binary,
-            reason: "binary (NUL or control bytes)".into(),
+            reason: match compression(&bytes) {
+                Some(format) => format!("binary ({format}-compressed: decompress it first)"),
+                None => "binary (NUL or control bytes)".into(),
+            },
         });
     }
     let (raw, invalid_utf8) = match String::from_utf8(bytes) {

@@ -69,6 +69,19 @@ pub enum Error {
     /// Invalid parameters or input given by the caller.
     #[error("{0}")]
     Invalid(String),
+    /// A path that cannot be used as asked (a directory that does not exist, one that cannot be
+    /// written in), found before any work was done: the message says why and what to do.
+    #[error("{message}")]
+    Path {
+        /// The path.
+        path: PathBuf,
+        /// What the operating system's error would be.
+        kind: std::io::ErrorKind,
+        /// Its `errno`, when known.
+        errno: Option<i32>,
+        /// The whole message.
+        message: String,
+    },
     /// Another process holds an index set's writer lock.
     #[error("another pocketdex process is changing the index set {}; try again when it is done, or wait for it (`--wait`)", path.display())]
     Busy {
@@ -123,6 +136,7 @@ impl Error {
     pub fn io_kind(&self) -> Option<std::io::ErrorKind> {
         match self.kind() {
             Error::Io { source, .. } => Some(source.kind()),
+            Error::Path { kind, .. } => Some(*kind),
             _ => None,
         }
     }

@@ -217,7 +217,7 @@ impl IndexBuilder {
         py: Python<'_>,
         f: impl FnOnce(&mut State) -> PyResult<T> + Send,
     ) -> PyResult<T> {
-        py.detach(|| f(&mut *self.hold()?))
+        crate::detach(py, || f(&mut *self.hold()?))
     }
 }
 
@@ -348,10 +348,22 @@ pub fn core_builder(
         IdfSource::Language => builder.with_idf(Idf::builtin(lang)),
         IdfSource::Index(path) => {
             if !path.is_file() {
-                return Err(PyValueError::new_err(format!(
+                let message = format!(
                     "idf must be \"collection\", \"language\" or an index file to copy the table from; {} is none of them",
                     path.display()
-                )));
+                );
+                // A file name that names nothing is a missing file, as Python's own calls say;
+                // a bare word ("colection") is more likely a misspelt keyword.
+                let file_like = path.extension().is_some() || path.components().count() > 1;
+                return Err(if path.exists() || !file_like {
+                    PyValueError::new_err(message)
+                } else {
+                    pyo3::exceptions::PyFileNotFoundError::new_err((
+                        2, // ENOENT
+                        message,
+                        path.display().to_string(),
+                    ))
+                });
             }
             builder
                 .with_idf_of(&crate::index::map_file(&path)?)
@@ -438,7 +450,7 @@ impl IndexBuilder {
         title: Option<String>,
     ) -> PyResult<Option<u32>> {
         let id = id_of(id);
-        py.detach(|| {
+        crate::detach(py, || {
             // Fingerprinted without holding the state: threads adding a document each run in
             // parallel.
             let f = {
@@ -493,7 +505,7 @@ impl IndexBuilder {
     /// rename) and returns what was written: documents, codes, bytes, sections, resolution. The
     /// builder is spent (a path that cannot be written is refused first, and the builder kept).
     fn write(&self, py: Python<'_>, path: PathBuf) -> PyResult<Py<PyAny>> {
-        let (repeated, stats) = py.detach(|| -> PyResult<_> {
+        let (repeated, stats) = crate::detach(py, || -> PyResult<_> {
             let builder = {
                 let mut state = self.hold()?;
                 state.inner()?;
@@ -531,7 +543,7 @@ impl IndexBuilder {
     /// The index file's bytes (a shard to send elsewhere). The builder is spent.
     #[pyo3(name = "to_bytes")]
     fn finish_bytes(&self, py: Python<'_>) -> PyResult<Py<PyBytes>> {
-        let out = py.detach(|| -> PyResult<_> {
+        let out = crate::detach(py, || -> PyResult<_> {
             let builder = self.hold()?.take()?;
             let mut out = Vec::new();
             builder.finish(&mut out).map_err(to_py)?;
@@ -635,13 +647,13 @@ impl State {
                         t.truncate(at);
                     }
                     if let Some(prev) = pending.take() {
-                        py.detach(|| self.push_step(prev))?;
+                        crate::detach(py, || self.push_step(prev))?;
                     }
                     // Counted before pushing: an error there leaves them counted as rows.
                     self.rows = start + at;
                     if at > 0 {
                         let f = Arc::clone(&self.fingerprinter);
-                        let fps = py.detach(|| {
+                        let fps = crate::detach(py, || {
                             text_step
                                 .par_iter()
                                 .map(|t| t.as_deref().and_then(|t| fingerprint_doc(&f, t)))
@@ -653,7 +665,7 @@ impl State {
                             titles: title_step,
                             fps,
                         };
-                        py.detach(|| self.push_step(step))?;
+                        crate::detach(py, || self.push_step(step))?;
                     }
                     return Err(match e {
                         ReadError { err, ours: true } => PyErr::from_type(
@@ -672,7 +684,7 @@ impl State {
             if n != text_step.len() || title_step.as_ref().is_some_and(|t| t.len() != n) {
                 // The rows before stay added, as a generator's would.
                 if let Some(prev) = pending.take() {
-                    py.detach(|| self.push_step(prev))?;
+                    crate::detach(py, || self.push_step(prev))?;
                 }
                 let row = row + n.min(text_step.len());
                 self.rows = start;
@@ -693,17 +705,18 @@ impl State {
                 // Until the idf table is learned, adding may change the fingerprinter.
                 Some(prev) if self.weighing => {
                     let f = Arc::clone(&self.fingerprinter);
-                    let (fps, pushed) =
-                        py.detach(|| rayon::join(|| fingerprint(&f), || self.push_step(prev)));
+                    let (fps, pushed) = crate::detach(py, || {
+                        rayon::join(|| fingerprint(&f), || self.push_step(prev))
+                    });
                     added += pushed?;
                     fps
                 }
                 prev => {
                     if let Some(prev) = prev {
-                        added += py.detach(|| self.push_step(prev))?;
+                        added += crate::detach(py, || self.push_step(prev))?;
                     }
                     let f = Arc::clone(&self.fingerprinter);
-                    py.detach(|| fingerprint(&f))
+                    crate::detach(py, || fingerprint(&f))
                 }
             };
             pending = Some(Step {
@@ -716,7 +729,7 @@ impl State {
         }
         self.rows = start;
         if let Some(prev) = pending.take() {
-            added += py.detach(|| self.push_step(prev))?;
+            added += crate::detach(py, || self.push_step(prev))?;
         }
         Ok(added)
     }

@@ -72,6 +72,7 @@ fn python_advice(mut message: String) -> String {
             "(`pocketdex build --segment-of SET`, or IndexBuilder::like)",
             "(IndexBuilder.like(set, segment=True))",
         )
+        .replace("leave out --public-key", "leave out public_key")
         .replace(
             "(`pocketdex delete SET ID`)",
             "(`pocketdex delete SET ID` on the command line)",
@@ -83,7 +84,7 @@ fn python_advice(mut message: String) -> String {
 /// arguments `ValueError`s, a damaged or foreign file `CorruptIndexError`.
 pub fn with_context(context: &str, e: Error) -> PyErr {
     // An I/O error names its file already.
-    let named = matches!(&e, Error::Io { path: Some(_), .. });
+    let named = matches!(&e, Error::Io { path: Some(_), .. } | Error::Path { .. });
     let message = if context.is_empty() || named {
         e.to_string()
     } else {
@@ -102,6 +103,19 @@ pub fn with_context(context: &str, e: Error) -> PyErr {
                 (std::io::ErrorKind::NotFound, a) => a.raise::<PyFileNotFoundError>(),
                 (std::io::ErrorKind::PermissionDenied, a) => a.raise::<PyPermissionError>(),
                 (_, a) => a.raise::<PyOSError>(),
+            }
+        }
+        Error::Path {
+            path, kind, errno, ..
+        } => {
+            let a = match errno {
+                Some(code) => PyOSErrorArgs::Full(*code, message, path.display().to_string()),
+                None => PyOSErrorArgs::Message(message),
+            };
+            match kind {
+                std::io::ErrorKind::NotFound => a.raise::<PyFileNotFoundError>(),
+                std::io::ErrorKind::PermissionDenied => a.raise::<PyPermissionError>(),
+                _ => a.raise::<PyOSError>(),
             }
         }
         Error::Invalid(_) => PyValueError::new_err(message),

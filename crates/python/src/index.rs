@@ -2,7 +2,7 @@
 //! read-only; queries one at a time or in parallel batches without the GIL.
 
 use crate::builder::json_to_py;
-use crate::errors::{to_py, with_context};
+use crate::errors::{to_py, with_context, SignatureError};
 use crate::methods::Fingerprint;
 use memmap2::Mmap;
 use pocketdex::{HitRecord, IndexSet, QueryOptions};
@@ -42,6 +42,32 @@ fn open_one(path: &Path) -> PyResult<(IndexSet<Mmap>, Option<pocketdex::Index<Mm
         let index = map_file(path)?;
         Ok((IndexSet::from_indexes(vec![(label, index)]), None))
     }
+}
+
+/// The key `public_key` gives: a path (str or os.PathLike) of a key file, or a key's text (as
+/// the CLI's `--public-key`).
+fn trusted_key(arg: &Bound<'_, PyAny>) -> PyResult<pocketdex::signing::PublicKey> {
+    let path: PathBuf = arg
+        .extract()
+        .map_err(|_| PyTypeError::new_err("public_key is a key file's path or a key's text"))?;
+    let text = if path.exists() {
+        std::fs::read_to_string(&path).map_err(|e| to_py(pocketdex::Error::io(&path, e)))?
+    } else {
+        let text = path.to_string_lossy().into_owned();
+        let t = text.trim();
+        let looks_like_key = t.starts_with("pocketdex-public-key")
+            || (t.len() == 64 && t.bytes().all(|b| b.is_ascii_hexdigit()));
+        if !looks_like_key {
+            // Not a key's text, so meant as a file: say it is missing, not malformed.
+            return Err(pyo3::exceptions::PyFileNotFoundError::new_err((
+                2, // ENOENT
+                format!("public_key {text}: no such file; give the signer's public key file (NAME.pub from `pocketdex keygen`) or its text"),
+                text.clone(),
+            )));
+        }
+        text
+    };
+    pocketdex::signing::PublicKey::parse(&text).map_err(|e| with_context("public_key", e))
 }
 
 /// One indexed document found by a query: `id`, `score` (estimated cosine similarity, four
@@ -111,6 +137,10 @@ impl Hit {
 /// Files are memory-mapped read-only and checked cheaply on open; every part a query reads is
 /// checked as it is read, and `verify()` checks every byte. `len(index)` is the number of live
 /// documents; `id in index` tells whether a document is indexed.
+///
+/// public_key (a key file's path, NAME.pub from `pocketdex keygen`, or its text) refuses,
+/// with SignatureError, any file that key did not sign (`pocketdex sign`); index sets are not
+/// signed, so they are refused too.
 #[pyclass(module = "pocketdex", frozen)]
 pub struct Index {
     set: IndexSet<Mmap>,
@@ -166,7 +196,13 @@ impl Index {
 #[pymethods]
 impl Index {
     #[new]
-    fn new(py: Python<'_>, path: &Bound<'_, PyAny>) -> PyResult<Index> {
+    #[pyo3(signature = (path, *, public_key = None))]
+    fn new(
+        py: Python<'_>,
+        path: &Bound<'_, PyAny>,
+        public_key: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Index> {
+        let trusted = public_key.map(trusted_key).transpose()?;
         let (paths, listed): (Vec<PathBuf>, bool) = if path.is_instance_of::<PyString>() {
             (vec![path.extract()?], false)
         } else if let Ok(p) = path.extract::<PathBuf>() {
@@ -182,7 +218,7 @@ impl Index {
         if paths.is_empty() {
             return Err(PyValueError::new_err("Index() needs at least one path"));
         }
-        py.detach(|| {
+        crate::detach(py, || {
             let mut all: Option<IndexSet<Mmap>> = None;
             let mut opened = Vec::new();
             for p in &paths {
@@ -194,8 +230,23 @@ impl Index {
                     Some(a) => a.join(set),
                 });
             }
+            let set = all.expect("at least one path");
+            if let Some(key) = &trusted {
+                if let Some(dir) = paths.iter().find(|p| p.is_dir()) {
+                    return Err(SignatureError::new_err(format!(
+                        "{}: index sets are not signed, so public_key refuses them; export one file with `pocketdex merge {} -o FILE.pdx`, sign it, and open that",
+                        dir.display(),
+                        dir.display()
+                    )));
+                }
+                for part in set.parts() {
+                    part.index
+                        .check_signature(key)
+                        .map_err(|e| with_context(&part.file, e))?;
+                }
+            }
             Ok(Index {
-                set: all.expect("at least one path"),
+                set,
                 opened,
                 listed,
             })
@@ -218,7 +269,7 @@ impl Index {
         similar: bool,
     ) -> PyResult<Vec<Hit>> {
         let opts = options(top, threshold, similar)?;
-        let hits = py.detach(|| self.answer(text, &opts)).map_err(to_py)?;
+        let hits = crate::detach(py, || self.answer(text, &opts)).map_err(to_py)?;
         Ok(hits.into_iter().map(Hit::from).collect())
     }
 
@@ -243,7 +294,7 @@ impl Index {
             if step.is_empty() {
                 break;
             }
-            let answers: Vec<pocketdex::Result<Vec<HitRecord>>> = py.detach(|| {
+            let answers: Vec<pocketdex::Result<Vec<HitRecord>>> = crate::detach(py, || {
                 step.par_iter()
                     .map(|t| match t {
                         Some(t) => self.answer(t, &opts),
@@ -268,7 +319,7 @@ impl Index {
             Some((_, Some(schema), _)) => schema.resolution(),
             _ => self.set.parts()[0].index.resolution(),
         };
-        Ok(py.detach(|| Fingerprint::of(f, resolution, text)))
+        Ok(crate::detach(py, || Fingerprint::of(f, resolution, text)))
     }
 
     /// info() -> dict
@@ -276,7 +327,7 @@ impl Index {
     /// What the paths hold now, as `pocketdex info --json` prints it (a list of paths gives a
     /// dict with `indexes`, one entry per path).
     fn info(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        let infos = py.detach(|| {
+        let infos = crate::detach(py, || {
             self.opened
                 .iter()
                 .map(|(label, _, path)| match open_one(path)? {
@@ -299,7 +350,7 @@ impl Index {
     /// Checks every byte of every part; raises `CorruptIndexError` (or `ValueError`) naming
     /// the first damage found.
     fn verify(&self, py: Python<'_>) -> PyResult<()> {
-        py.detach(|| self.set.verify()).map_err(to_py)
+        crate::detach(py, || self.set.verify()).map_err(to_py)
     }
 
     fn __len__(&self) -> usize {
@@ -307,7 +358,12 @@ impl Index {
     }
 
     fn __contains__(&self, id: &Bound<'_, PyAny>) -> PyResult<bool> {
-        let id = crate::inputs::id_of(id)?;
+        // As a dict answers for a key it cannot hold: `None in index` is False.
+        let id = match crate::inputs::id_of(id) {
+            Ok(id) => id,
+            Err(e) if e.is_instance_of::<PyTypeError>(id.py()) => return Ok(false),
+            Err(e) => return Err(e),
+        };
         Ok(self.set.find(&id).map_err(to_py)?.is_some())
     }
 

@@ -2,8 +2,8 @@
 //! and classical methods for Python. `python/pocketdex/__init__.py` re-exports what users need;
 //! `_pocketdex.pyi` types it.
 //!
-//! Every call that does real work releases the GIL (`Python::detach`) and runs on rayon's
-//! threads; Python objects are read or made only while it is held. No call panics into the
+//! Every call that does real work releases the GIL and runs on this process's rayon threads
+//! ([`detach`]); Python objects are read or made only while it is held. No call panics into the
 //! interpreter: core errors become the exceptions of the `errors` module. Every class is
 //! frozen: an `IndexBuilder` shared by threads keeps its state behind a lock, taken without the
 //! GIL, so that their calls take turns.
@@ -36,4 +36,40 @@ fn _pocketdex(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sets::create_set, m)?)?;
     m.add_function(wrap_pyfunction!(sets::adopt_segments, m)?)?;
     Ok(())
+}
+
+/// Runs `f` without the GIL on this process's thread pool. Not rayon's global pool: a process
+/// forked after a parallel call (multiprocessing's default on Linux, a Spark worker daemon)
+/// inherits that pool's state but not its threads, and its first parallel call would wait for
+/// them for ever. The pool is made again in a process whose id is not its maker's.
+pub(crate) fn detach<T: Send>(py: Python<'_>, f: impl FnOnce() -> T + Send) -> T {
+    match pool() {
+        Some(pool) => py.detach(|| pool.install(f)),
+        // No thread could be started: rayon's global pool is what is left.
+        None => py.detach(f),
+    }
+}
+
+/// This process's thread pool (see [`detach`]); `None` when its threads cannot be started.
+fn pool() -> Option<std::sync::Arc<rayon::ThreadPool>> {
+    use std::sync::{Arc, Mutex};
+    static POOL: Mutex<Option<(u32, Arc<rayon::ThreadPool>)>> = Mutex::new(None);
+    let pid = std::process::id();
+    let mut held = POOL.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((maker, pool)) = &*held {
+        if *maker == pid {
+            return Some(Arc::clone(pool));
+        }
+    }
+    // The parent's pool: its threads are not in this process, so it is let go without the
+    // drop that would signal them.
+    std::mem::forget(held.take());
+    let pool = Arc::new(
+        rayon::ThreadPoolBuilder::new()
+            .thread_name(|i| format!("pocketdex-{i}"))
+            .build()
+            .ok()?,
+    );
+    *held = Some((pid, Arc::clone(&pool)));
+    Some(pool)
 }

@@ -115,7 +115,7 @@ impl Fingerprinter {
 
     /// fingerprint(text) -> Fingerprint
     fn fingerprint(&self, py: Python<'_>, text: &str) -> Fingerprint {
-        py.detach(|| Fingerprint::of(&self.inner, self.resolution, text))
+        crate::detach(py, || Fingerprint::of(&self.inner, self.resolution, text))
     }
 
     /// fingerprint_batch(texts) -> list[Fingerprint | None]
@@ -133,7 +133,7 @@ impl Fingerprinter {
             if step.is_empty() {
                 return Ok(out);
             }
-            let fps: Vec<Option<Fingerprint>> = py.detach(|| {
+            let fps: Vec<Option<Fingerprint>> = crate::detach(py, || {
                 step.par_iter()
                     .map(|t| {
                         t.as_deref()
@@ -367,7 +367,7 @@ pub fn dups(
                 .enumerate()
                 .map(|(i, id)| id.map_or_else(|| format!("row {}", row + i), |s| s.into_owned())),
         );
-        let prepared: Vec<Features> = py.detach(|| {
+        let prepared: Vec<Features> = crate::detach(py, || {
             text_step
                 .par_iter()
                 .map(|t| {
@@ -381,7 +381,7 @@ pub fn dups(
         }
     }
     store.seal().map_err(to_py)?;
-    let outcome = py.detach(|| detector.find_in(&store)).map_err(to_py)?;
+    let outcome = crate::detach(py, || detector.find_in(&store)).map_err(to_py)?;
     let groups = group_pairs(store.len(), &outcome.pairs);
     let clusters = groups
         .iter()

@@ -27,7 +27,7 @@ pub fn create_set(
         IdfSource::Language,
     )?;
     let label = format!("creating the index set {}", path.display());
-    py.detach(|| pocketdex::SetWriter::create(&path, schema))
+    crate::detach(py, || pocketdex::SetWriter::create(&path, schema))
         .map_err(|e| with_context(&label, e))?;
     let bytes = std::fs::read(path.join(pocketdex::SCHEMA))
         .map_err(|e| with_context(&label, pocketdex::Error::io(&path, e)))?;
@@ -58,7 +58,7 @@ pub fn adopt_segments(
         })?],
     };
     let label = path.display().to_string();
-    py.detach(|| {
+    crate::detach(py, || {
         let mut writer = pocketdex::SetWriter::open(&path, wait)?;
         writer.adopt(&files)
     })

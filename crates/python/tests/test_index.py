@@ -1,5 +1,6 @@
 """IndexBuilder and Index against the command line: the same bytes, the same hits."""
 
+import errno
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -122,6 +123,40 @@ def test_queries_run_in_parallel_threads(tmp_path, samples):
     assert all(g == want for g in got)
 
 
+def _in_a_forked_child(args):
+    """A forked worker's parallel calls: a query batch, a build and dups (plain data back)."""
+    path, texts, out = args
+    index = pocketdex.Index(path)
+    hits = [[h.id for h in hs] for hs in index.query_batch(texts)]
+    b = pocketdex.IndexBuilder()
+    b.add_batch([str(i) for i in range(len(texts))], texts)
+    b.write(out)
+    groups = len(pocketdex.dups(list(range(len(texts))), texts))
+    return hits, groups
+
+
+def test_processes_forked_after_a_parallel_call_still_work(tmp_path, samples):
+    """multiprocessing's fork (Linux's default before Python 3.14) after the parent ran a
+    parallel call: the child has the parent's memory but not its threads. It hung for ever
+    while the calls ran on rayon's global pool."""
+    import multiprocessing
+
+    ids, texts = samples
+    path = build(tmp_path, ids, texts)
+    index = pocketdex.Index(path)
+    want = [[h.id for h in hs] for hs in index.query_batch(texts)]
+    groups = len(pocketdex.dups(list(range(len(texts))), texts))
+    pool = multiprocessing.get_context("fork").Pool(2)
+    try:
+        jobs = [(str(path), texts, str(tmp_path / f"child{k}.pdx")) for k in range(4)]
+        answers = pool.map_async(_in_a_forked_child, jobs).get(timeout=120)
+    finally:
+        pool.terminate()
+    for k, (hits, g) in enumerate(answers):
+        assert hits == want and g == groups
+        assert (tmp_path / f"child{k}.pdx").stat().st_size > 0
+
+
 def test_an_index_set_and_shards_answer_as_one_index(tmp_path, cli, samples):
     ids, texts = samples
     set_dir = tmp_path / "archive.set"
@@ -208,7 +243,7 @@ def test_errors_are_python_exceptions_with_the_cli_messages(tmp_path, cli, sampl
     with pytest.raises(ValueError, match="not an index set"):
         pocketdex.Index(tmp_path / "dir")
     # Advice names the Python call, not the command line's.
-    with pytest.raises(ValueError, match=r"does not exist; create one with pocketdex\.create_set\(path\)$"):
+    with pytest.raises(FileNotFoundError, match=r"does not exist; create one with pocketdex\.create_set\(path\): '"):
         pocketdex.adopt_segments(tmp_path / "no.set", [tmp_path / "text.pdx"])
     with pytest.raises(ValueError, match="unknown language"):
         pocketdex.IndexBuilder(lang="xx")
@@ -238,6 +273,9 @@ def test_errors_are_python_exceptions_with_the_cli_messages(tmp_path, cli, sampl
     # An int id is looked up as add() named it: in decimal.
     assert 7 in pocketdex.Index(tmp_path / "seven.pdx")
     assert 8 not in pocketdex.Index(tmp_path / "seven.pdx")
+    # What cannot be an id is not in it, as a dict answers.
+    assert None not in pocketdex.Index(tmp_path / "seven.pdx")
+    assert 2.5 not in pocketdex.Index(tmp_path / "seven.pdx")
     index = pocketdex.Index(tmp_path / "seven.pdx")
     with pytest.raises(ValueError, match="top"):
         index.query("x", top=0)
@@ -251,11 +289,49 @@ def test_a_write_to_an_unwritable_path_keeps_the_documents(tmp_path, samples):
     b.add_batch(ids, texts)
     # As `pocketdex build` reports an unwritable output before reading any document: the
     # builder keeps what was added, to write elsewhere.
-    with pytest.raises(ValueError, match="does not exist"):
+    # A missing directory is what Python's own open() says it is: FileNotFoundError, errno and
+    # file name set.
+    with pytest.raises(FileNotFoundError, match="does not exist") as e:
         b.write(tmp_path / "no-such-dir" / "x.pdx")
+    assert e.value.errno == errno.ENOENT and e.value.filename == str(tmp_path / "no-such-dir" / "x.pdx")
+    (tmp_path / "plain").write_text("")
+    with pytest.raises(NotADirectoryError, match="is a file, not a directory"):
+        b.write(tmp_path / "plain" / "x.pdx")
+    with pytest.raises(FileNotFoundError, match="none of them"):
+        pocketdex.IndexBuilder(idf=tmp_path / "no-such.pdx")
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        pocketdex.adopt_segments(tmp_path / "no-such.set", [tmp_path / "x.pdx"])
     assert len(b) == len(ids)
     assert b.write(tmp_path / "x.pdx")["docs"] == len(ids)
     assert len(pocketdex.Index(tmp_path / "x.pdx")) == len(ids)
+
+
+def test_a_public_key_refuses_what_its_key_did_not_sign(tmp_path, cli, samples):
+    """As `--public-key`: the signed file opens, an unsigned one, another key's and a set do
+    not (SignatureError); the key is a file's path or its text."""
+    ids, texts = samples
+    path = build(tmp_path, ids, texts)
+    unsigned = build(tmp_path, ids, texts, "unsigned.pdx")
+    cli("keygen", "-o", str(tmp_path / "k"))
+    cli("keygen", "-o", str(tmp_path / "other"))
+    cli("sign", str(path), "--key", str(tmp_path / "k.key"))
+    key = tmp_path / "k.pub"
+    for trusted in [key, str(key), key.read_text(), key.read_text().split()[-1]]:
+        index = pocketdex.Index(path, public_key=trusted)
+        assert [h.id for h in index.query(texts[0])][:1] == [ids[0]]
+    with pytest.raises(pocketdex.SignatureError):
+        pocketdex.Index(unsigned, public_key=key)
+    with pytest.raises(pocketdex.SignatureError):
+        pocketdex.Index(path, public_key=tmp_path / "other.pub")
+    with pytest.raises(pocketdex.SignatureError, match="not signed"):
+        pocketdex.Index([path, unsigned], public_key=key)
+    pocketdex.create_set(tmp_path / "s.set")
+    with pytest.raises(pocketdex.SignatureError, match="index sets are not signed"):
+        pocketdex.Index(tmp_path / "s.set", public_key=key)
+    with pytest.raises(FileNotFoundError, match="no such file"):
+        pocketdex.Index(path, public_key=tmp_path / "nope.pub")
+    with pytest.raises(ValueError):
+        pocketdex.Index(path, public_key="pocketdex-public-key-ed25519 123")
 
 
 def test_a_resolution_of_three_numbers_is_the_cli_one(tmp_path, cli, samples):

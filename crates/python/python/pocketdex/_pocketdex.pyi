@@ -81,7 +81,9 @@ class Hit:
 
 @final
 class Index:
-    def __new__(cls, path: Union[_StrPath, Sequence[_StrPath]]) -> "Index": ...
+    def __new__(
+        cls, path: Union[_StrPath, Sequence[_StrPath]], *, public_key: Optional[_StrPath] = None
+    ) -> "Index": ...
     def query(
         self,
         text: str,
