@@ -69,8 +69,8 @@ impl StdinFormat {
 /// text and title: by default `id`, `text` and `title`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Keys {
-    /// The id: a string or an integer (written in decimal). A record without one is named
-    /// after its place: `FILE:LINE` (JSON Lines), `FILE:ROW` (Parquet, rows counted from 1).
+    /// The id: a string or an integer (written in decimal). A record without one (or with null,
+    /// or a blank string) is named after its place: `FILE:LINE` (JSON Lines), `FILE:ROW` (Parquet, rows counted from 1).
     pub id: String,
     /// The text: a record without it is skipped ([`SkipKind::NoTextField`]).
     pub text: String,
@@ -243,10 +243,32 @@ impl Source {
             Source::Jsonl(path)
         } else if ext.as_deref() == Some("parquet") {
             Source::Parquet(path)
+        } else if ext.as_deref() == Some("json") && meta.is_file() && json_lines_inside(&path) {
+            // JSON Lines under a .json name (a common export): read as one document, its
+            // records' syntax would be indexed as one text.
+            Source::Jsonl(path)
         } else {
             Source::File(path)
         })
     }
+}
+
+/// True when the file at `path` holds JSON Lines: its first line is a JSON object and the next
+/// non-blank line begins another. A JSON document (an object over several lines, an array)
+/// is not; nor is one object on one line, which stays a document.
+fn json_lines_inside(path: &Path) -> bool {
+    let mut head = Vec::new();
+    let read = std::fs::File::open(path).and_then(|f| f.take(1 << 20).read_to_end(&mut head));
+    if read.is_err() {
+        return false;
+    }
+    let head = head.strip_prefix(b"\xef\xbb\xbf").unwrap_or(&head);
+    let Some(end) = memchr::memchr(b'\n', head) else {
+        return false;
+    };
+    let first = serde_json::from_slice::<serde_json::Value>(&head[..end]);
+    let next = head[end..].iter().find(|b| !b.is_ascii_whitespace());
+    matches!(first, Ok(serde_json::Value::Object(_))) && next == Some(&b'{')
 }
 
 /// True when the file at `path` begins with `magic` (false when it cannot be read: reading it
@@ -1367,6 +1389,8 @@ fn json_record(line: &str, fallback_id: String, line_no: usize, keys: &Keys) -> 
     // Ids are exact: a number with a fraction or beyond 64 bits would be rounded.
     let id = match doc.id {
         None | Some(Scalar::Null) => fallback_id,
+        // A blank id names nothing a user could print or delete by.
+        Some(Scalar::Str(s)) if s.trim().is_empty() => fallback_id,
         Some(Scalar::Str(s) | Scalar::Int(s)) => s,
         Some(v) => return wrong(fallback_id, &keys.id, &v, "a string or an integer"),
     };
@@ -1602,6 +1626,34 @@ fn read_pieces(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn json_lines_under_a_json_name_are_read_as_json_lines() {
+        let tmp = tempfile::tempdir().unwrap();
+        let write = |name: &str, text: &str| {
+            let p = tmp.path().join(name);
+            std::fs::write(&p, text).unwrap();
+            p.to_str().unwrap().to_string()
+        };
+        let lines = write(
+            "a.json",
+            "{\"id\": 1, \"text\": \"x\"}\n\n{\"id\": 2, \"text\": \"y\"}\n",
+        );
+        let bom = write("b.JSON", "\u{feff}{\"id\": 1}\r\n{\"id\": 2}");
+        let pretty = write("c.json", "{\n  \"id\": 1,\n  \"text\": \"x\"\n}\n");
+        let one = write("d.json", "{\"id\": 1, \"text\": \"x\"}\n");
+        let array = write("e.json", "[{\"id\": 1}]\n{\"id\": 2}\n");
+        for (path, jsonl) in [
+            (lines, true),
+            (bom, true),
+            (pretty, false),
+            (one, false),
+            (array, false),
+        ] {
+            let source = Source::from_arg(&path).unwrap();
+            assert_eq!(matches!(source, Source::Jsonl(_)), jsonl, "{path}");
+        }
+    }
 
     /// The page size is the kernel's: `madvise` takes ranges starting on its multiples and
     /// refuses those starting half a page in (so a 4 KiB guess fails on 16 or 64 KiB pages, and
@@ -1873,6 +1925,12 @@ mod tests {
             doc(r#"{"id": null, "title": null, "text": "t"}"#),
             ("f:3".into(), None)
         );
+        // A blank id is no name: the record's place is.
+        for blank in [r#""""#, r#"" ""#, r#""\t\n""#] {
+            let line = format!(r#"{{"id": {blank}, "text": "t"}}"#);
+            assert_eq!(doc(&line), ("f:3".into(), None), "{line}");
+        }
+        assert_eq!(doc(r#"{"id": " a ", "text": "t"}"#).0, " a ");
         assert_eq!(
             skipped(r#"{"id": 1e3, "text": "t"}"#),
             (

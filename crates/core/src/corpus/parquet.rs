@@ -505,6 +505,8 @@ impl Reader {
                     .as_ref()
                     .and_then(|c| c.get(row))
                     .map(Value::into_string)
+                    // A blank id names nothing, as in a JSON Lines record.
+                    .filter(|(id, _)| !id.trim().is_empty())
                     .unwrap_or_else(|| (format!("{name}:{}", first_row + row as u64), 0));
                 let value = text.get(row);
                 let size = value.as_ref().map_or(0, Value::len) as u64;
@@ -629,6 +631,14 @@ mod tests {
         let text: ArrayRef = Arc::new(StringViewArray::from(vec!["view text", " \n"]));
         let (rows, _) = read_back(vec![("id", ids), ("text", text)], &Reader::default());
         assert_eq!(rows, pairs(&[("a", "view text"), ("b", "skipped: empty")]));
+        // A blank id is no name: the row's place is, as for a null one.
+        let ids: ArrayRef = Arc::new(StringArray::from(vec!["", " \t"]));
+        let text: ArrayRef = Arc::new(StringArray::from(vec!["one", "two"]));
+        let (rows, _) = read_back(vec![("id", ids), ("text", text)], &Reader::default());
+        assert_eq!(
+            rows,
+            pairs(&[("t.parquet:1", "one"), ("t.parquet:2", "two")])
+        );
     }
 
     #[test]
