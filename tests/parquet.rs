@@ -252,6 +252,18 @@ fn keys_name_other_fields_and_columns() {
         "content",
     ]);
     failed_with(&o, "no \"content\" field");
+    // An id key that no record has would name every record FILE:LINE: refused, as the Parquet
+    // file refuses a missing column; nothing is written or added.
+    let set = dir.path().join("set");
+    for command in [
+        vec!["build", arg(&jsonl), "-o", arg(&index)],
+        vec!["add", arg(&set), arg(&jsonl)],
+    ] {
+        std::fs::remove_file(&index).ok();
+        let o = pocketdex(&[&command[..], &["--text-key", "body", "--id-key", "docid"]].concat());
+        failed_with(&o, "no record has a field \"docid\" (--id-key)");
+        assert!(!index.exists() && !set.join("pocketdex-set.json").exists());
+    }
     let help = stdout(&run(&["help", "build"]));
     for flag in [
         "--id-key <KEY>",

@@ -263,6 +263,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             args.output.display()
         );
     }
+    summary
+        .check_id_key(&args.input)
+        .with_context(|| format!("nothing was written to {}", args.output.display()))?;
     // A document whose id an earlier one has: after sorting, the later of two neighbours with
     // the same hash.
     ids.par_sort_unstable();

@@ -19,6 +19,9 @@ pub struct Summary {
     pub invalid: (u64, u64),
     /// Symlinks and special files below input directories, not followed.
     pub non_regular: usize,
+    /// Documents handed over from records without an id, named by their place (`FILE:LINE`,
+    /// `FILE:ROW`).
+    pub named_by_place: u64,
 }
 
 impl Summary {
@@ -111,6 +114,18 @@ impl Summary {
         }
     }
 
+    /// Refuses a record key for ids (`--id-key`, not the default) that no record had: every
+    /// document would be named by its place, and a misspelt key should not rename a collection.
+    pub fn check_id_key(&self, input: &util::InputArgs) -> anyhow::Result<()> {
+        if input.id_key != "id" && self.docs > 0 && self.named_by_place == self.docs {
+            anyhow::bail!(
+                "no record has a field {:?} (--id-key): every document would be named by its place (FILE:LINE); check the key's spelling, or leave --id-key out to name records so",
+                input.id_key
+            );
+        }
+        Ok(())
+    }
+
     /// True when an input could not be read at all (not merely empty or binary).
     pub fn had_errors(&self) -> bool {
         self.skipped.iter().any(|s| s.kind.is_error())
@@ -131,6 +146,22 @@ pub fn fingerprinted(
 ) -> anyhow::Result<Summary> {
     let bar = util::input_progress(sources, quiet, what);
     let mut summary = Summary::default();
+    // The names a record without an id gets: `NAME:NUMBER`.
+    let places: Vec<String> = sources
+        .iter()
+        .filter_map(|s| match s {
+            Source::Jsonl(p) | Source::Parquet(p) => Some(p.display().to_string()),
+            Source::Stdin => Some("stdin".to_string()),
+            _ => None,
+        })
+        .collect();
+    let by_place = |id: &str| {
+        places.iter().any(|p| {
+            id.strip_prefix(p.as_str())
+                .and_then(|r| r.strip_prefix(':'))
+                .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+        })
+    };
     summary.non_regular = reader.for_each_batch(
         sources,
         512,
@@ -155,6 +186,7 @@ pub fn fingerprinted(
                     Ok((d, fp, bytes)) => {
                         summary.count_invalid(&d);
                         summary.docs += 1;
+                        summary.named_by_place += by_place(&d.id) as u64;
                         summary.bytes += bytes as u64;
                         each(d, fp)?;
                     }

@@ -262,6 +262,8 @@ fn add_to(
     if summary.docs == 0 {
         anyhow::bail!("no documents to add: {}", summary.nothing_read());
     }
+    // The caller says that nothing was added.
+    summary.check_id_key(&args.input)?;
     let change = writer.add(builder, args.replace)?;
     warn_merge_failed(&args.index, &change);
     if !args.quiet {

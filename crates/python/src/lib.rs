@@ -3,7 +3,7 @@
 //! `_pocketdex.pyi` types it.
 //!
 //! Every call that does real work releases the GIL and runs on this process's rayon threads
-//! ([`detach`]); Python objects are read or made only while it is held. No call panics into the
+//! (`detach`); Python objects are read or made only while it is held. No call panics into the
 //! interpreter: core errors become the exceptions of the `errors` module. Every class is
 //! frozen: an `IndexBuilder` shared by threads keeps its state behind a lock, taken without the
 //! GIL, so that their calls take turns.
