@@ -1106,7 +1106,7 @@ fn unreadable_docs_are_errors_and_mistakes_are_named() {
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(
         stderr(&o).contains("gzip-compressed: decompress it first")
-            && stderr(&o).contains("1 document was not looked up"),
+            && stderr(&o).contains("1 DOC was not looked up"),
         "{}",
         stderr(&o)
     );
@@ -1121,6 +1121,17 @@ fn unreadable_docs_are_errors_and_mistakes_are_named() {
     std::fs::write(&records, "{\"id\": \"a\", \"body\": \"Jupiter\"}\n").unwrap();
     let o = pocketdex(&["query", &index, records.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    // A directory whose other documents were looked up is answered: no hit is no hit.
+    let queries = tmp.path().join("queries");
+    std::fs::create_dir(&queries).unwrap();
+    std::fs::copy(&binary, queries.join("doc.gz")).unwrap();
+    std::fs::write(
+        queries.join("new.txt"),
+        "zebra quagga okapi savanna stripes herd",
+    )
+    .unwrap();
+    let o = pocketdex(&["query", &index, queries.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
 
     let named = [
         (vec!["query", doc, &index], "the index comes first"),

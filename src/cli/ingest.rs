@@ -146,21 +146,25 @@ pub fn fingerprinted(
 ) -> anyhow::Result<Summary> {
     let bar = util::input_progress(sources, quiet, what);
     let mut summary = Summary::default();
-    // The names a record without an id gets: `NAME:NUMBER`.
-    let places: Vec<String> = sources
-        .iter()
-        .filter_map(|s| match s {
-            Source::Jsonl(p) | Source::Parquet(p) => Some(p.display().to_string()),
-            Source::Stdin => Some("stdin".to_string()),
-            _ => None,
-        })
-        .collect();
+    // The names a record without an id gets, `NAME:NUMBER`, counted only for an --id-key of
+    // the user's (`Summary::check_id_key`).
+    let places: std::collections::HashSet<String> = if reader.keys.id == "id" {
+        Default::default()
+    } else {
+        sources
+            .iter()
+            .filter_map(|s| match s {
+                Source::Jsonl(p) | Source::Parquet(p) => Some(p.display().to_string()),
+                Source::Stdin => Some("stdin".to_string()),
+                _ => None,
+            })
+            .collect()
+    };
     let by_place = |id: &str| {
-        places.iter().any(|p| {
-            id.strip_prefix(p.as_str())
-                .and_then(|r| r.strip_prefix(':'))
-                .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
-        })
+        !places.is_empty()
+            && id.rsplit_once(':').is_some_and(|(name, n)| {
+                !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) && places.contains(name)
+            })
     };
     summary.non_regular = reader.for_each_batch(
         sources,

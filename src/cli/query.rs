@@ -25,8 +25,9 @@ use std::process::ExitCode;
 /// note: their scores then come from different idf tables.
 ///
 /// Exit status: 0 when any DOC had a hit, 1 when none had (an empty DOC has none), 2 on error,
-/// and 2 when none had a hit but some DOC was skipped as binary, over --max-doc-bytes or as a
-/// record without text (not looked up, so "no near copy" is not known). An index file changed
+/// and 2 when none had a hit and some DOC had nothing looked up because it was skipped as
+/// binary, over --max-doc-bytes or as records without text ("no near copy" is then not known;
+/// a directory with one binary file among its documents is looked up). An index file changed
 /// in place while it is read (truncated, or copied over with cp) kills the query with SIGBUS
 /// (status 135); replace an index with mv, as pocketdex's own writers do.
 ///
@@ -134,7 +135,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     };
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
-    let (mut any_hit, mut errors, mut not_looked_up) = (false, 0usize, 0usize);
+    // Per document: answered, and skipped other than as empty.
+    let (mut any_hit, mut errors) = (false, 0usize);
+    let (answered, not_looked_up) = (std::cell::Cell::new(0usize), std::cell::Cell::new(0usize));
     // Output errors stay `io::Error`s, so that a closed stdout is told apart by its kind.
     let mut emit = |batch: Vec<(QueryDoc, Answer)>, out: &mut dyn Write| -> std::io::Result<()> {
         for (q, answer) in batch {
@@ -142,6 +145,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 Answer::Hits(r) => {
                     let r = damaged(r)?;
                     any_hit |= !r.hits.is_empty();
+                    answered.set(answered.get() + 1);
                     print_result(&index, &q.label, r, &args, threshold, out)?;
                 }
                 Answer::Skipped(skipped) => {
@@ -151,7 +155,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                     let empty = matches!(skipped.kind, SkipKind::Empty | SkipKind::NoText);
                     let reason = skipped.reason;
                     errors += is_error as usize;
-                    not_looked_up += (!is_error && !empty) as usize;
+                    if !is_error && !empty {
+                        not_looked_up.set(not_looked_up.get() + 1);
+                    }
                     eprintln!("pocketdex: {}: {}", util::printable(&q.label), reason);
                     if args.json {
                         let kind = if is_error { "error" } else { "query" };
@@ -187,7 +193,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     };
     let reader = args.input.reader();
     util::note_pipes(&args.docs);
+    // DOCs none of whose documents was looked up, some skipped other than as empty.
+    let mut unanswered = 0usize;
     for arg in &args.docs {
+        let before = (answered.get(), not_looked_up.get());
         let source = match Source::from_arg(arg) {
             Ok(source) => source,
             Err(e) => {
@@ -263,17 +272,20 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             };
             emit(vec![answer(q)], &mut out)?;
         }
+        if answered.get() == before.0 && not_looked_up.get() > before.1 {
+            unanswered += 1;
+        }
     }
     out.flush()?;
     Ok(if errors > 0 {
         ExitCode::from(2)
     } else if any_hit {
         ExitCode::SUCCESS
-    } else if not_looked_up > 0 {
+    } else if unanswered > 0 {
         // "No hit" would tell a script that a document it never looked up is new.
         eprintln!(
             "pocketdex: no hit, but {} not looked up (see above)",
-            util::plural_were(not_looked_up as u64, "document", "documents")
+            util::plural_were(unanswered as u64, "DOC", "DOCs")
         );
         ExitCode::from(2)
     } else {
@@ -282,9 +294,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 }
 
 /// True for the skips that lose a query document (it could not be read: a record that is not
-/// JSON, or whose text is no string), not merely ones that have nothing to look up (empty,
-/// binary, no text once markup is removed, a null or missing text) or are over
-/// --max-doc-bytes, as the user chose.
+/// JSON, or whose text is no string): errors. The others (empty, binary, no text once markup
+/// is removed, a null or missing text, over --max-doc-bytes, as the user chose) are reported
+/// and not looked up; a DOC all of whose documents were skipped so, but for empty ones, makes
+/// "no hit" unknown (see `run`'s exit status).
 fn unreadable(kind: corpus::SkipKind) -> bool {
     use corpus::SkipKind::*;
     match kind {

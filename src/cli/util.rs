@@ -67,8 +67,9 @@ pub struct InputArgs {
                                 corpus::StdinFormat::description))]
     pub stdin_format: corpus::StdinFormat,
     /// The field of JSON Lines records, and the column of Parquet files, that holds each
-    /// document's id: a string or an integer. A record without one is named FILE:LINE (JSON
-    /// Lines) or FILE:ROW (Parquet, rows counted from 1).
+    /// document's id: a string or an integer. A record without one (or with a blank one) is
+    /// named FILE:LINE (JSON Lines) or FILE:ROW (Parquet, rows counted from 1); a key of yours
+    /// that no record has is refused by build and add.
     #[arg(long, value_name = "KEY", default_value = "id", help_heading = "Input")]
     pub id_key: String,
     /// The field (JSON Lines) or column (Parquet) that holds each document's text; a record
@@ -256,31 +257,47 @@ pub fn inputs_once(inputs: &[String], twice: &str) -> anyhow::Result<()> {
     if inputs.iter().filter(|i| *i == "-").count() > 1 {
         anyhow::bail!("- (standard input) is given twice: it can be read once");
     }
-    let mut seen: Vec<(PathBuf, &str)> = Vec::new();
-    for input in inputs.iter().filter(|i| *i != "-") {
-        let Ok(real) = std::fs::canonicalize(input) else {
-            // Reported as unreadable when it is read.
+    // Canonical path → its position among the inputs; a path that cannot be resolved is
+    // reported as unreadable when it is read.
+    let mut seen: std::collections::HashMap<PathBuf, usize> = Default::default();
+    let mut real = Vec::new();
+    for (i, input) in inputs.iter().enumerate().filter(|(_, i)| *i != "-") {
+        let Ok(path) = std::fs::canonicalize(input) else {
             continue;
         };
-        for (other, first) in &seen {
-            let how = if *other == real {
-                "the same input as"
-            } else if real.starts_with(other) {
-                "inside"
-            } else if other.starts_with(&real) {
-                "a directory holding"
-            } else {
-                continue;
-            };
-            anyhow::bail!(
-                "{} is {how} {}: {twice}; give each document once",
-                printable(input),
-                printable(first)
-            );
+        if let Some(&first) = seen.get(&path) {
+            return Err(given_twice(inputs, i, "the same input as", first, twice));
         }
-        seen.push((real, input));
+        seen.insert(path.clone(), i);
+        real.push((i, path));
+    }
+    // One inside another: an ancestor of its canonical path among the inputs (a directory
+    // walk does not follow links, so the real path is the one read).
+    for (i, path) in &real {
+        if let Some(&outer) = path.ancestors().skip(1).find_map(|a| seen.get(a)) {
+            return Err(if outer < *i {
+                given_twice(inputs, *i, "inside", outer, twice)
+            } else {
+                given_twice(inputs, outer, "a directory holding", *i, twice)
+            });
+        }
     }
     Ok(())
+}
+
+/// The error of [`inputs_once`]: `inputs[later]` is `how` `inputs[first]`.
+fn given_twice(
+    inputs: &[String],
+    later: usize,
+    how: &str,
+    first: usize,
+    twice: &str,
+) -> anyhow::Error {
+    anyhow::anyhow!(
+        "{} is {how} {}: {twice}; give each document once",
+        printable(&inputs[later]),
+        printable(&inputs[first])
+    )
 }
 
 /// The first two of `paths` that name the same file or directory (by their canonical paths,

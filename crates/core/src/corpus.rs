@@ -213,9 +213,9 @@ pub enum Source {
 }
 
 impl Source {
-    /// The source an INPUT argument names: `-` is standard input, a `.jsonl` file is JSON
-    /// Lines, a `.parquet` file is Parquet, a directory is walked, any other path is one
-    /// document.
+    /// The source an INPUT argument names: `-` is standard input, a `.jsonl` or `.ndjson`
+    /// file is JSON Lines (so is a `.json` file that holds them), a `.parquet` file is Parquet,
+    /// a directory is walked, any other path is one document.
     pub fn from_arg(arg: &str) -> Result<Source> {
         if arg == "-" {
             return Ok(Source::Stdin);
@@ -244,8 +244,8 @@ impl Source {
         } else if ext.as_deref() == Some("parquet") {
             Source::Parquet(path)
         } else if ext.as_deref() == Some("json") && meta.is_file() && json_lines_inside(&path) {
-            // JSON Lines under a .json name (a common export): read as one document, its
-            // records' syntax would be indexed as one text.
+            // JSON Lines under a .json name (a common export), which as one document would
+            // index its records' syntax as one text.
             Source::Jsonl(path)
         } else {
             Source::File(path)
@@ -253,9 +253,10 @@ impl Source {
     }
 }
 
-/// True when the file at `path` holds JSON Lines: its first line is a JSON object and the next
-/// non-blank line begins another. A JSON document (an object over several lines, an array)
-/// is not; nor is one object on one line, which stays a document.
+/// True when the file at `path` holds JSON Lines: its first value (after blank lines) is a JSON
+/// object, and the next one, on a later line, begins another. A JSON document (an object over
+/// several lines, an array) is not; nor is one object alone, which stays a document. Looks at
+/// the first MiB: a first record longer than that leaves the file one document.
 fn json_lines_inside(path: &Path) -> bool {
     let mut head = Vec::new();
     let read = std::fs::File::open(path).and_then(|f| f.take(1 << 20).read_to_end(&mut head));
@@ -263,12 +264,16 @@ fn json_lines_inside(path: &Path) -> bool {
         return false;
     }
     let head = head.strip_prefix(b"\xef\xbb\xbf").unwrap_or(&head);
-    let Some(end) = memchr::memchr(b'\n', head) else {
-        return false;
-    };
-    let first = serde_json::from_slice::<serde_json::Value>(&head[..end]);
-    let next = head[end..].iter().find(|b| !b.is_ascii_whitespace());
-    matches!(first, Ok(serde_json::Value::Object(_))) && next == Some(&b'{')
+    let start = head
+        .iter()
+        .position(|b| !b.is_ascii_whitespace())
+        .unwrap_or(head.len());
+    let head = &head[start..];
+    let mut values = serde_json::Deserializer::from_slice(head).into_iter::<serde_json::Value>();
+    let first_is_object = matches!(values.next(), Some(Ok(serde_json::Value::Object(_))));
+    let rest = &head[values.byte_offset()..];
+    let gap = rest.iter().position(|b| !b.is_ascii_whitespace());
+    first_is_object && gap.is_some_and(|g| rest[g] == b'{' && rest[..g].contains(&b'\n'))
 }
 
 /// True when the file at `path` begins with `magic` (false when it cannot be read: reading it
@@ -1107,6 +1112,8 @@ pub fn from_vec(id: String, title: Option<String>, bytes: Vec<u8>, html: Option<
             id,
             kind: SkipKind::Binary,
             reason: match compression(&bytes) {
+                // Office documents and EPUB books are zip archives too.
+                Some("zip") => "binary (a zip archive, as office documents and EPUB books are: extract its text first)".into(),
                 Some(format) => format!("binary ({format}-compressed: decompress it first)"),
                 None => "binary (NUL or control bytes)".into(),
             },
@@ -1643,12 +1650,16 @@ mod tests {
         let pretty = write("c.json", "{\n  \"id\": 1,\n  \"text\": \"x\"\n}\n");
         let one = write("d.json", "{\"id\": 1, \"text\": \"x\"}\n");
         let array = write("e.json", "[{\"id\": 1}]\n{\"id\": 2}\n");
+        let blank = write("f.json", "\n\n{\"id\": 1}\n{\"id\": 2}\n");
+        let same_line = write("g.json", "{\"id\": 1} {\"id\": 2}\n");
         for (path, jsonl) in [
             (lines, true),
             (bom, true),
             (pretty, false),
             (one, false),
             (array, false),
+            (blank, true),
+            (same_line, false),
         ] {
             let source = Source::from_arg(&path).unwrap();
             assert_eq!(matches!(source, Source::Jsonl(_)), jsonl, "{path}");

@@ -217,7 +217,8 @@ impl IndexBuilder {
         py: Python<'_>,
         f: impl FnOnce(&mut State) -> PyResult<T> + Send,
     ) -> PyResult<T> {
-        crate::detach(py, || f(&mut *self.hold()?))
+        // On this thread: the lock knows its holder by thread, and `f` may take the GIL again.
+        py.detach(|| f(&mut *self.hold()?))
     }
 }
 
@@ -450,7 +451,7 @@ impl IndexBuilder {
         title: Option<String>,
     ) -> PyResult<Option<u32>> {
         let id = id_of(id);
-        crate::detach(py, || {
+        py.detach(|| {
             // Fingerprinted without holding the state: threads adding a document each run in
             // parallel.
             let f = {
@@ -505,7 +506,7 @@ impl IndexBuilder {
     /// rename) and returns what was written: documents, codes, bytes, sections, resolution. The
     /// builder is spent (a path that cannot be written is refused first, and the builder kept).
     fn write(&self, py: Python<'_>, path: PathBuf) -> PyResult<Py<PyAny>> {
-        let (repeated, stats) = crate::detach(py, || -> PyResult<_> {
+        let (repeated, stats) = py.detach(|| -> PyResult<_> {
             let builder = {
                 let mut state = self.hold()?;
                 state.inner()?;
@@ -515,8 +516,7 @@ impl IndexBuilder {
             };
             // Written without holding the state: a call waiting for it finds it written.
             let repeated = repeated_ids(&builder);
-            let stats = builder
-                .write_to_path(&path)
+            let stats = crate::par(|| builder.write_to_path(&path))
                 .map_err(|e| with_context(&format!("writing {}", path.display()), e))?;
             Ok((repeated, stats))
         })?;
@@ -543,10 +543,10 @@ impl IndexBuilder {
     /// The index file's bytes (a shard to send elsewhere). The builder is spent.
     #[pyo3(name = "to_bytes")]
     fn finish_bytes(&self, py: Python<'_>) -> PyResult<Py<PyBytes>> {
-        let out = crate::detach(py, || -> PyResult<_> {
+        let out = py.detach(|| -> PyResult<_> {
             let builder = self.hold()?.take()?;
             let mut out = Vec::new();
-            builder.finish(&mut out).map_err(to_py)?;
+            crate::par(|| builder.finish(&mut out)).map_err(to_py)?;
             Ok(out)
         })?;
         Ok(PyBytes::new(py, &out).unbind())

@@ -269,7 +269,8 @@ impl Index {
         similar: bool,
     ) -> PyResult<Vec<Hit>> {
         let opts = options(top, threshold, similar)?;
-        let hits = crate::detach(py, || self.answer(text, &opts)).map_err(to_py)?;
+        // One document: no parallel work, so on this thread.
+        let hits = py.detach(|| self.answer(text, &opts)).map_err(to_py)?;
         Ok(hits.into_iter().map(Hit::from).collect())
     }
 
@@ -319,7 +320,7 @@ impl Index {
             Some((_, Some(schema), _)) => schema.resolution(),
             _ => self.set.parts()[0].index.resolution(),
         };
-        Ok(crate::detach(py, || Fingerprint::of(f, resolution, text)))
+        Ok(py.detach(|| Fingerprint::of(f, resolution, text)))
     }
 
     /// info() -> dict

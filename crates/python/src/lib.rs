@@ -2,8 +2,8 @@
 //! and classical methods for Python. `python/pocketdex/__init__.py` re-exports what users need;
 //! `_pocketdex.pyi` types it.
 //!
-//! Every call that does real work releases the GIL and runs on this process's rayon threads
-//! (`detach`); Python objects are read or made only while it is held. No call panics into the
+//! Every call that does real work releases the GIL, its parallel parts on this process's
+//! rayon threads (`par`); Python objects are read or made only while it is held. No call panics into the
 //! interpreter: core errors become the exceptions of the `errors` module. Every class is
 //! frozen: an `IndexBuilder` shared by threads keeps its state behind a lock, taken without the
 //! GIL, so that their calls take turns.
@@ -38,19 +38,28 @@ fn _pocketdex(m: &Bound<'_, PyModule>) -> PyResult<()> {
     Ok(())
 }
 
-/// Runs `f` without the GIL on this process's thread pool. Not rayon's global pool: a process
-/// forked after a parallel call (multiprocessing's default on Linux, a Spark worker daemon)
-/// inherits that pool's state but not its threads, and its first parallel call would wait for
-/// them for ever. The pool is made again in a process whose id is not its maker's.
+/// Runs `f` without the GIL on a thread of this process's pool ([`par`]): for work that takes
+/// no lock of this module's objects and calls no Python.
 pub(crate) fn detach<T: Send>(py: Python<'_>, f: impl FnOnce() -> T + Send) -> T {
+    py.detach(|| par(f))
+}
+
+/// Runs `f` on a thread of this process's pool, where its parallel work runs. Not rayon's
+/// global pool: a process forked after a parallel call (multiprocessing's default on Linux, a
+/// Spark worker daemon) inherits that pool's state but not its threads, and its first parallel
+/// call would wait for them for ever. The pool is made again in a process whose id is not its
+/// maker's. `f` must not wait for a lock that a call of this module takes on its own thread
+/// (a pool thread waiting in a parallel step may run another call's `f`) nor call Python.
+pub(crate) fn par<T: Send>(f: impl FnOnce() -> T + Send) -> T {
     match pool() {
-        Some(pool) => py.detach(|| pool.install(f)),
+        Some(pool) => pool.install(f),
         // No thread could be started: rayon's global pool is what is left.
-        None => py.detach(f),
+        None => f(),
     }
 }
 
-/// This process's thread pool (see [`detach`]); `None` when its threads cannot be started.
+/// This process's thread pool (see [`par`]); `None` when its threads cannot be started. Called
+/// with the GIL held, so no thread of this process forks while `POOL` is locked.
 fn pool() -> Option<std::sync::Arc<rayon::ThreadPool>> {
     use std::sync::{Arc, Mutex};
     static POOL: Mutex<Option<(u32, Arc<rayon::ThreadPool>)>> = Mutex::new(None);

@@ -115,7 +115,7 @@ impl Fingerprinter {
 
     /// fingerprint(text) -> Fingerprint
     fn fingerprint(&self, py: Python<'_>, text: &str) -> Fingerprint {
-        crate::detach(py, || Fingerprint::of(&self.inner, self.resolution, text))
+        py.detach(|| Fingerprint::of(&self.inner, self.resolution, text))
     }
 
     /// fingerprint_batch(texts) -> list[Fingerprint | None]

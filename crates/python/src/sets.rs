@@ -27,7 +27,7 @@ pub fn create_set(
         IdfSource::Language,
     )?;
     let label = format!("creating the index set {}", path.display());
-    crate::detach(py, || pocketdex::SetWriter::create(&path, schema))
+    py.detach(|| pocketdex::SetWriter::create(&path, schema))
         .map_err(|e| with_context(&label, e))?;
     let bytes = std::fs::read(path.join(pocketdex::SCHEMA))
         .map_err(|e| with_context(&label, pocketdex::Error::io(&path, e)))?;
@@ -58,9 +58,11 @@ pub fn adopt_segments(
         })?],
     };
     let label = path.display().to_string();
-    crate::detach(py, || {
+    // The set's lock is waited for on this thread (a signal interrupts it), the files checked
+    // on the pool.
+    py.detach(|| {
         let mut writer = pocketdex::SetWriter::open(&path, wait)?;
-        writer.adopt(&files)
+        crate::par(|| writer.adopt(&files))
     })
     .map(|c| c.live_docs)
     .map_err(|e| with_context(&label, e))
