@@ -52,14 +52,6 @@ pub struct SignArgs {
     key: PathBuf,
 }
 
-/// True when a --public-key argument is a key's text (its tagged form, or 64 hex digits) rather
-/// than the name of a key file.
-fn looks_like_key(arg: &str) -> bool {
-    let t = arg.trim();
-    t.starts_with("pocketdex-public-key")
-        || (t.len() == 64 && t.bytes().all(|b| b.is_ascii_hexdigit()))
-}
-
 /// The trusted key option of the reading commands.
 #[derive(clap::Args, Clone, Debug, Default)]
 pub struct Trust {
@@ -77,7 +69,7 @@ impl Trust {
         };
         let text = if Path::new(arg).exists() {
             std::fs::read_to_string(arg).with_context(|| format!("reading public key {arg}"))?
-        } else if !looks_like_key(arg) {
+        } else if !PublicKey::looks_like_text(arg) {
             // Not a key's text, so meant as a file: say it is missing, not malformed.
             anyhow::bail!(
                 "--public-key {arg}: no such file; give the signer's public key file (NAME.pub from `pocketdex keygen`) or its text"

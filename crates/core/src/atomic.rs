@@ -116,28 +116,26 @@ pub fn check_writable(path: &Path) -> Result<()> {
     }
     let dir = parent_dir(path);
     if dir.exists() && !dir.is_dir() {
-        return Err(Error::Path {
-            path: path.to_path_buf(),
-            kind: std::io::ErrorKind::NotADirectory,
-            errno: Some(20), // ENOTDIR
-            message: format!(
+        return Err(Error::at_path(
+            path,
+            std::io::ErrorKind::NotADirectory,
+            format!(
                 "cannot write {}: {} is a file, not a directory",
                 path.display(),
                 dir.display()
             ),
-        });
+        ));
     }
     if !dir.is_dir() {
-        return Err(Error::Path {
-            path: path.to_path_buf(),
-            kind: std::io::ErrorKind::NotFound,
-            errno: Some(2), // ENOENT
-            message: format!(
+        return Err(Error::at_path(
+            path,
+            std::io::ErrorKind::NotFound,
+            format!(
                 "cannot write {}: the directory {} does not exist; create it first",
                 path.display(),
                 dir.display()
             ),
-        });
+        ));
     }
     match temp_in(dir) {
         Ok(_) => Ok(()),

@@ -123,6 +123,24 @@ fn duplicate_id(id: &str, file: Option<&std::path::Path>) -> String {
 }
 
 impl Error {
+    /// An [`Error::Path`] of `kind` about `path`, its `errno` the one the system gives that
+    /// kind (`NotFound`: ENOENT, `NotADirectory`: ENOTDIR, `PermissionDenied`: EACCES).
+    pub fn at_path(path: impl Into<PathBuf>, kind: std::io::ErrorKind, message: String) -> Self {
+        use std::io::ErrorKind::*;
+        let errno = match kind {
+            NotFound => Some(2),
+            PermissionDenied => Some(13),
+            NotADirectory => Some(20),
+            _ => None,
+        };
+        Error::Path {
+            path: path.into(),
+            kind,
+            errno,
+            message,
+        }
+    }
+
     /// An I/O error about `path`.
     pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
         Error::Io {

@@ -54,14 +54,11 @@ pub fn not_a_set(path: &Path) -> Error {
     } else if path.exists() {
         format!("{p} is not an index set (a directory made by `pocketdex add`)")
     } else {
-        return Error::Path {
-            path: path.to_path_buf(),
-            kind: std::io::ErrorKind::NotFound,
-            errno: Some(2), // ENOENT
-            message: format!(
-                "{p} does not exist; create an index set with `pocketdex add {p} DOC...`"
-            ),
-        };
+        return Error::at_path(
+            path,
+            std::io::ErrorKind::NotFound,
+            format!("{p} does not exist; create an index set with `pocketdex add {p} DOC...`"),
+        );
     })
 }
 

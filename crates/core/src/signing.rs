@@ -71,6 +71,15 @@ impl PublicKey {
             .map_err(|_| Error::Invalid("not a valid Ed25519 public key".into()))
     }
 
+    /// True when `arg` (a front end's key argument) is a public key's text, its tagged form or
+    /// its 64 hex digits, rather than the name of a key file.
+    pub fn looks_like_text(arg: &str) -> bool {
+        let t = arg.trim();
+        // Any tag of a public key, so that a key of another algorithm is said to be unknown.
+        t.starts_with("pocketdex-public-key")
+            || (t.len() == 64 && t.bytes().all(|b| b.is_ascii_hexdigit()))
+    }
+
     /// The first 8 bytes in hex: enough to tell keys apart in messages.
     pub fn short(&self) -> String {
         hex(&self.0.as_bytes()[..8])

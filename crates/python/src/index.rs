@@ -54,10 +54,7 @@ fn trusted_key(arg: &Bound<'_, PyAny>) -> PyResult<pocketdex::signing::PublicKey
         std::fs::read_to_string(&path).map_err(|e| to_py(pocketdex::Error::io(&path, e)))?
     } else {
         let text = path.to_string_lossy().into_owned();
-        let t = text.trim();
-        let looks_like_key = t.starts_with("pocketdex-public-key")
-            || (t.len() == 64 && t.bytes().all(|b| b.is_ascii_hexdigit()));
-        if !looks_like_key {
+        if !pocketdex::signing::PublicKey::looks_like_text(&text) {
             // Not a key's text, so meant as a file: say it is missing, not malformed.
             return Err(pyo3::exceptions::PyFileNotFoundError::new_err((
                 2, // ENOENT
