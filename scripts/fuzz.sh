@@ -6,6 +6,8 @@
 #   scripts/fuzz.sh [SECONDS_PER_TARGET [TARGET...]]   each target for that long (default 20 s)
 #   scripts/fuzz.sh --seeds                            rebuild the index seeds of fuzz/corpus/open
 #                                                      with the CLI (after a format change)
+#   scripts/fuzz.sh --build-only                       install cargo-fuzz and build the targets,
+#                                                      run nothing (CI builds them early, niced)
 #
 # Environment:
 #   FUZZ_RUNS=N         stop each target after N executions instead of after the time
@@ -56,6 +58,8 @@ if [ "${1:-}" = "--seeds" ]; then
   exit 0
 fi
 
+build_only=0
+if [ "${1:-}" = "--build-only" ]; then build_only=1; shift; fi
 seconds=${1:-20}
 [ $# -gt 0 ] && shift
 [ $# -gt 0 ] && TARGETS=("$@")
@@ -78,6 +82,7 @@ sanitizer=${FUZZ_SANITIZER:-address}
 build=(--sanitizer "$sanitizer" --target-dir "fuzz/target/$sanitizer")
 echo "== building the fuzz targets (sanitizer: $sanitizer)"
 time "${cargo[@]}" fuzz build "${build[@]}"
+[ "$build_only" = 1 ] && exit 0
 
 # The methods' parallel parts run on one thread: one core per fuzzer.
 export RAYON_NUM_THREADS=1

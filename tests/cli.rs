@@ -1498,3 +1498,71 @@ fn outputs_never_replace_inputs_links_or_devices() {
         .collect();
     assert!(names.is_empty(), "{names:?}");
 }
+
+/// An output that would replace a document below an input directory, or that the next run
+/// would read back as one, is refused before any work, by every command that writes; an index
+/// there (which readers skip as binary) may be written again, and `-o -` names no file.
+#[test]
+fn outputs_never_replace_documents_below_their_inputs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("docs");
+    std::fs::create_dir(&dir).unwrap();
+    let s = |p: &Path| p.to_str().unwrap().to_string();
+    let jupiter = std::fs::read(root().join("samples/wiki-en/Jupiter.txt")).unwrap();
+    std::fs::write(dir.join("Jupiter.txt"), &jupiter).unwrap();
+    std::fs::copy(
+        root().join("samples/query/edited.txt"),
+        dir.join("edited.txt"),
+    )
+    .unwrap();
+    let rows = dir.join("rows.jsonl");
+    std::fs::write(&rows, "{\"id\": \"r\", \"text\": \"kept as it was\"}\n").unwrap();
+    let d = s(&dir);
+    for args in [
+        vec!["build", &d, "-o", &s(&dir.join("Jupiter.txt"))],
+        vec!["dups", &d, "-o", &s(&rows)],
+        vec!["synth", &d, "-o", &s(&dir.join("edited.txt"))],
+    ] {
+        let o = pocketdex(&args);
+        failed_with(&o, "is a file below the input directory");
+    }
+    assert_eq!(std::fs::read(dir.join("Jupiter.txt")).unwrap(), jupiter);
+    assert_eq!(
+        std::fs::read_to_string(&rows).unwrap(),
+        "{\"id\": \"r\", \"text\": \"kept as it was\"}\n"
+    );
+    // A report's or an evaluation's directory inside an input, or a file of theirs that is an
+    // input: refused, nothing written.
+    let out = dir.join("report");
+    failed_with(
+        &pocketdex(&["report", &d, "--out", &s(&out)]),
+        "is inside the input directory",
+    );
+    assert!(!out.exists());
+    let groups = tmp.path().join("groups.jsonl");
+    std::fs::write(
+        &groups,
+        "{\"id\": \"g\", \"text\": \"a document named groups\"}\n",
+    )
+    .unwrap();
+    failed_with(
+        &pocketdex(&["report", &s(&groups), &d, "--out", &s(tmp.path())]),
+        "is also an input",
+    );
+    failed_with(
+        &pocketdex(&["eval", &d, "--out", &d]),
+        "is inside the input directory",
+    );
+    // An index below the input directory is written again: readers skip it.
+    let index = dir.join("index.pdx");
+    assert!(pocketdex(&["build", &d, "-o", &s(&index), "-q"])
+        .status
+        .success());
+    let o = pocketdex(&["build", &d, "-o", &s(&index), "-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // `-o -` is no file named `-`.
+    for args in [vec!["build", &d, "-o", "-"], vec!["synth", &d, "-o", "-"]] {
+        failed_with(&pocketdex(&args), "not an output here");
+    }
+    assert!(!root().join("-").exists());
+}

@@ -502,10 +502,40 @@ fn dedup_run_keeps_the_best_ranked_of_each_group() {
         stderr(&o)
     );
     let none = tmp.path().join("none.jsonl");
-    std::fs::write(&none, "{\"type\": \"summary\"}\n{\"members\": []}\n").unwrap();
+    std::fs::write(
+        &none,
+        "{\"id\": \"a\", \"text\": \"a document\"}\n{\"members\": []}\n",
+    )
+    .unwrap();
     let o = with(&none);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("holds no groups"), "{}", stderr(&o));
+    // What a collection without near copies gets, from `report` (an empty groups.jsonl) or
+    // `dups --json` (its summary alone): the run unchanged.
+    let report = tmp.path().join("report");
+    let o = pocketdex(&[
+        "report",
+        "samples/wiki-en",
+        "--method",
+        "exact",
+        "--out",
+        report.to_str().unwrap(),
+        "-q",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let empty = report.join("groups.jsonl");
+    assert_eq!(std::fs::read_to_string(&empty).unwrap(), "");
+    let summary = tmp.path().join("summary.jsonl");
+    let o = pocketdex(&["dups", "samples/wiki-en", "--method", "exact", "--json"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    std::fs::write(&summary, &o.stdout).unwrap();
+    let unchanged = std::fs::read_to_string(&run).unwrap();
+    for g in [&empty, &summary] {
+        let o = with(g);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        assert_eq!(stdout(&o), unchanged);
+        assert!(stderr(&o).contains("0 dropped"), "{}", stderr(&o));
+    }
 
     let (r, g) = (run.to_str().unwrap(), groups.to_str().unwrap());
     let dedup = |line: &str, more: &[&str]| {
@@ -752,4 +782,73 @@ fn methods_refuse_what_cannot_be_compared_and_survive_closed_pipes() {
     assert!(!err.contains("panicked"), "{err}");
     let (status, out) = closed(&["dups", "samples/wiki-en", "--method", "exact"], false);
     assert_eq!(status.code(), Some(1), "no groups, and no panic: {out}");
+}
+
+/// `synth` of its own output names the new copies apart from the old ones; `compare` reads a
+/// JSON Lines file (or standard input) of one record as that record's text, and refuses one of
+/// several.
+#[test]
+fn synth_names_copies_once_and_compare_reads_records() {
+    let tmp = tempfile::tempdir().unwrap();
+    let once = tmp.path().join("once.jsonl");
+    let twice = tmp.path().join("twice.jsonl");
+    let (o1, o2) = (once.to_str().unwrap(), twice.to_str().unwrap());
+    let o = pocketdex(&[
+        "synth",
+        "samples/wiki-en",
+        "--share",
+        "1",
+        "--limit",
+        "20",
+        "-o",
+        o1,
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let o = pocketdex(&["synth", o1, "--share", "1", "-o", o2]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let ids: Vec<String> = std::fs::read_to_string(&twice)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).unwrap()["id"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    let distinct: std::collections::HashSet<&String> = ids.iter().collect();
+    assert_eq!(distinct.len(), ids.len(), "{ids:?}");
+    assert!(ids.iter().any(|i| i.ends_with("~e0~e0")));
+    assert!(ids.iter().any(|i| i.ends_with("~e0.1")), "{ids:?}");
+
+    // compare: a record against the file it came from.
+    let text = std::fs::read_to_string(root().join("samples/wiki-en/Jupiter.txt")).unwrap();
+    let one = tmp.path().join("one.jsonl");
+    std::fs::write(
+        &one,
+        format!(
+            "{}\n",
+            serde_json::json!({"id": "j", "title": "Jupiter", "text": text})
+        ),
+    )
+    .unwrap();
+    let o = pocketdex(&[
+        "compare",
+        one.to_str().unwrap(),
+        "samples/wiki-en/Jupiter.txt",
+        "--json",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let exact = v["verdicts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["method"] == "exact")
+        .unwrap();
+    assert_eq!(exact["near_duplicate"], true, "{v}");
+    failed_with(
+        &pocketdex(&["compare", o1, "samples/wiki-en/Jupiter.txt"]),
+        "compare takes one document as A and one as B",
+    );
 }

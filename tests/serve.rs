@@ -753,10 +753,50 @@ fn check_and_add_on_a_writable_set() {
         .iter()
         .all(|v| v["added"] == false));
     assert_eq!(rw.get("/healthz").json()["documents"], 301);
+    // Ids that could not be printed on a line or deleted by: errors, nothing added.
+    for id in ["", "  ", "a\nb", "nul\u{0}"] {
+        let body = json!({"add": true, "documents": [
+            {"id": id, "text": "Narwhals grow one long spiral tusk, a tooth with millions of nerve endings."},
+        ]});
+        let r = rw.post_json("/v1/check", &body);
+        assert_eq!(r.status, 409, "{id:?}");
+        let message = r.json()["results"][0]["message"].to_string();
+        assert!(
+            message.contains("blank or holds control characters"),
+            "{message}"
+        );
+    }
+    assert_eq!(rw.get("/healthz").json()["documents"], 301);
     // The CLI sees what the server added.
     let o = pocketdex(&["info", &set, "--json"]);
     let info: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(info["live_documents"], 301);
+    assert_eq!(rw.stop().code(), Some(0));
+}
+
+/// A document replaced through `/v1/check` has no text under `--texts` any more (the file is
+/// its old version): `/v1/compare` by its id says so rather than compare with the old text.
+#[test]
+fn compare_refuses_the_texts_of_documents_changed_through_the_server() {
+    let tmp = tempfile::tempdir().unwrap();
+    let set = tmp.path().join("archive").display().to_string();
+    let o = pocketdex(&["add", &set, "samples/wiki-en", "-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let rw = Server::start(&set, &["--writable", "--texts", "samples/wiki-en"]);
+    let edited = std::fs::read_to_string(root().join("samples/query/edited.txt")).unwrap();
+    let compare = json!({"text": edited, "id": "Jupiter.txt"});
+    assert_eq!(rw.post_json("/v1/compare", &compare).status, 200);
+    let body = json!({"add": true, "replace": true, "documents": [
+        {"id": "Jupiter.txt", "text": "Io, the innermost Galilean moon, has hundreds of active volcanoes fed by tidal heating."},
+    ]});
+    let r = rw.post_json("/v1/check", &body);
+    assert_eq!(r.status, 200);
+    assert_eq!(r.json()["results"][0]["added"], true);
+    let r = rw.post_json("/v1/compare", &compare);
+    assert!(r.error(404).contains("added or replaced through /v1/check"));
+    // Other documents still compare.
+    let compare = json!({"text": edited, "id": "Caravaggio.txt"});
+    assert_eq!(rw.post_json("/v1/compare", &compare).status, 200);
     assert_eq!(rw.stop().code(), Some(0));
 }
 

@@ -1076,3 +1076,182 @@ fn repair_drops_damaged_segments_and_lists_what_they_held() {
         "rebuild it or restore a good copy",
     );
 }
+
+/// A batch of submissions, some of them near copies of each other, gets the verdicts that
+/// checking and adding them one at a time gets: the earlier new documents of a call are
+/// found by their codes, as an index of them would find them (before, by their sketches
+/// alone, which called unrelated documents near copies and took quadratic time).
+#[test]
+fn a_checked_batch_answers_as_one_document_at_a_time() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut names: Vec<PathBuf> = std::fs::read_dir(root().join("samples/wiki-en"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    names.sort();
+    let (indexed, submitted) = names.split_at(200);
+    let set = tmp.path().join("set");
+    let mut args = vec!["add".to_string(), s(&set).into(), "-q".into()];
+    args.extend(indexed.iter().map(|p| s(p).to_string()));
+    ok(&pocketdex(
+        &args.iter().map(String::as_str).collect::<Vec<_>>(),
+    ));
+    // The submissions: 40 new articles, and copies (every 12th or every 4th word left out) of
+    // some of them and of indexed ones, after their originals.
+    let batch = tmp.path().join("batch");
+    std::fs::create_dir(&batch).unwrap();
+    let thin = |text: &str, every: usize| -> String {
+        let w: Vec<&str> = text.split_whitespace().collect();
+        let kept: Vec<&str> = (0..w.len())
+            .filter(|i| i % every != 1)
+            .map(|i| w[i])
+            .collect();
+        kept.join(" ")
+    };
+    let mut files = Vec::new();
+    for (i, p) in submitted
+        .iter()
+        .take(40)
+        .chain(indexed.iter().take(6))
+        .enumerate()
+    {
+        let text = std::fs::read_to_string(p).unwrap();
+        let name = p.file_name().unwrap().to_str().unwrap();
+        if i < 40 {
+            files.push((format!("{i:03}-{name}"), text.clone()));
+        }
+        if i % 4 == 0 {
+            files.push((format!("{:03}-near-{name}", 100 - i), thin(&text, 12)));
+            files.push((format!("{:03}-far-{name}", 150 - i), thin(&text, 4)));
+        }
+    }
+    for (name, text) in &files {
+        std::fs::write(batch.join(name), text).unwrap();
+    }
+    files.sort();
+    let verdict = |line: &serde_json::Value| {
+        let hits: Vec<(String, String)> = line["hits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|h| (h["id"].as_str().unwrap().into(), h["score"].to_string()))
+            .collect();
+        (
+            line["doc"].as_str().unwrap().to_string(),
+            line["status"].to_string(),
+            hits,
+        )
+    };
+    // The oracle first: one call per document, on a copy of the set.
+    let one = tmp.path().join("one");
+    let o = Command::new("cp")
+        .args(["-r", s(&set), s(&one)])
+        .output()
+        .unwrap();
+    ok(&o);
+    let mut expected = Vec::new();
+    for (name, _) in &files {
+        let o = pocketdex(&[
+            "check",
+            s(&one),
+            s(&batch.join(name)),
+            "--add",
+            "--json",
+            "-t",
+            "0.7",
+        ]);
+        assert!(o.status.code().unwrap() < 2, "{}", stderr(&o));
+        let line: serde_json::Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+        expected.push(verdict(&line));
+    }
+    let o = pocketdex(&["check", s(&set), s(&batch), "--add", "--json", "-t", "0.7"]);
+    assert!(o.status.code().unwrap() < 2, "{}", stderr(&o));
+    let got: Vec<_> = stdout(&o)
+        .lines()
+        .map(|l| verdict(&serde_json::from_str(l).unwrap()))
+        .collect();
+    assert_eq!(got, expected);
+    // The batch found copies among its own documents, and some were far enough to be new.
+    let within = got
+        .iter()
+        .filter(|(_, _, hits)| {
+            hits.iter()
+                .any(|(id, _)| files.iter().any(|(n, _)| n == id))
+        })
+        .count();
+    assert!(
+        within >= 5,
+        "{within} near copies found among the batch: {got:?}"
+    );
+    assert_eq!(answers(&set), answers(&one));
+}
+
+/// A dry run of `check` on a set says what `--add` would say of ids too (held, given twice;
+/// `--replace` previews a replacement), a misspelt `--id-key` adds nothing, and a set that
+/// `check --add` creates is said to be created.
+#[test]
+fn a_dry_run_says_what_adding_would_and_check_add_refuses_what_add_refuses() {
+    let tmp = tempfile::tempdir().unwrap();
+    let set = tmp.path().join("set");
+    ok(&pocketdex(&["add", s(&set), "samples/wiki-en", "-q"]));
+    let doc = tmp.path().join("Abacus.txt");
+    std::fs::write(&doc, "Submarine volcanoes erupt pillow lavas beneath the glaciers of Iceland during the long winter storms, far from any harbour.").unwrap();
+    let o = pocketdex(&["check", s(&set), s(&doc)]);
+    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+    assert!(
+        stdout(&o).contains("is already in the set"),
+        "{}",
+        stdout(&o)
+    );
+    let o = pocketdex(&["check", s(&set), s(&doc), "--replace"]);
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    assert_eq!(stdout(&o).trim(), "Abacus.txt: new");
+    // The same id twice in one call.
+    let other = tmp.path().join("other");
+    std::fs::create_dir(&other).unwrap();
+    std::fs::write(
+        other.join("x.txt"),
+        "Glaciers carve fjords over thousands of years.",
+    )
+    .unwrap();
+    let more = tmp.path().join("more");
+    std::fs::create_dir(&more).unwrap();
+    std::fs::write(
+        more.join("x.txt"),
+        "Coral reefs grow a few centimetres each year in warm water.",
+    )
+    .unwrap();
+    let o = pocketdex(&["check", s(&set), s(&other), s(&more)]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stdout(&o).contains("given twice"), "{}", stdout(&o));
+    // A file of the index is not a set: no id checks without --add (it cannot be added to).
+    let file = tmp.path().join("one.pdx");
+    ok(&pocketdex(&[
+        "build",
+        "samples/wiki-en",
+        "-o",
+        s(&file),
+        "-q",
+    ]));
+    let o = pocketdex(&["check", s(&file), s(&doc)]);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    // --id-key that no record has: nothing added, as `add` refuses it.
+    let records = tmp.path().join("records.jsonl");
+    std::fs::write(&records, "{\"ident\": \"q\", \"text\": \"Quantum chromodynamics describes quarks and gluons bound by the strong force.\"}\n{\"id\": \"n\", \"text\": null}\n").unwrap();
+    let o = pocketdex(&["check", s(&set), s(&records), "--add", "--id-key", "ident2"]);
+    failed_with(&o, "no record has a field \"ident2\"");
+    assert!(
+        stderr(&o).contains("no text (\"text\" is null)"),
+        "{}",
+        stderr(&o)
+    );
+    // A set created by check --add says so.
+    let fresh = tmp.path().join("fresh");
+    let o = pocketdex(&["check", s(&fresh), s(&doc), "--add"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("created the set with 1 document"),
+        "{}",
+        stderr(&o)
+    );
+}

@@ -35,8 +35,9 @@ use std::process::ExitCode;
 /// weighs terms by their idf in the collection (two documents alone are no collection), so the
 /// two may disagree near the threshold.
 ///
-/// A and B are files (HTML is recognised and its markup removed, as `pocketdex build` does);
-/// either may be - to read it from stdin. A document over --max-doc-bytes is refused: the
+/// A and B are files (HTML is recognised and its markup removed, as `pocketdex build` does),
+/// or JSON Lines or Parquet files of one record each; either may be - to read it from stdin
+/// (JSON Lines when it starts with `{`). A document over --max-doc-bytes is refused: the
 /// shingles, chunks and signatures of both documents are held at once, about 25 times the
 /// size of the text.
 ///
@@ -61,8 +62,52 @@ pub struct Args {
     json: bool,
 }
 
+/// The one document of a record source (a JSON Lines or Parquet file, or JSON Lines read from
+/// standard input): its text, raw and plain alike, as `build` would index it. A source of
+/// several records is refused: which one was meant cannot be guessed.
+fn one_record(arg: &str, items: Vec<Item>) -> anyhow::Result<(String, String)> {
+    let name = if arg == "-" { "standard input" } else { arg };
+    let mut docs = items.into_iter().filter_map(|i| match i {
+        Item::Doc(d) => Some(Ok(d)),
+        Item::Skipped(s) if s.kind.is_error() => Some(Err(s)),
+        Item::Skipped(_) => None,
+    });
+    match (docs.next(), docs.next()) {
+        (Some(Ok(d)), None) => Ok((d.text.clone(), d.text)),
+        (Some(Err(s)), None) => anyhow::bail!("{name}: {}: {}", s.id, s.reason),
+        (None, _) => anyhow::bail!("{name} holds no document with text: compare takes one document as A and one as B"),
+        (Some(_), Some(_)) => anyhow::bail!(
+            "{name} holds {} records: compare takes one document as A and one as B; compare every pair with `pocketdex dups {arg}`, or give one record (e.g. `jq -c 'select(.id == \"ID\")'`)",
+            2 + docs.count()
+        ),
+    }
+}
+
 /// The raw text and the plain text of one input, refused over `limit` bytes.
 fn read(arg: &str, limit: u64) -> anyhow::Result<(String, String)> {
+    // Records: read as every command reads them.
+    if let Ok(source @ (corpus::Source::Jsonl(_) | corpus::Source::Parquet(_))) =
+        corpus::Source::from_arg(arg)
+    {
+        let reader = corpus::Reader {
+            max_doc_bytes: limit,
+            ..corpus::Reader::default()
+        };
+        let mut items = Vec::new();
+        reader
+            .for_each_batch(
+                std::slice::from_ref(&source),
+                64,
+                |i| i,
+                |_| {},
+                |b| {
+                    items.extend(b);
+                    Ok(())
+                },
+            )
+            .with_context(|| format!("cannot read {arg}"))?;
+        return one_record(arg, items);
+    }
     // Read once: a pipe (`<(…)`, /dev/stdin) or a FIFO has its bytes only once. At most one
     // byte past the limit is read, so a huge input is refused without being held.
     let mut bytes = Vec::new();
@@ -88,6 +133,17 @@ fn read(arg: &str, limit: u64) -> anyhow::Result<(String, String)> {
         anyhow::bail!(
             "{name} is larger than --max-doc-bytes ({limit} bytes); raise it to compare larger documents (about 25 bytes of memory per byte of text)"
         );
+    }
+    if arg == "-" && bytes.trim_ascii_start().starts_with(b"{") {
+        // JSON Lines on standard input, as every command reads it.
+        let text = text::decode(&bytes).text;
+        let items = text
+            .lines()
+            .enumerate()
+            .filter(|(_, l)| !l.trim().is_empty())
+            .map(|(i, l)| corpus::from_json_line(l, format!("stdin:{}", i + 1)))
+            .collect();
+        return one_record(arg, items);
     }
     match corpus::from_bytes(arg.to_string(), None, &bytes, html) {
         Item::Doc(d) => {

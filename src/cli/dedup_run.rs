@@ -67,12 +67,17 @@ fn read_groups(path: &PathBuf) -> anyhow::Result<(HashMap<String, u32>, usize)> 
     };
     // Per `cluster_id` of the rows of `dups -o`: which of `lists` its documents go to.
     let mut clusters: HashMap<String, usize> = HashMap::new();
+    // Lines that are not blank, and whether one was the summary of `dups --json`: an empty
+    // file (`report`'s groups.jsonl) or a summary alone is a grouping without groups, what a
+    // collection without near copies gets, not a wrong file.
+    let (mut lines, mut summary) = (0usize, false);
     for (no, line) in std::io::BufReader::new(file).lines().enumerate() {
         let line = line.with_context(|| format!("reading {}", path.display()))?;
         let t = line.trim();
         if t.is_empty() {
             continue;
         }
+        lines += 1;
         let as_id = |x: &serde_json::Value| match x {
             serde_json::Value::String(s) => s.clone(),
             other => other.to_string(),
@@ -80,6 +85,7 @@ fn read_groups(path: &PathBuf) -> anyhow::Result<(HashMap<String, u32>, usize)> 
         let members: Vec<String> = if t.starts_with('{') {
             let v: serde_json::Value = serde_json::from_str(t)
                 .with_context(|| format!("{}:{}: invalid JSON", path.display(), no + 1))?;
+            summary |= v.get("type").and_then(|t| t.as_str()) == Some("summary");
             match (
                 v.get("members").and_then(|m| m.as_array()),
                 v.get("cluster_id"),
@@ -114,21 +120,21 @@ fn read_groups(path: &PathBuf) -> anyhow::Result<(HashMap<String, u32>, usize)> 
             uf.union(w[0], w[1]);
         }
     }
-    if lists.iter().all(Vec::is_empty) {
+    if lines > 0 && !summary && lists.iter().all(Vec::is_empty) {
         anyhow::bail!(
             "{} holds no groups: give the JSON Lines of `pocketdex dups --json` (lines with a \"members\" list), the rows of `dups -o rows.jsonl`, `groups.jsonl` of `pocketdex report`, or one group of ids per line",
             path.display()
         );
     }
-    // Groups after merging those that share a document (an empty "members" list is none).
-    let mut roots: Vec<u32> = lists
-        .iter()
-        .filter_map(|l| Some(uf.find(*l.first()?)))
-        .collect();
-    roots.sort_unstable();
-    roots.dedup();
-    let groups = roots.len();
-    let by_id = ids.into_iter().map(|(id, n)| (id, uf.find(n))).collect();
+    // Groups after merging those that share a document, and only those of two documents or
+    // more: the rows of `dups -o` give every document a cluster, most of them alone.
+    let mut by_id: HashMap<String, u32> = ids.into_iter().map(|(id, n)| (id, uf.find(n))).collect();
+    let mut sizes: HashMap<u32, usize> = HashMap::new();
+    for g in by_id.values() {
+        *sizes.entry(*g).or_default() += 1;
+    }
+    by_id.retain(|_, g| sizes[g] > 1);
+    let groups = sizes.values().filter(|&&n| n > 1).count();
     Ok((by_id, groups))
 }
 

@@ -331,13 +331,15 @@ pub fn detect(
     let mut store = detector.store();
     let mut skipped = Vec::new();
     let mut bytes = 0u64;
+    // Documents with invalid UTF-8 and the sequences replaced, reported as `build` does.
+    let mut invalid_utf8 = (0u64, 0u64);
     let non_regular = reader.for_each_batch(
         &sources,
         512,
         |item| match item {
             Item::Doc(d) => {
                 let f = detector.prepare(&d.text);
-                Ok((d.id, d.text.len(), f))
+                Ok((d.id, d.text.len(), d.invalid_utf8, f))
             }
             Item::Skipped(s) => Err(s),
         },
@@ -350,9 +352,13 @@ pub fn detect(
             for item in batch {
                 bar.inc(1);
                 match item {
-                    Ok((id, len, f)) => {
+                    Ok((id, len, invalid, f)) => {
                         ids.push(id);
                         bytes += len as u64;
+                        if invalid > 0 {
+                            invalid_utf8.0 += 1;
+                            invalid_utf8.1 += invalid as u64;
+                        }
                         store.push(f)?;
                     }
                     Err(s) => skipped.push(s),
@@ -362,6 +368,13 @@ pub fn detect(
         },
     )?;
     bar.finish_and_clear();
+    if !quiet && invalid_utf8.0 > 0 {
+        eprintln!(
+            "warning: {} had invalid UTF-8 ({} replaced by U+FFFD)",
+            util::plural(invalid_utf8.0, "document"),
+            util::plural(invalid_utf8.1, "sequence")
+        );
+    }
     if !quiet && non_regular > 0 {
         eprintln!(
             "note: {} not followed",

@@ -92,6 +92,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         &args.inputs,
         "each of its documents would be paired with itself",
     )?;
+    util::out_dir_outside_inputs(
+        &args.out,
+        &["truth.tsv", "eval.tsv", "eval.svg", "eval.json"],
+        &args.inputs,
+    )?;
     let sources = corpus::sources(&args.inputs)?;
     // The results directory is written last: make sure it can be, before the work.
     if args.out.exists() && !args.out.is_dir() {
@@ -277,6 +282,11 @@ fn measure<D: AsRef<[u8]> + Sync>(
         }
     };
 
+    if !args.quiet && n < 10 {
+        eprintln!(
+            "note: the truth is the tf-idf cosine within the collection, and among {n} documents              a word they all hold weighs nothing (idf = ln(N/df) = 0): near copies score low in a              collection this small, so its truth has few pairs; `pocketdex compare A B` scores              one pair alone"
+        );
+    }
     let start = Instant::now();
     let b = bar("ground truth");
     let pairs = eval::truth_with_progress(&corpus.terms, args.min, &|k| b.inc(k));

@@ -35,7 +35,8 @@ use std::process::ExitCode;
 /// "rank", "codes", "path", "title"?}, best first; then, for every DOC, what its query cost:
 /// {"type": "query", "query", "terms", "lookups", "candidates", "hits"} (index terms of the
 /// DOC, codes looked up, distinct documents they found before ranking, hits printed); a DOC
-/// skipped as empty (a null text too), binary or over --max-doc-bytes as {"type": "query",
+/// skipped as empty, binary, without text (no text field, or null) or over --max-doc-bytes
+/// as {"type": "query",
 /// "query", "message", "hits": 0} (nothing was looked up); a DOC that could not be read (a
 /// missing file, a damaged Parquet file, a JSON Lines line that is not JSON or whose text is
 /// no string), or holds no documents (an empty directory), as {"type": "error", "query",

@@ -54,6 +54,14 @@ struct Row {
     groups: usize,
 }
 
+/// The files `report` writes into its directory.
+const FILES: [&str; 4] = [
+    "report.txt",
+    "group-sizes.tsv",
+    "group-sizes.svg",
+    "groups.jsonl",
+];
+
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if args.out.exists() && !args.out.is_dir() {
         anyhow::bail!(
@@ -61,6 +69,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             args.out.display()
         );
     }
+    super::util::out_dir_outside_inputs(&args.out, &FILES, &args.inputs)?;
     // Made before the inputs are read, so that a directory that cannot be made fails at once;
     // taken back when the run fails and this call made it.
     let existed = args.out.exists();
@@ -126,15 +135,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             .iter()
             .map(|r| json!({"size": r.size, "groups": r.groups, "documents": r.size * r.groups}))
             .collect::<Vec<_>>());
-        summary["files"] = json!([
-            "report.txt",
-            "group-sizes.tsv",
-            "group-sizes.svg",
-            "groups.jsonl"
-        ]
-        .iter()
-        .map(|f| args.out.join(f).display().to_string())
-        .collect::<Vec<_>>());
+        summary["files"] = json!(FILES
+            .iter()
+            .map(|f| args.out.join(f).display().to_string())
+            .collect::<Vec<_>>());
         writeln!(out, "{summary}")?;
     } else {
         write!(out, "{text}")?;

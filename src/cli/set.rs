@@ -377,6 +377,9 @@ pub fn delete(args: DeleteArgs) -> anyhow::Result<ExitCode> {
             ids.push(id.clone());
         }
     }
+    // An id given twice is deleted once and counted once.
+    let mut seen = std::collections::HashSet::new();
+    ids.retain(|id| seen.insert(id.clone()));
     let mut writer = SetWriter::open(&args.index, args.writer.wait)
         .with_context(|| format!("opening {}", args.index.display()))?;
     let (found, change) = writer.delete(&ids)?;
@@ -411,7 +414,8 @@ pub fn delete(args: DeleteArgs) -> anyhow::Result<ExitCode> {
 ///
 /// Each DOC is looked up like `query` does; it is a near copy when a document scores at least
 /// --threshold. A later DOC is also checked against the earlier new ones of the same call, so
-/// that a run without --add says what --add would do. With --add, each DOC without a near copy
+/// that a run without --add says what --add would do (an id the set holds, or one given twice,
+/// is then an error as with --add). With --add, each DOC without a near copy
 /// is added to the set (created when missing), all in one locked step; with --replace, a DOC
 /// whose id the set holds replaces that document and is not a near copy of it. INDEX may be
 /// an index file or set without --add.
@@ -446,8 +450,9 @@ pub struct CheckArgs {
     /// Add each DOC that has no near copy.
     #[arg(long)]
     add: bool,
-    /// With --add: a new DOC whose id the set holds replaces that document.
-    #[arg(long, requires = "add")]
+    /// With --add: a new DOC whose id the set holds replaces that document (without --add:
+    /// say what --add --replace would).
+    #[arg(long)]
     replace: bool,
     /// Show at most N near copies per DOC (at least 1).
     #[arg(long, default_value_t = 10, value_name = "N",
@@ -494,6 +499,12 @@ pub fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
     let builder = writer.as_ref().map(|w| w.builder());
     let mut check = Check::new(set, builder, args.top, args.threshold, args.replace)
         .with_context(|| args.index.display().to_string())?;
+    if args.index.is_dir() {
+        // A dry run on a set says what adding would say of each id too.
+        check = check.with_id_checks();
+    }
+    // Documents read, and of them those named by their place (`--id-key` found in none).
+    let (mut read_docs, mut by_place) = (0u64, 0u64);
     let f = check.fingerprinter().clone();
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
@@ -552,6 +563,8 @@ pub fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
             // large, or holding no documents at all) is an error: a submission that was not
             // looked at is not "new".
             Ok(summary) => {
+                read_docs += summary.docs;
+                by_place += summary.named_by_place;
                 if summary.docs == 0 && summary.skipped.is_empty() {
                     unchecked.push((d.clone(), "no documents in it".into()));
                 }
@@ -566,6 +579,16 @@ pub fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
     for (doc, why) in unchecked {
         eprintln!("pocketdex: {}: {why}", util::printable(&doc));
         held.push(check.unchecked(doc, why));
+    }
+    if args.add {
+        let mut all = ingest::Summary::default();
+        (all.docs, all.named_by_place) = (read_docs, by_place);
+        if let Err(e) = all.check_id_key(&args.input) {
+            if let Some(w) = writer.filter(|_| created) {
+                let _ = w.discard_unused();
+            }
+            return Err(e.context(format!("nothing was added to {}", args.index.display())));
+        }
     }
     let errors = check.errors();
     let additions = check.finish();
@@ -608,7 +631,12 @@ pub fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
     }
     if let Some(change) = added.filter(|_| !args.quiet) {
         eprintln!(
-            "added {}{}; {}",
+            "{} {}{}; {}",
+            if created {
+                "created the set with"
+            } else {
+                "added"
+            },
             plural(change.added, "document"),
             if change.deleted > 0 {
                 format!(", replacing {}", change.deleted)
@@ -784,7 +812,9 @@ pub fn merge(args: MergeArgs) -> anyhow::Result<ExitCode> {
             let mut writer = SetWriter::open(&args.index, args.writer.wait)
                 .with_context(|| format!("opening {}", args.index.display()))?;
             let change = writer.merge_all()?;
-            if !args.quiet {
+            if !args.quiet && change.merged == 0 {
+                eprintln!("nothing to merge: {}", state(&args.index, &change));
+            } else if !args.quiet {
                 eprintln!(
                     "merged {} in {:.2} s; {}",
                     plural(change.merged, "segment"),

@@ -26,7 +26,8 @@ const MAX_TOPICS: i64 = 100_000;
 /// share of them (--share) also get --copies edited copies, each at an edit rate drawn
 /// uniformly from [0, --max-rate] (or one copy per rate of --rates): words substituted,
 /// deleted and inserted (rate/3 each, new words from the corpus), one sentence moved (half the
-/// time), a line of boilerplate appended (30% of the time). Copies are named ID~eK and record
+/// time), a line of boilerplate appended (30% of the time). Copies are named ID~eK (ID~eK.J
+/// when an input or an earlier copy has that name: synth of its own output) and record
 /// their source and edits. The output feeds `pocketdex build`/`eval`; the same seed gives the
 /// same file.
 ///
@@ -224,6 +225,10 @@ fn write_copies(
     out: &mut (dyn Write + Send),
 ) -> pocketdex::Result<usize> {
     let mut copies = 0usize;
+    // Every id written so far and every input's: a copy's name must be new (the input may
+    // hold copies of an earlier run, named as these are).
+    let mut taken: std::collections::HashSet<String> =
+        docs.iter().map(|(id, _, _)| id.clone()).collect();
     for (id, text, title) in docs {
         // A copy keeps its source's title, as a revision of a document does.
         let with_title = |mut v: serde_json::Value| {
@@ -247,8 +252,14 @@ fn write_copies(
                     None => rng.unit() * args.max_rate,
                 };
                 let (copy, edits) = synth::edit(text, rate, vocab, rng);
-                let line =
-                    json!({"id": format!("{id}~e{k}"), "text": copy, "source": id, "edits": edits});
+                let mut name = format!("{id}~e{k}");
+                let mut j = 1;
+                while taken.contains(&name) {
+                    name = format!("{id}~e{k}.{j}");
+                    j += 1;
+                }
+                taken.insert(name.clone());
+                let line = json!({"id": name, "text": copy, "source": id, "edits": edits});
                 writeln!(out, "{}", with_title(line))?;
                 copies += 1;
             }

@@ -285,6 +285,47 @@ pub fn inputs_once(inputs: &[String], twice: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Refuses an output directory (`report --out`, `eval --out`) that is one of the input
+/// directories or below one: its files would be read as documents by the next run, and one
+/// that shares a name with an input would replace it. `files` are the names written in it.
+pub fn out_dir_outside_inputs(out: &Path, files: &[&str], inputs: &[String]) -> anyhow::Result<()> {
+    // The directory may not exist yet: resolve its nearest existing ancestor.
+    let mut rest = Vec::new();
+    let mut base = out;
+    let real = loop {
+        if let Ok(real) = std::fs::canonicalize(if base.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            base
+        }) {
+            break Some(rest.iter().rev().fold(real, |p: PathBuf, n| p.join(n)));
+        }
+        match (base.file_name(), base.parent()) {
+            (Some(name), Some(parent)) => {
+                rest.push(name.to_os_string());
+                base = parent;
+            }
+            _ => break None,
+        }
+    };
+    for input in inputs.iter().filter(|i| *i != "-") {
+        let Ok(dir) = std::fs::canonicalize(input) else {
+            continue;
+        };
+        if dir.is_dir() && real.as_ref().is_some_and(|r| r.starts_with(&dir)) {
+            anyhow::bail!(
+                "--out {} is inside the input directory {}: its files would be read as documents by the next run; choose a directory outside it",
+                out.display(),
+                printable(input)
+            );
+        }
+    }
+    for name in files {
+        pocketdex::atomic::check_not_input(&out.join(name), inputs)?;
+    }
+    Ok(())
+}
+
 /// The error of [`inputs_once`]: `inputs[later]` is `how` `inputs[first]`.
 fn given_twice(
     inputs: &[String],

@@ -42,11 +42,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         if path.is_dir() {
             writeln!(
                 out,
-                "{}: ok ({} live documents in {} segment{}, {} bytes)",
+                "{}: ok ({} in {}, {} bytes)",
                 path.display(),
-                set.live_docs(),
-                set.parts().len(),
-                if set.parts().len() == 1 { "" } else { "s" },
+                super::util::plural(set.live_docs(), "live document"),
+                super::util::plural(set.parts().len() as u64, "segment"),
                 set.parts().iter().map(|p| p.index.len_bytes()).sum::<u64>()
             )?;
         } else {

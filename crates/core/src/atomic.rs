@@ -106,6 +106,12 @@ pub fn parent_dir(path: &Path) -> &Path {
 /// its directory exists and takes a new file (one is created and removed), and `path` is not a
 /// directory. Returns the error a write would meet, with advice.
 pub fn check_writable(path: &Path) -> Result<()> {
+    // Standard output takes no rename, and an index or a row file is better not a stream.
+    if path.as_os_str() == "-" {
+        return Err(Error::Invalid(
+            "- is standard input, not an output here: give the name of the file to write (./- for a file named -)".into(),
+        ));
+    }
     check_replaceable(path)?;
     if path.is_dir() {
         return Err(Error::Invalid(format!(
@@ -221,8 +227,11 @@ fn special_kind(_: &std::fs::FileType) -> &'static str {
     "a special file"
 }
 
-/// Refuses an `output` that is one of the `inputs` (the same file, by any name): the write
-/// would replace a document before, or while, it is read.
+/// Refuses an `output` that is one of the `inputs` (the same file, by any name), or an
+/// existing file below an input directory other than a pocketdex index: the write would
+/// replace a document before, or while, it is read, and a file written there before is read
+/// back as a document (`dups DIR -o DIR/rows.jsonl` run twice). An index below an input
+/// directory is skipped as binary by every reader, so `build . -o index.pdx` may run again.
 pub fn check_not_input<P: AsRef<Path>>(output: &Path, inputs: &[P]) -> Result<()> {
     let Ok(out) = std::fs::metadata(output) else {
         return Ok(());
@@ -236,10 +245,32 @@ pub fn check_not_input<P: AsRef<Path>>(output: &Path, inputs: &[P]) -> Result<()
                     input.display()
                 )))
             }
+            Ok(m) if m.is_dir() && out.is_file() && !is_index(output) => {
+                let (Ok(o), Ok(d)) = (output.canonicalize(), input.canonicalize()) else {
+                    continue;
+                };
+                if o.starts_with(&d) {
+                    return Err(Error::Invalid(format!(
+                        "the output {} is a file below the input directory {}, which is read as a document (and would be replaced); choose an output outside {}",
+                        output.display(),
+                        input.display(),
+                        input.display()
+                    )));
+                }
+            }
             _ => {}
         }
     }
     Ok(())
+}
+
+/// True when `path` begins with a pocketdex index's magic bytes.
+fn is_index(path: &Path) -> bool {
+    use std::io::Read;
+    let mut head = [0u8; 8];
+    File::open(path)
+        .and_then(|mut f| f.read_exact(&mut head))
+        .is_ok_and(|()| head == crate::format::MAGIC)
 }
 
 #[cfg(unix)]
@@ -537,6 +568,8 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("a character device"), "{e}");
+        let e = check_writable(Path::new("-")).unwrap_err().to_string();
+        assert!(e.contains("not an output here"), "{e}");
         write_file(&target, |w| Ok(w.write_all(b"new")?)).unwrap();
         assert_eq!(std::fs::read(&target).unwrap(), b"new");
     }
@@ -555,6 +588,24 @@ mod tests {
             .to_string();
         assert!(e.contains("is also an input"), "{e}");
         check_not_input(&other, std::slice::from_ref(&doc)).unwrap();
-        check_not_input(&dir.path().join("new.pdx"), &[doc]).unwrap();
+        check_not_input(&dir.path().join("new.pdx"), std::slice::from_ref(&doc)).unwrap();
+        // A file below an input directory, by a relative name through `..`: refused, but for
+        // a new file and an index, which every reader skips.
+        let sub = dir.path().join("sub");
+        std::fs::create_dir(&sub).unwrap();
+        let inner = sub.join("rows.jsonl");
+        std::fs::write(&inner, b"{\"id\": \"a\", \"text\": \"b\"}\n").unwrap();
+        let round = sub.join("..").join("sub").join("rows.jsonl");
+        let e = check_not_input(&round, std::slice::from_ref(&dir.path().to_path_buf()))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("below the input directory"), "{e}");
+        check_not_input(&inner, std::slice::from_ref(&doc)).unwrap();
+        check_not_input(&sub.join("new.jsonl"), std::slice::from_ref(&sub)).unwrap();
+        let index = sub.join("old.pdx");
+        let mut bytes = crate::format::MAGIC.to_vec();
+        bytes.extend_from_slice(b"rest of an index");
+        std::fs::write(&index, bytes).unwrap();
+        check_not_input(&index, std::slice::from_ref(&sub)).unwrap();
     }
 }

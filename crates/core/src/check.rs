@@ -4,12 +4,12 @@
 
 use crate::builder::IndexBuilder;
 use crate::error::Result;
-use crate::fingerprint::{Fingerprint, Fingerprinter};
+use crate::fingerprint::{Fingerprint, Fingerprinter, Path, Resolution};
 use crate::query::{serialize_score, QueryOptions};
 use crate::set::{Change, IndexSet, SetWriter};
 use crate::sketch::estimate_similarity;
 use memmap2::Mmap;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 /// A near copy of a checked document.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
@@ -21,7 +21,7 @@ pub struct Near {
     #[serde(serialize_with = "serialize_score")]
     #[cfg_attr(feature = "openapi", schema(value_type = f64))]
     pub score: f32,
-    /// Code groups that collided (0 for a document submitted earlier in the same check).
+    /// Code groups that collided.
     pub codes: u16,
     /// The path that found it, or `submitted` for a document submitted earlier in the same
     /// check.
@@ -68,8 +68,17 @@ pub struct Check<'a> {
     builder: Option<IndexBuilder>,
     opts: QueryOptions,
     replace: bool,
+    /// Whether a new document's id is checked as adding it would (given twice, held by the
+    /// set): when adding, and in a dry run of adding ([`Check::with_id_checks`]).
+    check_ids: bool,
     /// The new documents of this run (to be added, when adding): id and sketch.
     pending: Vec<(String, Vec<u64>)>,
+    /// The codes of the `pending` documents: key → (document, path, code group). A later
+    /// document's probes find its candidates among them as they would in an index of them,
+    /// so that a batch answers as one document at a time would, in time linear in its size.
+    pending_codes: HashMap<u64, Vec<(u32, Path, u16)>>,
+    /// The resolution of the pending documents' codes: the set's.
+    resolution: Resolution,
     ids: HashSet<String>,
     /// Documents of this run that are errors: verdicts of [`Status::Error`] and
     /// [`Check::unchecked`] documents.
@@ -92,6 +101,7 @@ impl<'a> Check<'a> {
         threshold: f32,
         replace: bool,
     ) -> Result<Check<'a>> {
+        let resolution = set.parts().first().map(|p| p.index.resolution());
         let fingerprinter = match (&builder, set.parts().first()) {
             (Some(b), _) => b.fingerprinter().clone(),
             (None, Some(p)) => p.index.fingerprinter().clone(),
@@ -101,9 +111,17 @@ impl<'a> Check<'a> {
                 ))
             }
         };
+        let resolution = fingerprinter
+            .params()
+            .resolution
+            .or(resolution)
+            .unwrap_or_else(|| Resolution::for_docs_within(1, fingerprinter.caps()));
         Ok(Check {
             set,
             fingerprinter,
+            pending_codes: HashMap::new(),
+            resolution,
+            check_ids: builder.is_some(),
             builder,
             opts: QueryOptions {
                 top,
@@ -116,6 +134,13 @@ impl<'a> Check<'a> {
             errors: 0,
             held_ids: 0,
         })
+    }
+
+    /// Checks ids without adding, as adding would (an id given twice, or held by the set
+    /// unless `replace`): a dry run of adding to a set says what adding would say.
+    pub fn with_id_checks(mut self) -> Self {
+        self.check_ids = true;
+        self
     }
 
     /// The fingerprinter documents are checked with (for fingerprinting on other threads).
@@ -146,31 +171,29 @@ impl<'a> Check<'a> {
                 })
             })
             .collect::<Result<_>>()?;
-        if self.replace && self.builder.is_some() {
+        if self.replace && self.check_ids {
             // The document this one replaces is going: a revision of itself is no near copy.
             near.retain(|n| n.id != id);
         }
-        for (other, sketch) in &self.pending {
-            let score = estimate_similarity(fp.sketch(), sketch.iter());
-            if score >= self.opts.threshold {
-                near.push(Near {
-                    id: other.clone(),
-                    score,
-                    codes: 0,
-                    path: "submitted",
-                });
-            }
+        if !self.pending.is_empty() {
+            self.near_pending(&fp, &mut near);
         }
         near.sort_by(|a, b| b.score.total_cmp(&a.score));
         near.truncate(self.opts.top);
         let (mut message, mut added) = (None, false);
         // A run that adds nothing still compares each later document with the earlier new
         // ones, so that it says what adding them would.
-        match self.builder.as_mut() {
+        let mut keep = false;
+        match self.check_ids {
             _ if !near.is_empty() => {}
-            None => self.pending.push((id.to_string(), fp.sketch().to_vec())),
-            Some(b) => {
-                if !self.ids.insert(id.to_string()) {
+            false => keep = true,
+            true => {
+                if id.trim().is_empty() || id.chars().any(|c| c.is_control()) {
+                    // What no front end could print on one line, or delete by.
+                    message = Some(format!(
+                        "id {id:?} is blank or holds control characters: give the document an id that can be printed and deleted by"
+                    ));
+                } else if !self.ids.insert(id.to_string()) {
                     message = Some(format!("id {id:?} is given twice"));
                 } else if !self.replace && self.set.find(id)?.is_some() {
                     self.held_ids += 1;
@@ -181,10 +204,15 @@ impl<'a> Check<'a> {
                         format!("id {id:?} is already in the set (replace it, or give another id)")
                     });
                 } else {
-                    self.pending.push((id.to_string(), fp.sketch().to_vec()));
-                    b.add_fingerprint(id, title, fp)?;
-                    added = true;
+                    keep = true;
                 }
+            }
+        }
+        if keep {
+            self.push_pending(id, &fp);
+            if let Some(b) = self.builder.as_mut() {
+                b.add_fingerprint(id, title, fp)?;
+                added = true;
             }
         }
         let status = if message.is_some() {
@@ -202,6 +230,53 @@ impl<'a> Check<'a> {
             hits: near,
             message,
         })
+    }
+
+    /// The earlier new documents of this run that `fp`'s probes find and whose sketches score
+    /// at least the threshold, as an index of them would answer.
+    fn near_pending(&self, fp: &Fingerprint, near: &mut Vec<Near>) {
+        let f = &self.fingerprinter;
+        let p = f.params();
+        let probes = f.query_probes(
+            fp,
+            self.resolution,
+            p.probes.max(1),
+            p.short_probes.max(1),
+            None,
+        );
+        let mut found: Vec<(u32, Path, u16)> = Vec::new();
+        for code in &probes {
+            if let Some(docs) = self.pending_codes.get(&code.key) {
+                found.extend(docs);
+            }
+        }
+        found.sort_unstable();
+        found.dedup();
+        for run in found.chunk_by(|a, b| a.0 == b.0) {
+            let (other, sketch) = &self.pending[run[0].0 as usize];
+            let score = estimate_similarity(fp.sketch(), sketch.iter());
+            if score >= self.opts.threshold {
+                near.push(Near {
+                    id: other.clone(),
+                    score,
+                    codes: run.len() as u16,
+                    path: "submitted",
+                });
+            }
+        }
+    }
+
+    /// Keeps a new document of this run, its sketch and codes, for the later ones to meet.
+    fn push_pending(&mut self, id: &str, fp: &Fingerprint) {
+        let doc = self.pending.len() as u32;
+        for code in self.fingerprinter.codes(fp, self.resolution) {
+            let docs = self.pending_codes.entry(code.key).or_default();
+            let at = (doc, code.path, code.group);
+            if docs.last() != Some(&at) {
+                docs.push(at);
+            }
+        }
+        self.pending.push((id.to_string(), fp.sketch().to_vec()));
     }
 
     /// The verdict of a document of this run that could not be checked at all (missing,

@@ -1296,9 +1296,9 @@ impl<'de> serde::de::Visitor<'de> for RecordSeed<'_> {
                 Field::Id if doc.id.is_some() => return Err(duplicate(&self.0.id)),
                 Field::Id => doc.id = Some(map.next_value()?),
                 Field::Text if doc.text.is_some() => return Err(duplicate(&self.0.text)),
-                Field::Text => doc.text = map.next_value()?,
+                Field::Text => doc.text = Some(map.next_value()?),
                 Field::Title if doc.title.is_some() => return Err(duplicate(&self.0.title)),
-                Field::Title => doc.title = map.next_value()?,
+                Field::Title => doc.title = Some(map.next_value()?),
                 Field::Other => {
                     map.next_value::<serde::de::IgnoredAny>()?;
                 }
@@ -1416,10 +1416,16 @@ fn json_record(line: &str, fallback_id: String, line_no: usize, keys: &Keys) -> 
             kind: SkipKind::Empty,
             reason: "empty".into(),
         }),
-        None | Some(Scalar::Null) => Item::Skipped(Skipped {
+        None => Item::Skipped(Skipped {
             id,
             kind: SkipKind::NoTextField,
             reason: format!("no {:?} field", keys.text),
+        }),
+        // As the Parquet reader says of a null text.
+        Some(Scalar::Null) => Item::Skipped(Skipped {
+            id,
+            kind: SkipKind::NoTextField,
+            reason: format!("no text ({:?} is null)", keys.text),
         }),
         Some(v) => wrong(id, &keys.text, &v, "a string"),
     }

@@ -643,6 +643,11 @@ pub async fn check(
                     Committed::Nothing => None,
                 };
                 drop(writer);
+                // Their texts under --texts, if any, are not what was indexed.
+                app2.changed_ids
+                    .lock()
+                    .expect("not poisoned")
+                    .extend(results.iter().filter(|v| v.added).map(|v| v.doc.clone()));
                 app2.served.reload_after_own_change();
                 let generation = app2.served.snapshot().set.generation();
                 Ok((
@@ -736,6 +741,12 @@ pub async fn compare(
                             "this server has no texts to compare with: start it with --texts DIR (or FILE.jsonl), what the index was built from",
                         ));
                     };
+                    if app2.changed_ids.lock().expect("not poisoned").contains(&id) {
+                        return Err(ApiError::new(
+                            StatusCode::NOT_FOUND,
+                            format!("no text for id {id:?}: it was added or replaced through /v1/check since the server started, and --texts does not hold what was indexed; send its text as \"other\" instead of \"id\""),
+                        ));
+                    }
                     // Only the texts of indexed documents: --texts may hold other files.
                     if app2.served.snapshot().set.find(&id)?.is_none() {
                         return Err(ApiError::new(

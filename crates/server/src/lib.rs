@@ -78,6 +78,9 @@ pub struct App {
     in_flight: Arc<Semaphore>,
     /// One check-and-add at a time within this server.
     writing: Mutex<()>,
+    /// Ids added or replaced through `/v1/check`: `--texts` holds no text of theirs, or an
+    /// old one, so `/v1/compare` by id refuses them.
+    changed_ids: Mutex<std::collections::HashSet<String>>,
 }
 
 impl App {
@@ -102,6 +105,7 @@ impl App {
             served,
             texts,
             writing: Mutex::new(()),
+            changed_ids: Mutex::default(),
         })
     }
 
