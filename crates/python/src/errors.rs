@@ -95,8 +95,15 @@ pub fn with_context(context: &str, e: Error) -> PyErr {
     match e.kind() {
         Error::Io { source, path } => {
             // As Python's own: errno and filename set (`e.errno == errno.ENOENT` works).
+            // Python prints "[Errno 2] MESSAGE: 'FILE'": the message without the file's name
+            // and Rust's "(os error 2)", which Python's own form gives.
             let args = |m: String| match (source.raw_os_error(), path) {
-                (Some(code), Some(p)) => PyOSErrorArgs::Full(code, m, p.display().to_string()),
+                (Some(code), Some(p)) => {
+                    let file = p.display().to_string();
+                    let m = m.strip_prefix(&format!("{file}: ")).unwrap_or(&m);
+                    let m = m.replace(&format!(" (os error {code})"), "");
+                    PyOSErrorArgs::Full(code, m, file)
+                }
                 _ => PyOSErrorArgs::Message(m),
             };
             match (source.kind(), args(message)) {

@@ -94,8 +94,71 @@ impl From<HitRecord> for Hit {
     }
 }
 
+/// The fields of a [`Hit`], as `Hit(...)` takes them (pickling).
+type HitFields = (String, f64, usize, u16, String, Option<String>);
+
 #[pymethods]
 impl Hit {
+    /// A hit from its fields, as pickle remakes one (a query makes them).
+    #[new]
+    #[pyo3(signature = (id, score, rank, codes, path, title=None))]
+    fn new(
+        id: String,
+        score: f64,
+        rank: usize,
+        codes: u16,
+        path: String,
+        title: Option<String>,
+    ) -> PyResult<Hit> {
+        if !["fuzzy", "short", "exact", "similar"].contains(&path.as_str()) {
+            return Err(PyValueError::new_err(format!(
+                "path is fuzzy, short, exact or similar, not {path:?}"
+            )));
+        }
+        Ok(Hit {
+            id,
+            score,
+            rank,
+            codes,
+            path,
+            title,
+        })
+    }
+
+    /// Pickling (and copy): the class and its fields, so that hits travel between processes
+    /// (multiprocessing, Spark) as values.
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> (Bound<'py, pyo3::types::PyType>, HitFields) {
+        let h = slf.get();
+        (
+            slf.get_type(),
+            (
+                h.id.clone(),
+                h.score,
+                h.rank,
+                h.codes,
+                h.path.clone(),
+                h.title.clone(),
+            ),
+        )
+    }
+
+    /// Equal hits hash alike: a hit may key a dict or join a set.
+    fn __hash__(&self) -> u64 {
+        use std::hash::{Hash, Hasher};
+        // Within one process only (Python's hash is not kept anywhere): any fixed hasher.
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        (
+            &self.id,
+            self.score.to_bits(),
+            self.rank,
+            self.codes,
+            &self.path,
+            &self.title,
+        )
+            .hash(&mut h);
+        h.finish()
+    }
+
     /// to_dict() -> dict
     ///
     /// The hit as `pocketdex query --json` prints it (without `type` and `query`).

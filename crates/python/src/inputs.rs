@@ -28,14 +28,19 @@ pub fn id_of(obj: &Bound<'_, PyAny>) -> PyResult<String> {
     if obj.is_instance_of::<PyString>() {
         return obj.extract::<String>().map_err(|_| surrogates("an id"));
     }
+    // An int of any size, in decimal (Python's own str); a bool is no id (True is not "1").
+    if obj.is_instance_of::<pyo3::types::PyInt>() && !obj.is_instance_of::<pyo3::types::PyBool>() {
+        return Ok(obj.str()?.to_string());
+    }
+    let wrong =
+        || PyTypeError::new_err(format!("an id is a str or an int, not {}", type_name(obj)));
+    if obj.is_instance_of::<pyo3::types::PyBool>() {
+        return Err(wrong());
+    }
+    // Other integers (NumPy's) through their index.
     match obj.extract::<String>() {
         Ok(s) => Ok(s),
-        Err(_) => Ok(obj
-            .extract::<i128>()
-            .map_err(|_| {
-                PyTypeError::new_err(format!("an id is a str or an int, not {}", type_name(obj)))
-            })?
-            .to_string()),
+        Err(_) => Ok(obj.extract::<i128>().map_err(|_| wrong())?.to_string()),
     }
 }
 

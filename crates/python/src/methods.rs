@@ -41,6 +41,30 @@ impl Fingerprint {
 
 #[pymethods]
 impl Fingerprint {
+    /// A fingerprint from its fields, as pickle remakes one (a fingerprinter makes them).
+    #[new]
+    fn new(codes: Vec<u64>, sketch: Vec<u64>, terms: u32) -> Fingerprint {
+        Fingerprint {
+            codes,
+            sketch,
+            terms,
+        }
+    }
+
+    /// Pickling (and copy): the class and its fields, so that fingerprints travel between
+    /// processes (multiprocessing, Spark's Python workers) as values.
+    #[allow(clippy::type_complexity)]
+    fn __reduce__<'py>(
+        slf: &Bound<'py, Self>,
+    ) -> (Bound<'py, pyo3::types::PyType>, (Vec<u64>, Vec<u64>, u32)) {
+        let f = slf.get();
+        (slf.get_type(), (f.codes.clone(), f.sketch.clone(), f.terms))
+    }
+
+    fn __eq__(&self, other: &Fingerprint) -> bool {
+        (&self.codes, &self.sketch, self.terms) == (&other.codes, &other.sketch, other.terms)
+    }
+
     /// similarity(other) -> float
     ///
     /// The cosine similarity of the two documents' tf-idf vectors, estimated from the sketches
@@ -187,8 +211,50 @@ pub struct Cluster {
     pairs: Vec<(String, String, f64)>,
 }
 
+/// The fields of a [`Cluster`], as `Cluster(...)` takes them (pickling).
+type ClusterFields = (
+    usize,
+    Vec<String>,
+    Vec<usize>,
+    String,
+    Vec<(String, String, f64)>,
+);
+
 #[pymethods]
 impl Cluster {
+    /// A cluster from its fields, as pickle remakes one (`dups` makes them).
+    #[new]
+    fn new(
+        id: usize,
+        members: Vec<String>,
+        rows: Vec<usize>,
+        representative: String,
+        pairs: Vec<(String, String, f64)>,
+    ) -> Cluster {
+        Cluster {
+            id,
+            members,
+            rows,
+            representative,
+            pairs,
+        }
+    }
+
+    /// Pickling (and copy): the class and its fields.
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> (Bound<'py, pyo3::types::PyType>, ClusterFields) {
+        let c = slf.get();
+        (
+            slf.get_type(),
+            (
+                c.id,
+                c.members.clone(),
+                c.rows.clone(),
+                c.representative.clone(),
+                c.pairs.clone(),
+            ),
+        )
+    }
+
     fn __len__(&self) -> usize {
         self.members.len()
     }

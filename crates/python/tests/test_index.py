@@ -157,6 +157,51 @@ def test_processes_forked_after_a_parallel_call_still_work(tmp_path, samples):
         assert (tmp_path / f"child{k}.pdx").stat().st_size > 0
 
 
+def _queried_in_a_child(job):
+    path, text = job
+    return pocketdex.Index(path).query(text, top=3)
+
+
+def test_hits_fingerprints_and_clusters_pickle_as_values(tmp_path, samples):
+    """Results come back from multiprocessing's workers (and Spark's) by pickle: they could
+    not be pickled at all."""
+    import copy
+    import multiprocessing
+    import pickle
+
+    ids, texts = samples
+    path = build(tmp_path, ids, texts)
+    index = pocketdex.Index(path)
+    hits = index.query(texts[0], top=3)
+    assert hits and pickle.loads(pickle.dumps(hits)) == hits
+    assert copy.copy(hits[0]) == hits[0] and len({hits[0], copy.deepcopy(hits[0])}) == 1
+    fp = pocketdex.fingerprint(texts[0])
+    again = pickle.loads(pickle.dumps(fp))
+    assert again == fp and again.similarity(fp) == 1.0
+    clusters = pocketdex.dups(ids[:3] + ["copy"], texts[:3] + [texts[0]]).clusters
+    back = pickle.loads(pickle.dumps(clusters))
+    assert [(c.id, c.members, c.rows, c.representative, c.pairs) for c in back] == [
+        (c.id, c.members, c.rows, c.representative, c.pairs) for c in clusters
+    ]
+    with multiprocessing.get_context("spawn").Pool(1) as pool:
+        assert pool.map(_queried_in_a_child, [(str(path), texts[0])]) == [hits]
+    with pytest.raises(ValueError, match="path is fuzzy, short, exact or similar"):
+        pocketdex.Hit("a", 1.0, 1, 1, "elsewhere")
+
+
+def test_ids_are_ints_of_any_size_but_not_bools(tmp_path, samples):
+    ids, texts = samples
+    b = pocketdex.IndexBuilder()
+    b.add(2**200, texts[0])
+    b.add(-(2**70), texts[1])
+    with pytest.raises(TypeError, match="an id is a str or an int, not bool"):
+        b.add(True, texts[2])
+    path = tmp_path / "ints.pdx"
+    b.write(path)
+    index = pocketdex.Index(path)
+    assert str(2**200) in index and str(-(2**70)) in index and "1" not in index
+
+
 def test_an_index_set_and_shards_answer_as_one_index(tmp_path, cli, samples):
     ids, texts = samples
     set_dir = tmp_path / "archive.set"
@@ -234,8 +279,11 @@ def test_fingerprints_are_the_index_codes(tmp_path, samples):
 
 def test_errors_are_python_exceptions_with_the_cli_messages(tmp_path, cli, samples):
     ids, texts = samples
-    with pytest.raises(FileNotFoundError, match="No such file"):
+    with pytest.raises(FileNotFoundError, match="No such file") as e:
         pocketdex.Index(tmp_path / "missing.pdx")
+    # Python's own form: "[Errno 2] No such file or directory: 'PATH'", the name once.
+    assert str(e.value) == f"[Errno 2] No such file or directory: '{tmp_path / 'missing.pdx'}'"
+    assert e.value.errno == errno.ENOENT and e.value.filename == str(tmp_path / "missing.pdx")
     (tmp_path / "text.pdx").write_text("not an index")
     with pytest.raises(pocketdex.CorruptIndexError, match="bad magic"):
         pocketdex.Index(tmp_path / "text.pdx")

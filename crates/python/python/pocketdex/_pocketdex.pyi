@@ -65,6 +65,11 @@ class IndexBuilder:
 
 @final
 class Hit:
+    def __new__(
+        cls, id: str, score: float, rank: int, codes: int, path: str, title: Optional[str] = None
+    ) -> "Hit": ...
+    def __reduce__(self) -> Tuple[type, Tuple[str, float, int, int, str, Optional[str]]]: ...
+    def __hash__(self) -> int: ...
     @property
     def id(self) -> str: ...
     @property
@@ -108,6 +113,9 @@ class Index:
 
 @final
 class Fingerprint:
+    def __new__(cls, codes: Sequence[int], sketch: Sequence[int], terms: int) -> "Fingerprint": ...
+    def __reduce__(self) -> Tuple[type, Tuple[List[int], List[int], int]]: ...
+    def __eq__(self, value: object, /) -> bool: ...
     @property
     def codes(self) -> List[int]: ...
     @property
@@ -127,6 +135,17 @@ def methods() -> List[Tuple[str, float, str]]: ...
 
 @final
 class Cluster:
+    def __new__(
+        cls,
+        id: int,
+        members: Sequence[str],
+        rows: Sequence[int],
+        representative: str,
+        pairs: Sequence[Tuple[str, str, float]],
+    ) -> "Cluster": ...
+    def __reduce__(
+        self,
+    ) -> Tuple[type, Tuple[int, List[str], List[int], str, List[Tuple[str, str, float]]]]: ...
     @property
     def id(self) -> int: ...
     @property
