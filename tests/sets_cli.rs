@@ -355,6 +355,16 @@ fn a_second_writer_fails_or_waits() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
+    // It says that it waits (a wait is no hang), once it finds the lock taken.
+    let mut waiting = waiting;
+    let mut note = String::new();
+    // Kept open to the end: the process may write more.
+    let mut err = std::io::BufReader::new(waiting.stderr.take().unwrap());
+    std::io::BufRead::read_line(&mut err, &mut note).unwrap();
+    assert!(
+        note.contains("waiting for another pocketdex process to finish changing"),
+        "{note}"
+    );
     let doc = serde_json::json!({"id": "piped", "text": "A document from stdin about lighthouses, their keepers, the Fresnel lens and the fog signals that warned ships off the rocks of the Atlantic coast for two centuries, before radio beacons and satellite navigation made most of them museums."});
     {
         use std::io::Write;
@@ -363,7 +373,9 @@ fn a_second_writer_fails_or_waits() {
     }
     assert!(first.wait().unwrap().success());
     let o = waiting.wait_with_output().unwrap();
-    assert!(o.status.success(), "{}", stderr(&o));
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut err, &mut rest).unwrap();
+    assert!(o.status.success(), "{rest}");
     let info = stdout(&pocketdex(&["info", s(&set), "--json"]));
     let info: serde_json::Value = serde_json::from_str(info.trim()).unwrap();
     assert_eq!(

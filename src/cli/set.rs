@@ -20,6 +20,24 @@ pub struct WriterArgs {
     wait: bool,
 }
 
+impl WriterArgs {
+    /// Opens the set at `path` for writing; with --wait, says so on stderr when another
+    /// process holds its lock, so that a wait is not mistaken for a hang.
+    fn open(&self, path: &Path) -> anyhow::Result<SetWriter> {
+        let opened = match SetWriter::open(path, false) {
+            Err(pocketdex::Error::Busy { .. }) if self.wait => {
+                eprintln!(
+                    "pocketdex: waiting for another pocketdex process to finish changing {} (--wait)",
+                    path.display()
+                );
+                SetWriter::open(path, true)
+            }
+            other => other,
+        };
+        opened.with_context(|| format!("opening {}", path.display()))
+    }
+}
+
 /// What a new set is made with (used only when INDEX does not exist yet).
 #[derive(clap::Args, Debug)]
 pub struct CreateArgs {
@@ -101,8 +119,7 @@ impl CreateArgs {
     /// Opens the existing set at `path` for writing; the options for a new set must agree
     /// with it.
     fn open_existing(&self, path: &Path, w: &WriterArgs) -> anyhow::Result<(SetWriter, bool)> {
-        let writer =
-            SetWriter::open(path, w.wait).with_context(|| format!("opening {}", path.display()))?;
+        let writer = w.open(path)?;
         pocketdex::atomic::check_writable(&path.join(pocketdex::MANIFEST))?;
         let meta = writer.schema().meta();
         if let Some(lang) = self.lang {
@@ -380,8 +397,7 @@ pub fn delete(args: DeleteArgs) -> anyhow::Result<ExitCode> {
     // An id given twice is deleted once and counted once.
     let mut seen = std::collections::HashSet::new();
     ids.retain(|id| seen.insert(id.clone()));
-    let mut writer = SetWriter::open(&args.index, args.writer.wait)
-        .with_context(|| format!("opening {}", args.index.display()))?;
+    let mut writer = args.writer.open(&args.index)?;
     let (found, change) = writer.delete(&ids)?;
     let missing: Vec<&String> = ids
         .iter()
@@ -518,7 +534,25 @@ pub fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
     let mut unchecked: Vec<(String, String)> = Vec::new();
     util::note_pipes(&args.docs);
     let reader = args.input.reader();
+    // The errors of a DOC come after its verdicts and before the next DOC's, in input order.
+    let report_unchecked = |unchecked: &mut Vec<(String, String)>,
+                            check: &mut Check,
+                            held: &mut Vec<Verdict>,
+                            out: &mut dyn Write|
+     -> std::io::Result<()> {
+        for (doc, why) in unchecked.drain(..) {
+            eprintln!("pocketdex: {}: {why}", util::printable(&doc));
+            let v = check.unchecked(doc, why);
+            if args.add {
+                held.push(v);
+            } else {
+                print_check(out, &args, &v)?;
+            }
+        }
+        Ok(())
+    };
     for d in &args.docs {
+        report_unchecked(&mut unchecked, &mut check, &mut held, &mut out)?;
         let source = match pocketdex::corpus::Source::from_arg(d) {
             Ok(s) => s,
             Err(e) => {
@@ -576,10 +610,7 @@ pub fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
     if let Some(e) = out_err {
         return Err(e.into());
     }
-    for (doc, why) in unchecked {
-        eprintln!("pocketdex: {}: {why}", util::printable(&doc));
-        held.push(check.unchecked(doc, why));
-    }
+    report_unchecked(&mut unchecked, &mut check, &mut held, &mut out)?;
     if args.add {
         let mut all = ingest::Summary::default();
         (all.docs, all.named_by_place) = (read_docs, by_place);
@@ -740,8 +771,7 @@ pub fn adopt(args: AdoptArgs) -> anyhow::Result<ExitCode> {
             }
         }
     }
-    let mut writer = SetWriter::open(&args.index, args.writer.wait)
-        .with_context(|| format!("opening {}", args.index.display()))?;
+    let mut writer = args.writer.open(&args.index)?;
     let change = writer
         .adopt(&args.files)
         .with_context(|| format!("nothing was added to {}", args.index.display()))?;
@@ -809,8 +839,7 @@ pub fn merge(args: MergeArgs) -> anyhow::Result<ExitCode> {
             }
         }
         None => {
-            let mut writer = SetWriter::open(&args.index, args.writer.wait)
-                .with_context(|| format!("opening {}", args.index.display()))?;
+            let mut writer = args.writer.open(&args.index)?;
             let change = writer.merge_all()?;
             if !args.quiet && change.merged == 0 {
                 eprintln!("nothing to merge: {}", state(&args.index, &change));

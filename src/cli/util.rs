@@ -341,28 +341,12 @@ fn given_twice(
     )
 }
 
-/// The first two of `paths` that name the same file or directory (by their canonical paths,
-/// so `a.pdx` and `./a.pdx` or a link to it are the same); paths that do not exist are
-/// skipped.
-pub fn repeated_path<P: AsRef<Path>>(paths: &[P]) -> Option<(&Path, &Path)> {
-    let mut seen: Vec<(PathBuf, &Path)> = Vec::new();
-    for p in paths.iter().map(AsRef::as_ref) {
-        if let Ok(real) = std::fs::canonicalize(p) {
-            if let Some((_, first)) = seen.iter().find(|(r, _)| *r == real) {
-                return Some((first, p));
-            }
-            seen.push((real, p));
-        }
-    }
-    None
-}
-
 /// Opens what INDEX arguments name, to be queried as one: index files and index sets (a
 /// directory with a manifest, read as its current snapshot), in order.
 pub fn open_indexes(paths: &[PathBuf], access: Access) -> anyhow::Result<IndexSet<memmap2::Mmap>> {
     let mut all: Option<IndexSet<memmap2::Mmap>> = None;
     // The same index twice would rank each of its hits twice.
-    if let Some((first, again)) = repeated_path(paths) {
+    if let Some((first, again)) = pocketdex::repeated_path(paths) {
         anyhow::bail!(
             "{} and {} are the same index; give each index once",
             first.display(),

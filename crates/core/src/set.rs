@@ -1515,6 +1515,22 @@ fn lock(dir: &Path, wait: bool) -> Result<File> {
     Ok(file)
 }
 
+/// The first two of `paths` that name the same file or directory (by their canonical paths,
+/// so `a.pdx` and `./a.pdx` or a link to it are the same); paths that do not exist are
+/// skipped.
+pub fn repeated_path<P: AsRef<Path>>(paths: &[P]) -> Option<(&Path, &Path)> {
+    let mut seen: Vec<(PathBuf, &Path)> = Vec::new();
+    for p in paths.iter().map(AsRef::as_ref) {
+        if let Ok(real) = std::fs::canonicalize(p) {
+            if let Some((_, first)) = seen.iter().find(|(r, _)| *r == real) {
+                return Some((first, p));
+            }
+            seen.push((real, p));
+        }
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

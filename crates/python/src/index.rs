@@ -278,6 +278,14 @@ impl Index {
         if paths.is_empty() {
             return Err(PyValueError::new_err("Index() needs at least one path"));
         }
+        // The same index twice would rank each of its hits twice.
+        if let Some((first, again)) = pocketdex::repeated_path(&paths) {
+            return Err(PyValueError::new_err(format!(
+                "{} and {} are the same index; give each index once",
+                first.display(),
+                again.display()
+            )));
+        }
         crate::detach(py, || {
             let mut all: Option<IndexSet<Mmap>> = None;
             let mut opened = Vec::new();

@@ -255,6 +255,9 @@ def test_several_paths_are_queried_as_one(tmp_path, samples):
     # A list of one path is a list too: its info has `indexes`, as for more.
     assert [i["documents"] for i in pocketdex.Index([a]).info()["indexes"]] == [150]
     assert pocketdex.Index(a).info()["documents"] == 150
+    # The same index twice would answer each hit twice.
+    with pytest.raises(ValueError, match="are the same index"):
+        pocketdex.Index([a, tmp_path / "." / "a.pdx"])
     # The idf table copied from an index: the same weights, the same file.
     copied = build(tmp_path, ids, texts, "copied.pdx", idf=str(one), expected_docs=1000)
     assert copied.read_bytes() == one.read_bytes()
