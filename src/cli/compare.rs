@@ -221,6 +221,9 @@ fn print_text(
         let pass = verdicts.iter().any(|v| v.0.is(m) && v.2);
         let t = if m.is(&Exact) {
             format!("at level {}", o.level.number())
+        } else if m.is(&Simhash) {
+            // Both conditions, so that a high cosine beside "no" is not a puzzle.
+            format!("≤ {} bits and ≥ {}", o.max_hamming, m.default_threshold())
         } else {
             format!("≥ {}", m.default_threshold())
         };

@@ -181,6 +181,11 @@ impl Comparison {
                 measure: if m.is(&crate::fuzzy::Fuzzy) {
                     // Two documents alone are no collection to learn an idf from.
                     "cosine of term frequencies (dups --method fuzzy: tf-idf cosine in the collection)"
+                } else if m.is(&crate::simhash::Simhash) {
+                    // The score alone does not decide: the pair must be found first.
+                    "cosine of term frequencies, a near duplicate only when the simhashes are within the Hamming distance too (as dups measures it)"
+                } else if m.is(&crate::exact::Exact) {
+                    "identical at the canonicalization level (as dups measures it, but for level 1, which compare applies to the raw texts, markup included)"
                 } else {
                     "as dups measures it"
                 },
