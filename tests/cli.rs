@@ -1518,14 +1518,19 @@ fn outputs_never_replace_documents_below_their_inputs() {
     let rows = dir.join("rows.jsonl");
     std::fs::write(&rows, "{\"id\": \"r\", \"text\": \"kept as it was\"}\n").unwrap();
     let d = s(&dir);
+    let o = pocketdex(&["build", &d, "-o", &s(&dir.join("Jupiter.txt"))]);
+    failed_with(&o, "is a file below the input directory");
+    // Rows and copies below an input directory, existing or new, would be read back.
     for args in [
-        vec!["build", &d, "-o", &s(&dir.join("Jupiter.txt"))],
         vec!["dups", &d, "-o", &s(&rows)],
         vec!["synth", &d, "-o", &s(&dir.join("edited.txt"))],
+        vec!["dups", &d, "-o", &s(&dir.join("new-rows.jsonl"))],
+        vec!["synth", &d, "-o", &s(&dir.join("new-copies.jsonl"))],
     ] {
         let o = pocketdex(&args);
-        failed_with(&o, "is a file below the input directory");
+        failed_with(&o, "below the input directory");
     }
+    assert!(!dir.join("new-rows.jsonl").exists() && !dir.join("new-copies.jsonl").exists());
     assert_eq!(std::fs::read(dir.join("Jupiter.txt")).unwrap(), jupiter);
     assert_eq!(
         std::fs::read_to_string(&rows).unwrap(),
@@ -1562,7 +1567,7 @@ fn outputs_never_replace_documents_below_their_inputs() {
     assert!(o.status.success(), "{}", stderr(&o));
     // `-o -` is no file named `-`.
     for args in [vec!["build", &d, "-o", "-"], vec!["synth", &d, "-o", "-"]] {
-        failed_with(&pocketdex(&args), "not an output here");
+        failed_with(&pocketdex(&args), "(standard output) is not supported here");
     }
     assert!(!root().join("-").exists());
 }

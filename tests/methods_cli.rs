@@ -851,4 +851,18 @@ fn synth_names_copies_once_and_compare_reads_records() {
         &pocketdex(&["compare", o1, "samples/wiki-en/Jupiter.txt"]),
         "compare takes one document as A and one as B",
     );
+    // eval of a collection this small says why its truth is thin.
+    let o = pocketdex(&[
+        "eval",
+        "samples/wiki-en/Jupiter.txt",
+        "samples/query/edited.txt",
+        "--out",
+        tmp.path().join("eval").to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("among 2 documents a word they all hold weighs nothing"),
+        "{}",
+        stderr(&o)
+    );
 }

@@ -329,11 +329,13 @@ fn a_second_writer_fails_or_waits() {
     let tmp = tempfile::tempdir().unwrap();
     let set = tmp.path().join("set");
     ok(&pocketdex(&["add", s(&set), "samples/wiki-en", "-q"]));
-    // A writer reading its documents from stdin holds the lock until stdin closes (it waits for
-    // the lock itself, as the probes below may hold it for a moment).
+    // A check --add reading its documents from stdin holds the lock until stdin closes (it
+    // waits for the lock itself, as the probes below may hold it for a moment); `add` reads an
+    // existing set's documents before it takes the lock.
     let mut first = bin()
-        .args(["add", s(&set), "-", "-q", "--wait"])
+        .args(["check", s(&set), "-", "--add", "-q", "--wait"])
         .stdin(Stdio::piped())
+        .stdout(Stdio::null())
         .spawn()
         .unwrap();
     // Wait until it holds the lock: a second writer then fails at once.
@@ -382,6 +384,38 @@ fn a_second_writer_fails_or_waits() {
         info["live_documents"], 300,
         "one added, one deleted: {info}"
     );
+}
+
+/// `add` to an existing set reads its documents before it takes the set's lock: a slow
+/// producer (a pipe) holds up no takedown, and what it adds lands beside what changed meanwhile.
+#[test]
+fn a_slow_add_holds_up_no_other_writer() {
+    let tmp = tempfile::tempdir().unwrap();
+    let set = tmp.path().join("set");
+    ok(&pocketdex(&["add", s(&set), "samples/wiki-en", "-q"]));
+    let mut slow = bin()
+        .args(["add", s(&set), "-", "-q"])
+        .stdin(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // While it waits for its input, the set takes a delete and a merge at once.
+    ok(&pocketdex(&["delete", s(&set), "Fog.txt", "-q"]));
+    ok(&pocketdex(&["merge", s(&set), "-q"]));
+    let doc = serde_json::json!({"id": "slow", "text": "Sea otters wrap themselves in kelp to sleep without drifting away, and crack sea urchins on stones they carry in a pouch of loose skin under each forearm."});
+    {
+        use std::io::Write;
+        let mut stdin = slow.stdin.take().unwrap();
+        writeln!(stdin, "{doc}").unwrap();
+    }
+    let o = slow.wait_with_output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let info = stdout(&pocketdex(&["info", s(&set), "--json"]));
+    let info: serde_json::Value = serde_json::from_str(info.trim()).unwrap();
+    assert_eq!(info["live_documents"], 300, "{info}");
+    let o = pocketdex(&["query", s(&set), "samples/wiki-en/Fog.txt", "--json"]);
+    assert!(!stdout(&o).contains("\"id\":\"Fog.txt\""), "{}", stdout(&o));
+    ok(&pocketdex(&["verify", s(&set)]));
 }
 
 /// A crash (abort at `step`) while `op` changes the set leaves a set that verifies and answers

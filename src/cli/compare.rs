@@ -67,18 +67,27 @@ pub struct Args {
 /// several records is refused: which one was meant cannot be guessed.
 fn one_record(arg: &str, items: Vec<Item>) -> anyhow::Result<(String, String)> {
     let name = if arg == "-" { "standard input" } else { arg };
-    let mut docs = items.into_iter().filter_map(|i| match i {
-        Item::Doc(d) => Some(Ok(d)),
-        Item::Skipped(s) if s.kind.is_error() => Some(Err(s)),
-        Item::Skipped(_) => None,
-    });
-    match (docs.next(), docs.next()) {
-        (Some(Ok(d)), None) => Ok((d.text.clone(), d.text)),
-        (Some(Err(s)), None) => anyhow::bail!("{name}: {}: {}", s.id, s.reason),
-        (None, _) => anyhow::bail!("{name} holds no document with text: compare takes one document as A and one as B"),
-        (Some(_), Some(_)) => anyhow::bail!(
-            "{name} holds {} records: compare takes one document as A and one as B; compare every pair with `pocketdex dups {arg}`, or give one record (e.g. `jq -c 'select(.id == \"ID\")'`)",
-            2 + docs.count()
+    let mut docs = Vec::new();
+    for item in items {
+        match item {
+            Item::Doc(d) => docs.push(d),
+            // A record that could not be read: the one meant, perhaps.
+            Item::Skipped(s) if s.kind.is_error() => {
+                anyhow::bail!("{name}: {}: {}", s.id, s.reason)
+            }
+            Item::Skipped(_) => {}
+        }
+    }
+    match docs.len() {
+        1 => {
+            let d = docs.pop().expect("one");
+            Ok((d.text.clone(), d.text))
+        }
+        0 => anyhow::bail!(
+            "{name} holds no document with text: compare takes one document as A and one as B"
+        ),
+        _ => anyhow::bail!(
+            "{name} holds more than one record: compare takes one document as A and one as B; compare every pair with `pocketdex dups {arg}`, or give one record (e.g. `jq -c 'select(.id == \"ID\")'`)"
         ),
     }
 }
@@ -93,19 +102,27 @@ fn read(arg: &str, limit: u64) -> anyhow::Result<(String, String)> {
             max_doc_bytes: limit,
             ..corpus::Reader::default()
         };
+        // Reading stops at a second document: which one was meant cannot be guessed.
         let mut items = Vec::new();
-        reader
-            .for_each_batch(
-                std::slice::from_ref(&source),
-                64,
-                |i| i,
-                |_| {},
-                |b| {
-                    items.extend(b);
-                    Ok(())
-                },
-            )
-            .with_context(|| format!("cannot read {arg}"))?;
+        let read = reader.for_each_batch(
+            std::slice::from_ref(&source),
+            64,
+            |i| i,
+            |_| {},
+            |b| {
+                items.extend(b);
+                match items.iter().filter(|i| matches!(i, Item::Doc(_))).count() {
+                    0 | 1 => Ok(()),
+                    _ => Err(pocketdex::Error::Invalid(String::new())),
+                }
+            },
+        );
+        if items.iter().filter(|i| matches!(i, Item::Doc(_))).count() > 1 {
+            anyhow::bail!(
+                "{arg} holds more than one record: compare takes one document as A and one as B; compare every pair with `pocketdex dups {arg}`, or give one record (e.g. `jq -c 'select(.id == \"ID\")'`)"
+            );
+        }
+        read.with_context(|| format!("cannot read {arg}"))?;
         return one_record(arg, items);
     }
     // Read once: a pipe (`<(…)`, /dev/stdin) or a FIFO has its bytes only once. At most one

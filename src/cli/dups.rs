@@ -589,7 +589,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Some(path) => {
             let format = super::clusters::Format::of(path)?;
             pocketdex::atomic::check_writable(path)?;
-            pocketdex::atomic::check_not_input(path, &args.inputs)?;
+            pocketdex::atomic::check_outside_inputs(path, &args.inputs)?;
             Some((path, format))
         }
         None => None,

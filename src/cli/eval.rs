@@ -284,7 +284,10 @@ fn measure<D: AsRef<[u8]> + Sync>(
 
     if !args.quiet && n < 10 {
         eprintln!(
-            "note: the truth is the tf-idf cosine within the collection, and among {n} documents              a word they all hold weighs nothing (idf = ln(N/df) = 0): near copies score low in a              collection this small, so its truth has few pairs; `pocketdex compare A B` scores              one pair alone"
+            "note: the truth is the tf-idf cosine within the collection, and among {n} documents \
+             a word they all hold weighs nothing (idf = ln(N/df) = 0): near copies score low in a \
+             collection this small, so its truth has few pairs; `pocketdex compare A B` scores \
+             one pair alone"
         );
     }
     let start = Instant::now();

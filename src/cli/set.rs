@@ -121,7 +121,18 @@ impl CreateArgs {
     fn open_existing(&self, path: &Path, w: &WriterArgs) -> anyhow::Result<(SetWriter, bool)> {
         let writer = w.open(path)?;
         pocketdex::atomic::check_writable(&path.join(pocketdex::MANIFEST))?;
-        let meta = writer.schema().meta();
+        self.agrees_with(path, writer.schema())?;
+        Ok((writer, false))
+    }
+
+    /// Refuses options for a new set that disagree with the set at `path`, whose schema is
+    /// `schema`.
+    fn agrees_with(
+        &self,
+        path: &Path,
+        schema: &pocketdex::Index<memmap2::Mmap>,
+    ) -> anyhow::Result<()> {
+        let meta = schema.meta();
         if let Some(lang) = self.lang {
             if lang.code() != meta.lang {
                 anyhow::bail!(
@@ -146,7 +157,7 @@ impl CreateArgs {
                     .idf()
                     .map(|i| i.id()),
             };
-            let has = writer.schema().fingerprinter().idf().map(|i| i.id());
+            let has = schema.fingerprinter().idf().map(|i| i.id());
             if given.is_none() || given != has {
                 anyhow::bail!(
                     "{} has another idf table than --idf {}; --idf applies when a set is created",
@@ -160,15 +171,24 @@ impl CreateArgs {
             }
         }
         if let Some(n) = self.expected_docs {
-            if Resolution::for_docs(n) != writer.schema().resolution() {
+            if Resolution::for_docs(n) != schema.resolution() {
                 anyhow::bail!(
                     "{} was created for another size (its codes' resolution is fixed); --expected-docs applies when a set is created",
                     path.display()
                 );
             }
         }
-        Ok((writer, false))
+        Ok(())
     }
+}
+
+/// True when two schemas make the same codes and sketches: a builder made from one adds to a
+/// set of the other.
+fn same_schema(a: &pocketdex::Index<memmap2::Mmap>, b: &pocketdex::Index<memmap2::Mmap>) -> bool {
+    let idf = |i: &pocketdex::Index<memmap2::Mmap>| i.fingerprinter().idf().map(|t| t.id());
+    a.fingerprinter().identity() == b.fingerprinter().identity()
+        && a.resolution() == b.resolution()
+        && idf(a) == idf(b)
 }
 
 /// Add documents to an index set, as one new segment
@@ -223,9 +243,36 @@ pub struct AddArgs {
 
 pub fn add(args: AddArgs) -> anyhow::Result<ExitCode> {
     let start = Instant::now();
+    if pocketdex::is_set(&args.index) {
+        // An existing set: the documents are read and fingerprinted without its lock, which
+        // is taken only to commit them, so that a long batch or a slow pipe does not hold up
+        // the set's other writers (a submission's `check --add`, a takedown's `delete`).
+        let nothing = || format!("nothing was added to {}", args.index.display());
+        let schema = util::open_index(&args.index.join(pocketdex::SCHEMA), util::Access::Scan)?;
+        args.create.agrees_with(&args.index, &schema)?;
+        let builder = pocketdex::IndexBuilder::like(&schema).with_set_sections();
+        let (builder, summary) = read_batch(&args, builder).with_context(nothing)?;
+        let mut writer = args.writer.open(&args.index).with_context(nothing)?;
+        pocketdex::atomic::check_writable(&args.index.join(pocketdex::MANIFEST))
+            .with_context(nothing)?;
+        if !same_schema(writer.schema(), &schema) {
+            anyhow::bail!(
+                "{} was made again while its documents were read (another schema); nothing was added: run add again",
+                args.index.display()
+            );
+        }
+        let before = writer.generation();
+        let result = commit_batch(&args, &mut writer, builder, summary, false, start);
+        let unchanged = writer.generation() == before;
+        return result.with_context(|| match unchanged {
+            false => args.index.display().to_string(),
+            true => nothing(),
+        });
+    }
     let (mut writer, created) = args.create.open_or_create(&args.index, &args.writer)?;
     let before = writer.generation();
-    let result = add_to(&args, &mut writer, created, start);
+    let result = read_batch(&args, writer.builder())
+        .and_then(|(b, summary)| commit_batch(&args, &mut writer, b, summary, created, start));
     // An error before the commit changed nothing: say so. (One after it, the set could not be
     // opened again, says itself that the change is committed.)
     let unchanged = writer.generation() == before;
@@ -243,13 +290,11 @@ pub fn add(args: AddArgs) -> anyhow::Result<ExitCode> {
     })
 }
 
-fn add_to(
+/// Reads and fingerprints `add`'s inputs into `builder` (one for a segment of the set).
+fn read_batch(
     args: &AddArgs,
-    writer: &mut SetWriter,
-    created: bool,
-    start: Instant,
-) -> anyhow::Result<ExitCode> {
-    let mut builder = writer.builder();
+    mut builder: pocketdex::IndexBuilder,
+) -> anyhow::Result<(pocketdex::IndexBuilder, ingest::Summary)> {
     let f = builder.fingerprinter().clone();
     util::inputs_once(&args.inputs, "its documents would be added twice")?;
     let sources = pocketdex::corpus::sources(&args.inputs)?;
@@ -281,6 +326,18 @@ fn add_to(
     }
     // The caller says that nothing was added.
     summary.check_id_key(&args.input)?;
+    Ok((builder, summary))
+}
+
+/// Adds what [`read_batch`] read to the set, under its lock, and says what was done.
+fn commit_batch(
+    args: &AddArgs,
+    writer: &mut SetWriter,
+    builder: pocketdex::IndexBuilder,
+    summary: ingest::Summary,
+    created: bool,
+    start: Instant,
+) -> anyhow::Result<ExitCode> {
     let change = writer.add(builder, args.replace)?;
     warn_merge_failed(&args.index, &change);
     if !args.quiet {
@@ -513,6 +570,12 @@ pub fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
         &read_only
     };
     let builder = writer.as_ref().map(|w| w.builder());
+    if args.replace && !args.add && !args.index.is_dir() {
+        anyhow::bail!(
+            "--replace applies to an index set (with --add, or without it to say what --add --replace would do); {} is an index file, which never changes",
+            args.index.display()
+        );
+    }
     let mut check = Check::new(set, builder, args.top, args.threshold, args.replace)
         .with_context(|| args.index.display().to_string())?;
     if args.index.is_dir() {

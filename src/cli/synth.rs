@@ -147,7 +147,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         return generate(&args, n);
     }
     let sources = corpus::sources(&args.inputs)?;
-    pocketdex::atomic::check_not_input(&args.output, &args.inputs)?;
+    pocketdex::atomic::check_outside_inputs(&args.output, &args.inputs)?;
     let mut docs = Vec::new();
     // Skipped inputs are reported and counted as `build` reports them.
     let mut summary = crate::cli::ingest::Summary::default();

@@ -109,7 +109,7 @@ pub fn check_writable(path: &Path) -> Result<()> {
     // Standard output takes no rename, and an index or a row file is better not a stream.
     if path.as_os_str() == "-" {
         return Err(Error::Invalid(
-            "- is standard input, not an output here: give the name of the file to write (./- for a file named -)".into(),
+            "-o - (standard output) is not supported here: give the name of the file to write (./- for a file named -)".into(),
         ));
     }
     check_replaceable(path)?;
@@ -259,6 +259,30 @@ pub fn check_not_input<P: AsRef<Path>>(output: &Path, inputs: &[P]) -> Result<()
                 }
             }
             _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// Refuses an output that is not an index (`dups -o`, `synth -o`) below an input directory,
+/// existing or not: written there, the next run reads it back as a document. Besides
+/// [`check_not_input`].
+pub fn check_outside_inputs<P: AsRef<Path>>(output: &Path, inputs: &[P]) -> Result<()> {
+    check_not_input(output, inputs)?;
+    let dir = match parent_dir(output).canonicalize() {
+        Ok(d) => d,
+        Err(_) => return Ok(()),
+    };
+    for input in inputs.iter().map(AsRef::as_ref) {
+        if let Ok(d) = input.canonicalize() {
+            if d.is_dir() && dir.starts_with(&d) {
+                return Err(Error::Invalid(format!(
+                    "the output {} is below the input directory {}, where the next run would read it as a document; choose an output outside {}",
+                    output.display(),
+                    input.display(),
+                    input.display()
+                )));
+            }
         }
     }
     Ok(())
@@ -569,7 +593,7 @@ mod tests {
             .to_string();
         assert!(e.contains("a character device"), "{e}");
         let e = check_writable(Path::new("-")).unwrap_err().to_string();
-        assert!(e.contains("not an output here"), "{e}");
+        assert!(e.contains("(standard output) is not supported here"), "{e}");
         write_file(&target, |w| Ok(w.write_all(b"new")?)).unwrap();
         assert_eq!(std::fs::read(&target).unwrap(), b"new");
     }

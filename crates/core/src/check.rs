@@ -116,6 +116,14 @@ impl<'a> Check<'a> {
             .resolution
             .or(resolution)
             .unwrap_or_else(|| Resolution::for_docs_within(1, fingerprinter.caps()));
+        // The earlier new documents are found by their codes at the set's resolution, which
+        // needs weighed fingerprints drawn for it: a builder of a set's ([`SetWriter::builder`])
+        // or an index's own fingerprinter.
+        if fingerprinter.idf().is_none() || !resolution.within(fingerprinter.caps()) {
+            return Err(crate::Error::Invalid(
+                "a check needs a builder of the set's (SetWriter::builder), with its idf table and resolution".into(),
+            ));
+        }
         Ok(Check {
             set,
             fingerprinter,
@@ -178,7 +186,9 @@ impl<'a> Check<'a> {
         if !self.pending.is_empty() {
             self.near_pending(&fp, &mut near);
         }
-        near.sort_by(|a, b| b.score.total_cmp(&a.score));
+        // As a query orders its hits (score, then code groups): the index's before this run's
+        // on a full tie (stable), as a later segment's documents would come.
+        near.sort_by(|a, b| b.score.total_cmp(&a.score).then(b.codes.cmp(&a.codes)));
         near.truncate(self.opts.top);
         let (mut message, mut added) = (None, false);
         // A run that adds nothing still compares each later document with the earlier new
@@ -269,7 +279,9 @@ impl<'a> Check<'a> {
     /// Keeps a new document of this run, its sketch and codes, for the later ones to meet.
     fn push_pending(&mut self, id: &str, fp: &Fingerprint) {
         let doc = self.pending.len() as u32;
-        for code in self.fingerprinter.codes(fp, self.resolution) {
+        // The similar path's codes are never probed by a check.
+        let codes = self.fingerprinter.codes(fp, self.resolution);
+        for code in codes.into_iter().filter(|c| c.path != Path::Similar) {
             let docs = self.pending_codes.entry(code.key).or_default();
             let at = (doc, code.path, code.group);
             if docs.last() != Some(&at) {

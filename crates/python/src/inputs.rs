@@ -29,8 +29,9 @@ pub fn id_of(obj: &Bound<'_, PyAny>) -> PyResult<String> {
         return obj.extract::<String>().map_err(|_| surrogates("an id"));
     }
     // An int of any size, in decimal (Python's own str); a bool is no id (True is not "1").
+    // Through its index: an int subclass (IntEnum) may print itself otherwise.
     if obj.is_instance_of::<pyo3::types::PyInt>() && !obj.is_instance_of::<pyo3::types::PyBool>() {
-        return Ok(obj.str()?.to_string());
+        return Ok(obj.call_method0("__index__")?.str()?.to_string());
     }
     let wrong =
         || PyTypeError::new_err(format!("an id is a str or an int, not {}", type_name(obj)));

@@ -65,6 +65,15 @@ impl Fingerprint {
         (&self.codes, &self.sketch, self.terms) == (&other.codes, &other.sketch, other.terms)
     }
 
+    /// Equal fingerprints hash alike: a fingerprint may key a dict or join a set.
+    fn __hash__(&self) -> u64 {
+        use std::hash::{Hash, Hasher};
+        // Within one process only (Python's hash is not kept anywhere): any fixed hasher.
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        (&self.codes, &self.sketch, self.terms).hash(&mut h);
+        h.finish()
+    }
+
     /// similarity(other) -> float
     ///
     /// The cosine similarity of the two documents' tf-idf vectors, estimated from the sketches
@@ -201,8 +210,8 @@ pub fn methods() -> Vec<(&'static str, f64, &'static str)> {
 /// to keep) and `pairs` ((id, id, score) for the pairs found inside it, best first; in a
 /// cluster of more than 100 members, a spanning tree of them: the best that join it, as
 /// `pocketdex dups` lists them).
-#[pyclass(module = "pocketdex", frozen, get_all, skip_from_py_object)]
-#[derive(Clone)]
+#[pyclass(module = "pocketdex", frozen, get_all, eq, skip_from_py_object)]
+#[derive(Clone, PartialEq)]
 pub struct Cluster {
     id: usize,
     members: Vec<String>,

@@ -171,7 +171,8 @@ pub struct CheckRequest {
     /// Add each new document (needs `--writable`; default false).
     #[serde(default)]
     pub add: bool,
-    /// With `add`: a new document whose id the set holds replaces that document.
+    /// With `add`: a new document whose id the set holds replaces that document (without
+    /// `add`: say what adding with `replace` would).
     #[serde(default)]
     pub replace: bool,
 }
@@ -601,9 +602,6 @@ pub async fn check(
             "this server is read-only: start it with `pocketdex serve SET --writable` to add documents",
         ));
     }
-    if req.replace && !req.add {
-        return Err(ApiError::bad_request("replace applies only with add"));
-    }
     let app2 = app.clone();
     let (status, answer) = app
         .cpu(move || -> Result<_, ApiError> {
@@ -660,7 +658,11 @@ pub async fn check(
                 ))
             } else {
                 let snapshot = app2.served.snapshot();
-                let mut check = Check::new(&snapshot.set, None, top, threshold, false)?;
+                let mut check = Check::new(&snapshot.set, None, top, threshold, req.replace)?;
+                if app2.served.is_set {
+                    // A dry run on a set says what adding would say of ids too.
+                    check = check.with_id_checks();
+                }
                 let results = run_check(&mut check, &req.documents)?;
                 Ok((
                     StatusCode::OK,
