@@ -55,6 +55,14 @@ fn split_samples(dir: &Path, n: usize) -> Vec<PathBuf> {
         .collect()
 }
 
+/// A temporary directory holding `set`, an index set of the samples.
+fn sample_set() -> (tempfile::TempDir, PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let set = tmp.path().join("set");
+    ok(&pocketdex(&["add", s(&set), "samples/wiki-en", "-q"]));
+    (tmp, set)
+}
+
 fn ok(o: &std::process::Output) {
     assert!(o.status.success(), "{}{}", stdout(o), stderr(o));
 }
@@ -230,9 +238,7 @@ fn segments_built_apart_are_adopted_and_ship_as_one_build() {
 
 #[test]
 fn check_delete_and_their_exit_statuses() {
-    let tmp = tempfile::tempdir().unwrap();
-    let set = tmp.path().join("set");
-    ok(&pocketdex(&["add", s(&set), "samples/wiki-en", "-q"]));
+    let (tmp, set) = sample_set();
     // A near copy: status 1 and its original named.
     let o = pocketdex(&["check", s(&set), "samples/query/edited.txt"]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
@@ -326,9 +332,8 @@ fn check_delete_and_their_exit_statuses() {
 
 #[test]
 fn a_second_writer_fails_or_waits() {
-    let tmp = tempfile::tempdir().unwrap();
-    let set = tmp.path().join("set");
-    ok(&pocketdex(&["add", s(&set), "samples/wiki-en", "-q"]));
+    // The directory lives as long as the test.
+    let (_tmp, set) = sample_set();
     // A check --add reading its documents from stdin holds the lock until stdin closes (it
     // waits for the lock itself, as the probes below may hold it for a moment); `add` reads an
     // existing set's documents before it takes the lock.
@@ -390,9 +395,8 @@ fn a_second_writer_fails_or_waits() {
 /// producer (a pipe) holds up no takedown, and what it adds lands beside what changed meanwhile.
 #[test]
 fn a_slow_add_holds_up_no_other_writer() {
-    let tmp = tempfile::tempdir().unwrap();
-    let set = tmp.path().join("set");
-    ok(&pocketdex(&["add", s(&set), "samples/wiki-en", "-q"]));
+    // The directory lives as long as the test.
+    let (_tmp, set) = sample_set();
     let mut slow = bin()
         .args(["add", s(&set), "-", "-q"])
         .stdin(Stdio::piped())
@@ -611,9 +615,7 @@ fn a_crashed_creation_is_created_again() {
 /// `add` or `check --add` leaves no set behind; `merge -o` never writes into the set.
 #[test]
 fn unchecked_documents_are_errors_and_failures_leave_nothing() {
-    let tmp = tempfile::tempdir().unwrap();
-    let set = tmp.path().join("set");
-    ok(&pocketdex(&["add", s(&set), "samples/wiki-en", "-q"]));
+    let (tmp, set) = sample_set();
     let new = tmp.path().join("new.txt");
     std::fs::write(&new, "Hydrothermal vents on the floor of the Pacific Ocean host communities of tube worms, clams and bacteria that live on chemical energy instead of sunlight, mapped along the mid-ocean ridges.").unwrap();
     let empty = tmp.path().join("empty.txt");
@@ -839,9 +841,7 @@ fn two_writers_creating_one_set_both_add_with_wait() {
 /// directory is refused (the set's next writer would remove it).
 #[test]
 fn verify_checks_the_schema_and_pieces_stay_outside_the_set() {
-    let tmp = tempfile::tempdir().unwrap();
-    let set = tmp.path().join("set");
-    ok(&pocketdex(&["add", s(&set), "samples/wiki-en", "-q"]));
+    let (tmp, set) = sample_set();
     let schema = set.join("schema.pdx");
     let good = std::fs::read(&schema).unwrap();
     let fails = |args: &[&str], says: &str| failed_with(&pocketdex(args), says);
@@ -1237,9 +1237,7 @@ fn a_checked_batch_answers_as_one_document_at_a_time() {
 /// `check --add` creates is said to be created.
 #[test]
 fn a_dry_run_says_what_adding_would_and_check_add_refuses_what_add_refuses() {
-    let tmp = tempfile::tempdir().unwrap();
-    let set = tmp.path().join("set");
-    ok(&pocketdex(&["add", s(&set), "samples/wiki-en", "-q"]));
+    let (tmp, set) = sample_set();
     let doc = tmp.path().join("Abacus.txt");
     std::fs::write(&doc, "Submarine volcanoes erupt pillow lavas beneath the glaciers of Iceland during the long winter storms, far from any harbour.").unwrap();
     let o = pocketdex(&["check", s(&set), s(&doc)]);
