@@ -1289,6 +1289,40 @@ fn a_dry_run_says_what_adding_would_and_check_add_refuses_what_add_refuses() {
         "{}",
         stderr(&o)
     );
+    // Documents on standard input take the ids they are given.
+    let stdin_check = |text: &str, extra: &[&str]| {
+        let mut c = bin();
+        c.args(["check", s(&set), "-", "--add"]).args(extra);
+        let mut child = c
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        use std::io::Write;
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(text.as_bytes())
+            .unwrap();
+        child.wait_with_output().unwrap()
+    };
+    let o = stdin_check(
+        "Lighthouse keepers trimmed the wicks of oil lamps every night until electric lights and clockwork rotation took over.",
+        &["--stdin-id", "sub-42"],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(stdout(&o).trim(), "sub-42: new, added");
+    let o = stdin_check(
+        "Beekeepers calm a hive with smoke, which masks the alarm pheromone that guard bees release.",
+        &["--stdin-id", "sub-43"],
+    );
+    assert_eq!(stdout(&o).trim(), "sub-43: new, added", "{}", stderr(&o));
+    failed_with(
+        &stdin_check("any text", &["--stdin-id", " "]),
+        "must not be blank",
+    );
     // A set created by check --add says so.
     let fresh = tmp.path().join("fresh");
     let o = pocketdex(&["check", s(&fresh), s(&doc), "--add"]);

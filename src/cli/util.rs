@@ -90,6 +90,19 @@ pub struct InputArgs {
         help_heading = "Input"
     )]
     pub title_key: String,
+    /// The id of the document read from - (standard input) as text, instead of `-`: a
+    /// submission's own id (`... | pocketdex check SET - --add --stdin-id sub-42`). JSON Lines
+    /// records have ids of their own.
+    #[arg(long, value_name = "ID", help_heading = "Input", value_parser = printable_id)]
+    pub stdin_id: Option<String>,
+}
+
+/// An id a user can print and delete by: not blank, no control characters.
+fn printable_id(s: &str) -> Result<String, String> {
+    if s.trim().is_empty() || s.chars().any(char::is_control) {
+        return Err("an id must not be blank or hold control characters".into());
+    }
+    Ok(s.to_string())
 }
 
 impl InputArgs {
@@ -103,6 +116,7 @@ impl InputArgs {
                 text: self.text_key.clone(),
                 title: self.title_key.clone(),
             },
+            stdin_id: self.stdin_id.clone(),
         }
     }
 }

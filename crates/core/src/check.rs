@@ -209,7 +209,7 @@ impl<'a> Check<'a> {
                     self.held_ids += 1;
                     message = Some(if id == "-" {
                         // Every document read from standard input as text is named "-".
-                        "id \"-\" (standard input) is already in the set, from an earlier document on standard input: give documents on standard input ids as JSON Lines ({\"id\": ..., \"text\": ...}) rather than replace that one".to_string()
+                        "id \"-\" (standard input) is already in the set, from an earlier document on standard input: give this one an id (`--stdin-id ID`, or JSON Lines {\"id\": ..., \"text\": ...}) rather than replace that one".to_string()
                     } else {
                         format!("id {id:?} is already in the set (replace it, or give another id)")
                     });

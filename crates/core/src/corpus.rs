@@ -118,6 +118,8 @@ pub struct Reader {
     /// The fields of JSON Lines records and the columns of Parquet files that hold a
     /// document's id, text and title.
     pub keys: Keys,
+    /// The id of a document read from standard input as text (`-` when `None`).
+    pub stdin_id: Option<String>,
 }
 
 impl Default for Reader {
@@ -127,6 +129,7 @@ impl Default for Reader {
             max_doc_bytes: DEFAULT_MAX_DOC_BYTES,
             stdin: StdinFormat::Auto,
             keys: Keys::default(),
+            stdin_id: None,
         }
     }
 }
@@ -837,9 +840,10 @@ impl Reader {
         Ok(non_regular)
     }
 
-    /// One document from `head` and then `rest` (standard input), with the id `-`.
+    /// One document from `head` and then `rest` (standard input), with the id
+    /// [`Reader::stdin_id`] (`-` by default).
     fn read_one(&self, mut head: Vec<u8>, rest: impl Read, html: Option<bool>) -> Item {
-        let id = "-".to_string();
+        let id = self.stdin_id.clone().unwrap_or_else(|| "-".to_string());
         let room = (self.max_doc_bytes + 1).saturating_sub(head.len() as u64);
         if let Err(e) = rest.take(room).read_to_end(&mut head) {
             return Item::Skipped(Skipped {
