@@ -1333,3 +1333,23 @@ fn a_dry_run_says_what_adding_would_and_check_add_refuses_what_add_refuses() {
         stderr(&o)
     );
 }
+
+/// A truncated upload (its last record cut off) is an error of `add`, as of `query` and
+/// `check`: exit 2, the rest added, the broken record named.
+#[test]
+fn add_calls_a_broken_record_an_error_and_adds_the_rest() {
+    let (tmp, set) = sample_set();
+    let upload = tmp.path().join("upload.jsonl");
+    std::fs::write(
+        &upload,
+        "{\"id\": \"whole\", \"text\": \"Glassblowers gather molten glass on a pipe and shape it by breath and by turning.\"}\n{\"id\": \"cut\", \"text\": \"Coopers bend oak staves over a fi\n",
+    )
+    .unwrap();
+    let o = pocketdex(&["add", s(&set), s(&upload)]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("upload.jsonl:2"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("were not added"), "{}", stderr(&o));
+    let info = stdout(&pocketdex(&["info", s(&set), "--json"]));
+    let info: serde_json::Value = serde_json::from_str(info.trim()).unwrap();
+    assert_eq!(info["live_documents"], 301, "{info}");
+}

@@ -208,8 +208,10 @@ fn same_schema(a: &pocketdex::Index<memmap2::Mmap>, b: &pocketdex::Index<memmap2
 ///
 /// Exit status: 0 when the documents were added (skipped ones aside); 2 on error, when nothing
 /// changes (a missing INPUT, an id the set holds; a set this call would have created is not
-/// left behind), or when some files could not be read: they are listed and the readable ones
-/// are added, so add the others again once readable.
+/// left behind), or when some inputs could not be read (unreadable files, JSON Lines records
+/// that are not JSON or have a field of the wrong type, as a truncated upload has): they are
+/// listed and the rest are added, so add the others again once fixed. Empty and binary
+/// documents are skipped with a message, exit 0.
 ///
 /// Example:
 ///   pocketdex add archive.set samples/wiki-en
@@ -361,7 +363,7 @@ fn commit_batch(
     }
     if summary.had_errors() {
         eprintln!(
-            "pocketdex: some inputs could not be read and were not added (listed above); exit status 2. Add them once they are readable (the rest are in {})",
+            "pocketdex: some inputs could not be read (unreadable, or records that are not JSON or have a field of the wrong type) and were not added (listed above); exit status 2. Add them once they are fixed (the rest are in {})",
             args.index.display()
         );
         return Ok(ExitCode::from(2));

@@ -183,9 +183,14 @@ pub enum SkipKind {
 }
 
 impl SkipKind {
-    /// True for the kinds that are errors of reading rather than documents without text.
+    /// True for the kinds that are errors of reading (an unreadable file, a record that is not
+    /// JSON or has a field of the wrong type: a truncated or damaged upload, say) rather than
+    /// documents without text.
     pub fn is_error(self) -> bool {
-        matches!(self, SkipKind::Unreadable(_))
+        matches!(
+            self,
+            SkipKind::Unreadable(_) | SkipKind::InvalidJson | SkipKind::WrongType
+        )
     }
 }
 
