@@ -394,7 +394,9 @@ impl Index {
     /// info() -> dict
     ///
     /// What the paths hold now, as `pocketdex info --json` prints it (a list of paths gives a
-    /// dict with `indexes`, one entry per path).
+    /// dict with `indexes`, one entry per path). Queries, `len()` and `in` answer from the
+    /// snapshot of an index set taken when it was opened; `info()` reads the set as it is now,
+    /// so after another process changed it, open `Index(path)` again to query what it says.
     fn info(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
         let infos = crate::detach(py, || {
             self.opened
