@@ -332,15 +332,15 @@ fn check_delete_and_their_exit_statuses() {
 
 #[test]
 fn a_second_writer_fails_or_waits() {
-    // The directory lives as long as the test.
-    let (_tmp, set) = sample_set();
-    // A check --add reading its documents from stdin holds the lock until stdin closes (it
-    // waits for the lock itself, as the probes below may hold it for a moment); `add` reads an
-    // existing set's documents before it takes the lock.
+    let (tmp, set) = sample_set();
+    // A writer whose writes stall (the interruption tests' hook) holds the lock for a few
+    // seconds: `add` and `check --add` read their documents before they take it.
+    let doc = serde_json::json!({"id": "stalled", "text": "A document about lighthouses, their keepers, the Fresnel lens and the fog signals that warned ships off the rocks of the Atlantic coast for two centuries, before radio beacons and satellite navigation made most of them museums."});
+    let upload = tmp.path().join("upload.jsonl");
+    std::fs::write(&upload, format!("{doc}\n")).unwrap();
     let mut first = bin()
-        .args(["check", s(&set), "-", "--add", "-q", "--wait"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
+        .args(["add", s(&set), s(&upload), "-q", "--wait"])
+        .env("POCKETDEX_STALL_WRITE_MS", "3000")
         .spawn()
         .unwrap();
     // Wait until it holds the lock: a second writer then fails at once.
@@ -372,12 +372,6 @@ fn a_second_writer_fails_or_waits() {
         note.contains("waiting for another pocketdex process to finish changing"),
         "{note}"
     );
-    let doc = serde_json::json!({"id": "piped", "text": "A document from stdin about lighthouses, their keepers, the Fresnel lens and the fog signals that warned ships off the rocks of the Atlantic coast for two centuries, before radio beacons and satellite navigation made most of them museums."});
-    {
-        use std::io::Write;
-        let mut stdin = first.stdin.take().unwrap();
-        writeln!(stdin, "{doc}").unwrap();
-    }
     assert!(first.wait().unwrap().success());
     let o = waiting.wait_with_output().unwrap();
     let mut rest = String::new();
@@ -391,8 +385,9 @@ fn a_second_writer_fails_or_waits() {
     );
 }
 
-/// `add` to an existing set reads its documents before it takes the set's lock: a slow
-/// producer (a pipe) holds up no takedown, and what it adds lands beside what changed meanwhile.
+/// `add` and `check --add` to an existing set read their documents before they take the
+/// set's lock: a slow producer (a pipe) holds up no takedown, and what they add lands beside
+/// what changed meanwhile.
 #[test]
 fn a_slow_add_holds_up_no_other_writer() {
     // The directory lives as long as the test.
@@ -419,6 +414,28 @@ fn a_slow_add_holds_up_no_other_writer() {
     assert_eq!(info["live_documents"], 300, "{info}");
     let o = pocketdex(&["query", s(&set), "samples/wiki-en/Fog.txt", "--json"]);
     assert!(!stdout(&o).contains("\"id\":\"Fog.txt\""), "{}", stdout(&o));
+    // So does a submission's check --add: checked against the set as it is when the lock is
+    // taken, after its input.
+    let mut slow = bin()
+        .args(["check", s(&set), "-", "--add", "--stdin-id", "otter-copy"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    ok(&pocketdex(&["delete", s(&set), "Abacus.txt", "-q"]));
+    {
+        use std::io::Write;
+        let mut stdin = slow.stdin.take().unwrap();
+        write!(stdin, "{}", doc["text"].as_str().unwrap()).unwrap();
+    }
+    let o = slow.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stdout(&o).starts_with("otter-copy: near copy of slow"),
+        "{}",
+        stdout(&o)
+    );
     ok(&pocketdex(&["verify", s(&set)]));
 }
 

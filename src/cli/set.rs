@@ -547,115 +547,52 @@ pub struct CheckArgs {
     writer: WriterArgs,
 }
 
-pub fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
-    if !(0.0..=1.0).contains(&args.threshold) {
-        anyhow::bail!(
-            "--threshold must be between 0 and 1, not {}",
-            args.threshold
-        );
-    }
-    let mut writer = None;
-    let mut created = false;
-    let read_only;
-    let set: &IndexSet = if args.add {
-        let (w, new) = args.create.open_or_create(&args.index, &args.writer)?;
-        (writer, created) = (Some(w), new);
-        writer.as_ref().expect("set").set()
-    } else {
-        // They would be silently ignored: without --add no set is created or changed.
-        if let Some(option) = args.create.given() {
-            anyhow::bail!(
-                "{option} applies when `check --add` creates a set; without --add the index is only read"
-            );
-        }
-        read_only = util::open_indexes(std::slice::from_ref(&args.index), util::Access::Lookups)?;
-        &read_only
-    };
-    let builder = writer.as_ref().map(|w| w.builder());
-    if args.replace && !args.add && !args.index.is_dir() {
-        anyhow::bail!(
-            "--replace applies to an index set (with --add, or without it to say what --add --replace would do); {} is an index file, which never changes",
-            args.index.display()
-        );
-    }
-    let mut check = Check::new(set, builder, args.top, args.threshold, args.replace)
-        .with_context(|| args.index.display().to_string())?;
-    if args.index.is_dir() {
-        // A dry run on a set says what adding would say of each id too.
-        check = check.with_id_checks();
-    }
-    // Documents read, and of them those named by their place (`--id-key` found in none).
+/// What reading a check's DOCs gives, in input order: a document to check, or a DOC (or a
+/// document in it) that could not be checked, and why.
+enum Event {
+    Doc(String, Option<String>, Box<pocketdex::Fingerprint>),
+    Unchecked(String, String),
+}
+
+/// Reads the DOCs of a check and fingerprints them with `f`, handing each event to `sink` in
+/// input order (a DOC's documents, then its errors); returns the documents read and, of them,
+/// those named by their place (`--id-key` found in none). An error of `sink` ends the reading.
+fn read_checked(
+    args: &CheckArgs,
+    f: &pocketdex::Fingerprinter,
+    sink: &mut dyn FnMut(Event) -> anyhow::Result<()>,
+) -> anyhow::Result<(u64, u64)> {
     let (mut read_docs, mut by_place) = (0u64, 0u64);
-    let f = check.fingerprinter().clone();
-    let stdout = std::io::stdout();
-    let mut out = std::io::BufWriter::new(stdout.lock());
-    let mut near_copies = 0usize;
-    let mut out_err: Option<std::io::Error> = None;
-    // With --add, the verdicts wait for the commit: a refused step adds nothing, and its
-    // verdicts must not say "added".
-    let mut held: Vec<Verdict> = Vec::new();
-    // A DOC that is not there is an error of that DOC, as an unreadable one is: the others are
-    // still checked (and nothing is added).
-    let mut unchecked: Vec<(String, String)> = Vec::new();
     util::note_pipes(&args.docs);
     let reader = args.input.reader();
-    // The errors of a DOC come after its verdicts and before the next DOC's, in input order.
-    let report_unchecked = |unchecked: &mut Vec<(String, String)>,
-                            check: &mut Check,
-                            held: &mut Vec<Verdict>,
-                            out: &mut dyn Write|
-     -> std::io::Result<()> {
-        for (doc, why) in unchecked.drain(..) {
-            eprintln!("pocketdex: {}: {why}", util::printable(&doc));
-            let v = check.unchecked(doc, why);
-            if args.add {
-                held.push(v);
-            } else {
-                print_check(out, &args, &v)?;
-            }
-        }
-        Ok(())
-    };
     for d in &args.docs {
-        report_unchecked(&mut unchecked, &mut check, &mut held, &mut out)?;
         let source = match pocketdex::corpus::Source::from_arg(d) {
             Ok(s) => s,
             Err(e) => {
-                unchecked.push((d.clone(), util::why_unread(d, &e)));
+                sink(Event::Unchecked(d.clone(), util::why_unread(d, &e)))?;
                 continue;
             }
         };
-        // An error of the index ends the command; an error reading this DOC (a damaged
-        // Parquet file, say) is this DOC's, and the others are still checked.
-        let mut fatal: Option<pocketdex::Error> = None;
+        // An error of the sink (of the index) ends the command; an error reading this DOC (a
+        // damaged Parquet file, say) is this DOC's, and the others are still checked.
+        let mut fatal: Option<anyhow::Error> = None;
         let read = ingest::fingerprinted(
             &reader,
             std::slice::from_ref(&source),
             |t| f.fingerprint(t),
             true,
             "checking",
-            |d, fp| {
-                let v = match check.check(&d.id, d.title.as_deref(), fp) {
-                    Ok(v) => v,
-                    Err(e) => {
-                        fatal = Some(e);
-                        // Only stops the reading: `fatal` is what is reported.
-                        return Err(pocketdex::Error::Invalid("stopped".into()));
-                    }
-                };
-                near_copies += (v.status == Status::NearCopy) as usize;
-                if args.add {
-                    held.push(v);
-                } else if out_err.is_none() {
-                    if let Err(e) = print_check(&mut out, &args, &v) {
-                        out_err = Some(e);
-                    }
+            |d, fp| match sink(Event::Doc(d.id.clone(), d.title.clone(), Box::new(fp))) {
+                Ok(()) => Ok(()),
+                Err(e) => {
+                    fatal = Some(e);
+                    // Only stops the reading: `fatal` is what is reported.
+                    Err(pocketdex::Error::Invalid("stopped".into()))
                 }
-                Ok(())
             },
         );
         if let Some(e) = fatal {
-            return Err(e.into());
+            return Err(e);
         }
         match read {
             // Every DOC that could not be checked (missing, unreadable, empty, binary, too
@@ -665,21 +602,125 @@ pub fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
                 read_docs += summary.docs;
                 by_place += summary.named_by_place;
                 if summary.docs == 0 && summary.skipped.is_empty() {
-                    unchecked.push((d.clone(), "no documents in it".into()));
+                    sink(Event::Unchecked(d.clone(), "no documents in it".into()))?;
                 }
-                unchecked.extend(summary.skipped.into_iter().map(|s| (s.id, s.reason)));
+                for s in summary.skipped {
+                    sink(Event::Unchecked(s.id, s.reason))?;
+                }
             }
-            Err(e) => unchecked.push((d.clone(), util::why_unread(d, &e))),
+            Err(e) => sink(Event::Unchecked(d.clone(), util::why_unread(d, &e)))?,
         }
     }
-    if let Some(e) = out_err {
-        return Err(e.into());
+    Ok((read_docs, by_place))
+}
+
+pub fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
+    if !(0.0..=1.0).contains(&args.threshold) {
+        anyhow::bail!(
+            "--threshold must be between 0 and 1, not {}",
+            args.threshold
+        );
     }
-    report_unchecked(&mut unchecked, &mut check, &mut held, &mut out)?;
+    if args.replace && !args.add && !args.index.is_dir() {
+        anyhow::bail!(
+            "--replace applies to an index set (with --add, or without it to say what --add --replace would do); {} is an index file, which never changes",
+            args.index.display()
+        );
+    }
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    let mut near_copies = 0usize;
+    // With --add, the verdicts wait for the commit: a refused step adds nothing, and its
+    // verdicts must not say "added".
+    let mut held: Vec<Verdict> = Vec::new();
+    // One event: a verdict printed (or held, with --add). A DOC that is not there is an error
+    // of that DOC, as an unreadable one is: the others are still checked (nothing is added).
+    let mut handle = |check: &mut Check, e: Event| -> anyhow::Result<()> {
+        let v = match e {
+            Event::Doc(id, title, fp) => check.check(&id, title.as_deref(), *fp)?,
+            Event::Unchecked(doc, why) => {
+                eprintln!("pocketdex: {}: {why}", util::printable(&doc));
+                check.unchecked(doc, why)
+            }
+        };
+        near_copies += (v.status == Status::NearCopy) as usize;
+        if args.add {
+            held.push(v);
+        } else {
+            print_check(&mut out, &args, &v)?;
+        }
+        Ok(())
+    };
+    let make_check = |set, builder| -> anyhow::Result<Check> {
+        let check = Check::new(set, builder, args.top, args.threshold, args.replace)
+            .with_context(|| args.index.display().to_string())?;
+        // On a set, a dry run says what adding would say of each id too.
+        Ok(if args.index.is_dir() {
+            check.with_id_checks()
+        } else {
+            check
+        })
+    };
+    let mut writer = None;
+    let mut created = false;
+    let read_only;
+    let (check, read_docs, by_place) = if args.add && pocketdex::is_set(&args.index) {
+        // An existing set: the DOCs are read and fingerprinted before its lock is taken, and
+        // checked and added under it, so that a slow pipe holds up no other writer.
+        let schema = util::open_index(&args.index.join(pocketdex::SCHEMA), util::Access::Scan)?;
+        args.create.agrees_with(&args.index, &schema)?;
+        let f = pocketdex::IndexBuilder::like(&schema)
+            .with_set_sections()
+            .fingerprinter()
+            .clone();
+        let mut events = Vec::new();
+        let (read_docs, by_place) = read_checked(&args, &f, &mut |e| {
+            events.push(e);
+            Ok(())
+        })?;
+        let w = args.writer.open(&args.index)?;
+        pocketdex::atomic::check_writable(&args.index.join(pocketdex::MANIFEST))?;
+        if !same_schema(w.schema(), &schema) {
+            anyhow::bail!(
+                "{} was made again while the documents were read (another schema); nothing was added: check again",
+                args.index.display()
+            );
+        }
+        writer = Some(w);
+        let w = writer.as_ref().expect("set");
+        let mut check = make_check(w.set(), Some(w.builder()))?;
+        for e in events {
+            handle(&mut check, e)?;
+        }
+        (check, read_docs, by_place)
+    } else {
+        let set: &IndexSet = if args.add {
+            // A new set, made under its lock.
+            let (w, new) = args.create.open_or_create(&args.index, &args.writer)?;
+            (writer, created) = (Some(w), new);
+            writer.as_ref().expect("set").set()
+        } else {
+            // They would be silently ignored: without --add no set is created or changed.
+            if let Some(option) = args.create.given() {
+                anyhow::bail!(
+                    "{option} applies when `check --add` creates a set; without --add the index is only read"
+                );
+            }
+            read_only =
+                util::open_indexes(std::slice::from_ref(&args.index), util::Access::Lookups)?;
+            &read_only
+        };
+        let mut check = make_check(set, writer.as_ref().map(|w| w.builder()))?;
+        let f = check.fingerprinter().clone();
+        // Checked as they are read: a dry run's verdicts come as it goes.
+        let (read_docs, by_place) = read_checked(&args, &f, &mut |e| handle(&mut check, e))?;
+        (check, read_docs, by_place)
+    };
     if args.add {
         let mut all = ingest::Summary::default();
         (all.docs, all.named_by_place) = (read_docs, by_place);
         if let Err(e) = all.check_id_key(&args.input) {
+            drop(check);
             if let Some(w) = writer.filter(|_| created) {
                 let _ = w.discard_unused();
             }
