@@ -332,7 +332,7 @@ pub fn detect(
     let mut skipped = Vec::new();
     let mut bytes = 0u64;
     // Documents with invalid UTF-8 and the sequences replaced, reported as `build` does.
-    let mut invalid_utf8 = (0u64, 0u64);
+    let mut invalid = super::ingest::Summary::default();
     let non_regular = reader.for_each_batch(
         &sources,
         512,
@@ -352,12 +352,12 @@ pub fn detect(
             for item in batch {
                 bar.inc(1);
                 match item {
-                    Ok((id, len, invalid, f)) => {
+                    Ok((id, len, replaced, f)) => {
                         ids.push(id);
                         bytes += len as u64;
-                        if invalid > 0 {
-                            invalid_utf8.0 += 1;
-                            invalid_utf8.1 += invalid as u64;
+                        if replaced > 0 {
+                            invalid.invalid.0 += 1;
+                            invalid.invalid.1 += replaced as u64;
                         }
                         store.push(f)?;
                     }
@@ -368,12 +368,8 @@ pub fn detect(
         },
     )?;
     bar.finish_and_clear();
-    if !quiet && invalid_utf8.0 > 0 {
-        eprintln!(
-            "warning: {} had invalid UTF-8 ({} replaced by U+FFFD)",
-            util::plural(invalid_utf8.0, "document"),
-            util::plural(invalid_utf8.1, "sequence")
-        );
+    if !quiet {
+        invalid.warn_invalid();
     }
     if !quiet && non_regular > 0 {
         eprintln!(

@@ -33,6 +33,17 @@ impl Summary {
         }
     }
 
+    /// Warns of the documents with invalid UTF-8, if any.
+    pub fn warn_invalid(&self) {
+        if self.invalid.0 > 0 {
+            eprintln!(
+                "warning: {} had invalid UTF-8 ({} replaced by U+FFFD)",
+                util::plural(self.invalid.0, "document"),
+                util::plural(self.invalid.1, "sequence")
+            );
+        }
+    }
+
     /// Reports skips and invalid UTF-8 on stderr (at most 10 skips unless `verbose`).
     pub fn report(&self, verbose: bool) {
         let shown = if verbose {
@@ -52,13 +63,7 @@ impl Summary {
         if self.skipped.iter().any(|s| s.kind == SkipKind::TooLarge) {
             eprintln!("note: documents over --max-doc-bytes were skipped; raise it to index them");
         }
-        if self.invalid.0 > 0 {
-            eprintln!(
-                "warning: {} had invalid UTF-8 ({} replaced by U+FFFD)",
-                util::plural(self.invalid.0, "document"),
-                util::plural(self.invalid.1, "sequence")
-            );
-        }
+        self.warn_invalid();
         if self.non_regular > 0 {
             eprintln!(
                 "note: {} not followed",

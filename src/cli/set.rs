@@ -21,6 +21,25 @@ pub struct WriterArgs {
 }
 
 impl WriterArgs {
+    /// Takes the lock of the existing set at `path`, whose schema `schema` was read (by
+    /// [`CreateArgs::schema_unlocked`]) before the documents were: a set made again meanwhile,
+    /// of another schema, is refused, as what was read for it would not fit.
+    fn open_as_read(
+        &self,
+        path: &Path,
+        schema: &pocketdex::Index<memmap2::Mmap>,
+    ) -> anyhow::Result<SetWriter> {
+        let writer = self.open(path)?;
+        pocketdex::atomic::check_writable(&path.join(pocketdex::MANIFEST))?;
+        if writer.schema().schema_key() != schema.schema_key() {
+            anyhow::bail!(
+                "{} was made again while the documents were read (another schema): run the command again",
+                path.display()
+            );
+        }
+        Ok(writer)
+    }
+
     /// Opens the set at `path` for writing; with --wait, says so on stderr when another
     /// process holds its lock, so that a wait is not mistaken for a hang.
     fn open(&self, path: &Path) -> anyhow::Result<SetWriter> {
@@ -125,6 +144,16 @@ impl CreateArgs {
         Ok((writer, false))
     }
 
+    /// The schema of the existing set at `path`, read without its lock: documents are read
+    /// and fingerprinted with it before the lock is taken ([`WriterArgs::open_as_read`]), so
+    /// that a long batch or a slow pipe holds up no other writer. The options for a new set
+    /// must agree with it.
+    fn schema_unlocked(&self, path: &Path) -> anyhow::Result<pocketdex::Index<memmap2::Mmap>> {
+        let schema = util::open_index(&path.join(pocketdex::SCHEMA), util::Access::Scan)?;
+        self.agrees_with(path, &schema)?;
+        Ok(schema)
+    }
+
     /// Refuses options for a new set that disagree with the set at `path`, whose schema is
     /// `schema`.
     fn agrees_with(
@@ -182,15 +211,6 @@ impl CreateArgs {
     }
 }
 
-/// True when two schemas make the same codes and sketches: a builder made from one adds to a
-/// set of the other.
-fn same_schema(a: &pocketdex::Index<memmap2::Mmap>, b: &pocketdex::Index<memmap2::Mmap>) -> bool {
-    let idf = |i: &pocketdex::Index<memmap2::Mmap>| i.fingerprinter().idf().map(|t| t.id());
-    a.fingerprinter().identity() == b.fingerprinter().identity()
-        && a.resolution() == b.resolution()
-        && idf(a) == idf(b)
-}
-
 /// Add documents to an index set, as one new segment
 ///
 /// INDEX is an index set: a directory holding segment files and a manifest. It is created when
@@ -246,23 +266,16 @@ pub struct AddArgs {
 pub fn add(args: AddArgs) -> anyhow::Result<ExitCode> {
     let start = Instant::now();
     if pocketdex::is_set(&args.index) {
-        // An existing set: the documents are read and fingerprinted without its lock, which
-        // is taken only to commit them, so that a long batch or a slow pipe does not hold up
-        // the set's other writers (a submission's `check --add`, a takedown's `delete`).
+        // An existing set: read first, locked only to commit (a takedown's `delete` or a
+        // submission's `check --add` need not wait for a long batch or a slow pipe).
         let nothing = || format!("nothing was added to {}", args.index.display());
-        let schema = util::open_index(&args.index.join(pocketdex::SCHEMA), util::Access::Scan)?;
-        args.create.agrees_with(&args.index, &schema)?;
+        let schema = args.create.schema_unlocked(&args.index)?;
         let builder = pocketdex::IndexBuilder::like(&schema).with_set_sections();
         let (builder, summary) = read_batch(&args, builder).with_context(nothing)?;
-        let mut writer = args.writer.open(&args.index).with_context(nothing)?;
-        pocketdex::atomic::check_writable(&args.index.join(pocketdex::MANIFEST))
+        let mut writer = args
+            .writer
+            .open_as_read(&args.index, &schema)
             .with_context(nothing)?;
-        if !same_schema(writer.schema(), &schema) {
-            anyhow::bail!(
-                "{} was made again while its documents were read (another schema); nothing was added: run add again",
-                args.index.display()
-            );
-        }
         let before = writer.generation();
         let result = commit_batch(&args, &mut writer, builder, summary, false, start);
         let unchanged = writer.generation() == before;
@@ -667,26 +680,13 @@ pub fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
     let (check, read_docs, by_place) = if args.add && pocketdex::is_set(&args.index) {
         // An existing set: the DOCs are read and fingerprinted before its lock is taken, and
         // checked and added under it, so that a slow pipe holds up no other writer.
-        let schema = util::open_index(&args.index.join(pocketdex::SCHEMA), util::Access::Scan)?;
-        args.create.agrees_with(&args.index, &schema)?;
-        let f = pocketdex::IndexBuilder::like(&schema)
-            .with_set_sections()
-            .fingerprinter()
-            .clone();
+        let schema = args.create.schema_unlocked(&args.index)?;
         let mut events = Vec::new();
-        let (read_docs, by_place) = read_checked(&args, &f, &mut |e| {
+        let (read_docs, by_place) = read_checked(&args, schema.fingerprinter(), &mut |e| {
             events.push(e);
             Ok(())
         })?;
-        let w = args.writer.open(&args.index)?;
-        pocketdex::atomic::check_writable(&args.index.join(pocketdex::MANIFEST))?;
-        if !same_schema(w.schema(), &schema) {
-            anyhow::bail!(
-                "{} was made again while the documents were read (another schema); nothing was added: check again",
-                args.index.display()
-            );
-        }
-        writer = Some(w);
+        writer = Some(args.writer.open_as_read(&args.index, &schema)?);
         let w = writer.as_ref().expect("set");
         let mut check = make_check(w.set(), Some(w.builder()))?;
         for e in events {

@@ -97,9 +97,9 @@ pub struct InputArgs {
     pub stdin_id: Option<String>,
 }
 
-/// An id a user can print and delete by: not blank, no control characters.
+/// An id a user can print and delete by, as a check that adds takes them.
 fn printable_id(s: &str) -> Result<String, String> {
-    if s.trim().is_empty() || s.chars().any(char::is_control) {
+    if !pocketdex::check::is_printable_id(s) {
         return Err("an id must not be blank or hold control characters".into());
     }
     Ok(s.to_string())
@@ -303,36 +303,12 @@ pub fn inputs_once(inputs: &[String], twice: &str) -> anyhow::Result<()> {
 /// directories or below one: its files would be read as documents by the next run, and one
 /// that shares a name with an input would replace it. `files` are the names written in it.
 pub fn out_dir_outside_inputs(out: &Path, files: &[&str], inputs: &[String]) -> anyhow::Result<()> {
-    // The directory may not exist yet: resolve its nearest existing ancestor.
-    let mut rest = Vec::new();
-    let mut base = out;
-    let real = loop {
-        if let Ok(real) = std::fs::canonicalize(if base.as_os_str().is_empty() {
-            Path::new(".")
-        } else {
-            base
-        }) {
-            break Some(rest.iter().rev().fold(real, |p: PathBuf, n| p.join(n)));
-        }
-        match (base.file_name(), base.parent()) {
-            (Some(name), Some(parent)) => {
-                rest.push(name.to_os_string());
-                base = parent;
-            }
-            _ => break None,
-        }
-    };
-    for input in inputs.iter().filter(|i| *i != "-") {
-        let Ok(dir) = std::fs::canonicalize(input) else {
-            continue;
-        };
-        if dir.is_dir() && real.as_ref().is_some_and(|r| r.starts_with(&dir)) {
-            anyhow::bail!(
-                "--out {} is inside the input directory {}: its files would be read as documents by the next run; choose a directory outside it",
-                out.display(),
-                printable(input)
-            );
-        }
+    if let Some(dir) = pocketdex::atomic::input_dir_holding(out, inputs) {
+        anyhow::bail!(
+            "--out {} is inside the input directory {}: its files would be read as documents by the next run; choose a directory outside it",
+            out.display(),
+            printable(&dir.to_string_lossy())
+        );
     }
     for name in files {
         pocketdex::atomic::check_not_input(&out.join(name), inputs)?;

@@ -245,20 +245,17 @@ pub fn check_not_input<P: AsRef<Path>>(output: &Path, inputs: &[P]) -> Result<()
                     input.display()
                 )))
             }
-            Ok(m) if m.is_dir() && out.is_file() && !is_index(output) => {
-                let (Ok(o), Ok(d)) = (output.canonicalize(), input.canonicalize()) else {
-                    continue;
-                };
-                if o.starts_with(&d) {
-                    return Err(Error::Invalid(format!(
-                        "the output {} is a file below the input directory {}, which is read as a document (and would be replaced); choose an output outside {}",
-                        output.display(),
-                        input.display(),
-                        input.display()
-                    )));
-                }
-            }
             _ => {}
+        }
+    }
+    if out.is_file() && !crate::index::is_index_file(output) {
+        if let Some(dir) = input_dir_holding(output, inputs) {
+            return Err(Error::Invalid(format!(
+                "the output {} is a file below the input directory {}, which is read as a document (and would be replaced); choose an output outside {}",
+                output.display(),
+                dir.display(),
+                dir.display()
+            )));
         }
     }
     Ok(())
@@ -269,32 +266,45 @@ pub fn check_not_input<P: AsRef<Path>>(output: &Path, inputs: &[P]) -> Result<()
 /// [`check_not_input`].
 pub fn check_outside_inputs<P: AsRef<Path>>(output: &Path, inputs: &[P]) -> Result<()> {
     check_not_input(output, inputs)?;
-    let dir = match parent_dir(output).canonicalize() {
-        Ok(d) => d,
-        Err(_) => return Ok(()),
-    };
-    for input in inputs.iter().map(AsRef::as_ref) {
-        if let Ok(d) = input.canonicalize() {
-            if d.is_dir() && dir.starts_with(&d) {
-                return Err(Error::Invalid(format!(
-                    "the output {} is below the input directory {}, where the next run would read it as a document; choose an output outside {}",
-                    output.display(),
-                    input.display(),
-                    input.display()
-                )));
-            }
-        }
+    match input_dir_holding(output, inputs) {
+        Some(dir) => Err(Error::Invalid(format!(
+            "the output {} is below the input directory {}, where the next run would read it as a document; choose an output outside {}",
+            output.display(),
+            dir.display(),
+            dir.display()
+        ))),
+        None => Ok(()),
     }
-    Ok(())
 }
 
-/// True when `path` begins with a pocketdex index's magic bytes.
-fn is_index(path: &Path) -> bool {
-    use std::io::Read;
-    let mut head = [0u8; 8];
-    File::open(path)
-        .and_then(|mut f| f.read_exact(&mut head))
-        .is_ok_and(|()| head == crate::format::MAGIC)
+/// The first of `inputs` that is a directory holding `path` (or is `path`), by their real
+/// paths; `path` need not exist yet (its nearest existing ancestor is resolved).
+pub fn input_dir_holding<'a, P: AsRef<Path>>(path: &Path, inputs: &'a [P]) -> Option<&'a Path> {
+    let real = resolved(path)?;
+    inputs.iter().map(AsRef::as_ref).find(|input| {
+        input
+            .canonicalize()
+            .is_ok_and(|d| d.is_dir() && real.starts_with(&d))
+    })
+}
+
+/// The real path of `path`, which need not exist: its nearest existing ancestor canonicalized,
+/// the rest of the names after it.
+fn resolved(path: &Path) -> Option<PathBuf> {
+    let mut rest = Vec::new();
+    let mut base = path;
+    loop {
+        let here = if base.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            base
+        };
+        if let Ok(real) = here.canonicalize() {
+            return Some(rest.iter().rev().fold(real, |p: PathBuf, n| p.join(n)));
+        }
+        rest.push(base.file_name()?.to_os_string());
+        base = base.parent()?;
+    }
 }
 
 #[cfg(unix)]

@@ -5,9 +5,8 @@
 use crate::builder::IndexBuilder;
 use crate::error::Result;
 use crate::fingerprint::{Fingerprint, Fingerprinter, Path, Resolution};
-use crate::query::{serialize_score, QueryOptions};
+use crate::query::{score_collisions, serialize_score, QueryOptions};
 use crate::set::{Change, IndexSet, SetWriter};
-use crate::sketch::estimate_similarity;
 use memmap2::Mmap;
 use std::collections::{HashMap, HashSet};
 
@@ -40,6 +39,12 @@ pub enum Status {
     NearCopy,
     /// It could not be added (its id is taken or given twice).
     Error,
+}
+
+/// True for an id a front end can print on one line and a user delete by: not blank, no
+/// control characters. A check that adds refuses other ids.
+pub fn is_printable_id(id: &str) -> bool {
+    !id.trim().is_empty() && !id.chars().any(char::is_control)
 }
 
 /// The verdict on one checked document.
@@ -184,7 +189,7 @@ impl<'a> Check<'a> {
             near.retain(|n| n.id != id);
         }
         if !self.pending.is_empty() {
-            self.near_pending(&fp, &mut near);
+            self.near_pending(&fp, &mut near)?;
         }
         // As a query orders its hits (score, then code groups): the index's before this run's
         // on a full tie (stable), as a later segment's documents would come.
@@ -198,8 +203,7 @@ impl<'a> Check<'a> {
             _ if !near.is_empty() => {}
             false => keep = true,
             true => {
-                if id.trim().is_empty() || id.chars().any(|c| c.is_control()) {
-                    // What no front end could print on one line, or delete by.
+                if !is_printable_id(id) {
                     message = Some(format!(
                         "id {id:?} is blank or holds control characters: give the document an id that can be printed and deleted by"
                     ));
@@ -244,7 +248,7 @@ impl<'a> Check<'a> {
 
     /// The earlier new documents of this run that `fp`'s probes find and whose sketches score
     /// at least the threshold, as an index of them would answer.
-    fn near_pending(&self, fp: &Fingerprint, near: &mut Vec<Near>) {
+    fn near_pending(&self, fp: &Fingerprint, near: &mut Vec<Near>) -> Result<()> {
         let f = &self.fingerprinter;
         let p = f.params();
         let probes = f.query_probes(
@@ -262,18 +266,16 @@ impl<'a> Check<'a> {
         }
         found.sort_unstable();
         found.dedup();
-        for run in found.chunk_by(|a, b| a.0 == b.0) {
-            let (other, sketch) = &self.pending[run[0].0 as usize];
-            let score = estimate_similarity(fp.sketch(), sketch.iter());
-            if score >= self.opts.threshold {
-                near.push(Near {
-                    id: other.clone(),
-                    score,
-                    codes: run.len() as u16,
-                    path: "submitted",
-                });
-            }
-        }
+        let (_, hits) = score_collisions(&found, fp.sketch(), self.opts.threshold, |doc| {
+            Ok(Some(self.pending[doc as usize].1.iter().copied()))
+        })?;
+        near.extend(hits.into_iter().map(|h| Near {
+            id: self.pending[h.doc as usize].0.clone(),
+            score: h.score,
+            codes: h.codes,
+            path: "submitted",
+        }));
+        Ok(())
     }
 
     /// Keeps a new document of this run, its sketch and codes, for the later ones to meet.

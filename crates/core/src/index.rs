@@ -469,8 +469,9 @@ impl<D: AsRef<[u8]>> Index<D> {
     }
 
     /// Equal for indexes whose query fingerprints, probes and sketches are the same: the
-    /// fingerprinter's identity, the idf table and the resolution.
-    pub(crate) fn schema_key(&self) -> u64 {
+    /// fingerprinter's identity, the idf table and the resolution (a builder made from one
+    /// makes segments of the other's set).
+    pub fn schema_key(&self) -> u64 {
         self.schema_key
     }
 

@@ -197,26 +197,40 @@ impl<D: AsRef<[u8]>> Index<D> {
         for run in found.chunk_by(|a, b| a.0 == b.0) {
             self.prefetch_sketch(run[0].0);
         }
-        let mut hits: Vec<Hit> = Vec::new();
-        let mut candidates = 0;
-        for run in found.chunk_by(|a, b| a.0 == b.0) {
-            candidates += 1;
-            let doc = run[0].0;
-            let Some(words) = self.sketch_words(doc)? else {
-                continue;
-            };
-            let score = estimate_similarity(sketch, words);
-            if score >= threshold {
-                hits.push(Hit {
-                    doc,
-                    score,
-                    codes: run.len() as u16,
-                    path: run[0].1,
-                });
-            }
-        }
-        Ok((candidates, hits))
+        score_collisions(&found, sketch, threshold, |doc| self.sketch_words(doc))
     }
+}
+
+/// The hits among `found`, every (document, path, code group) that a query's codes met, sorted
+/// and without repeats: per document, its sketch (read by `words`; `None` for no such
+/// document) scored against `sketch`, kept at `threshold` or more with the number of groups
+/// that collided; and how many documents there were. An index's candidates and a check's
+/// earlier new documents ([`crate::Check`]) are scored here alike.
+pub(crate) fn score_collisions<I: Iterator<Item = u64>>(
+    found: &[(u32, Path, u16)],
+    sketch: &[u64],
+    threshold: f32,
+    mut words: impl FnMut(u32) -> Result<Option<I>>,
+) -> Result<(usize, Vec<Hit>)> {
+    let mut hits: Vec<Hit> = Vec::new();
+    let mut candidates = 0;
+    for run in found.chunk_by(|a, b| a.0 == b.0) {
+        candidates += 1;
+        let doc = run[0].0;
+        let Some(words) = words(doc)? else {
+            continue;
+        };
+        let score = estimate_similarity(sketch, words);
+        if score >= threshold {
+            hits.push(Hit {
+                doc,
+                score,
+                codes: run.len() as u16,
+                path: run[0].1,
+            });
+        }
+    }
+    Ok((candidates, hits))
 }
 
 /// Orders hits as every query does, and keeps the first `opts.top`: by score, then collided
