@@ -167,8 +167,9 @@ fn stdin_jsonl_build_and_stdin_query() {
         std::io::Write::write_all(c.stdin.as_mut().unwrap(), input.as_bytes()).unwrap();
         c.wait_with_output().unwrap()
     };
+    // The record that is not JSON is an error (exit 2); the others are indexed.
     let o = run(&["build", "-", "-o", &index], &lines);
-    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     let err = stderr(&o);
     assert!(
         err.contains("indexed 2 documents") && err.contains("2 skipped"),
@@ -800,7 +801,8 @@ fn stdin_is_read_by_one_rule_everywhere() {
 }
 
 /// Names with newlines, tabs and terminal escapes are shown escaped in text output, exactly in
-/// JSON output.
+/// JSON output. `build` refuses such ids (no one could type them to `delete`), so the index
+/// that holds one is written by the library, as a pocketdex before 2026-11-28 wrote it.
 #[test]
 fn control_characters_in_names_are_escaped_in_text_output() {
     let tmp = tempfile::tempdir().unwrap();
@@ -820,9 +822,20 @@ fn control_characters_in_names_are_escaped_in_text_output() {
     .unwrap();
     let o = pocketdex(&["build", jsonl.to_str().unwrap(), "-o", index]);
     let err = stderr(&o);
-    assert!(o.status.success(), "{err}");
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("skipped forged\\nline\\t\\u{1b}[31mred\\u{202e}: its id is blank or holds control characters"),
+        "{err}"
+    );
     assert!(err.contains("skipped empty\\u{1b}[2J: empty"), "{err}");
     assert!(!err.contains('\u{1b}'), "{err}");
+    let mut b =
+        pocketdex::IndexBuilder::for_lang(pocketdex::Lang::En, pocketdex::Params::default())
+            .unwrap();
+    b.add(evil, Some("t\u{1b}]0;x\u{7}"), &crab);
+    let mut bytes = Vec::new();
+    b.finish(&mut bytes).unwrap();
+    std::fs::write(index, bytes).unwrap();
     let o = pocketdex(&["query", index, "samples/wiki-en/Crab.txt"]);
     let out = stdout(&o);
     assert!(
@@ -1265,7 +1278,9 @@ fn unreadable_files_and_directories_are_skipped_alike() {
         tmp.path(),
     ));
     let err = stderr(&o);
-    assert!(o.status.success(), "{err}");
+    // Written with the rest, and exit status 2: a script shipping it learns what is missing.
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(out.exists(), "{err}");
     assert!(
         err.contains("skipped u.txt: cannot read: Permission denied"),
         "{err}"
@@ -1570,4 +1585,54 @@ fn outputs_never_replace_documents_below_their_inputs() {
         failed_with(&pocketdex(&args), "(standard output) is not supported here");
     }
     assert!(!root().join("-").exists());
+}
+
+/// `repair` drops only damaged or missing segments: one it cannot read for its permissions, or
+/// one a newer pocketdex wrote, is refused with what to do, and the set is left as it was (run
+/// unprivileged, so that permissions apply).
+#[test]
+fn repair_refuses_to_drop_a_sound_segment_it_cannot_read() {
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let set = tmp.path().join("set");
+    let set_arg = set.to_str().unwrap();
+    let samples = root().join("samples/wiki-en");
+    let o = output(unprivileged(
+        &["add", set_arg, samples.to_str().unwrap(), "-q"],
+        tmp.path(),
+    ));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let segment = std::fs::read_dir(&set)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.file_name().unwrap().to_str().unwrap().starts_with("seg-"))
+        .unwrap();
+    let before = std::fs::read(&segment).unwrap();
+    std::fs::set_permissions(&segment, std::fs::Permissions::from_mode(0o000)).unwrap();
+    let o = output(unprivileged(&["repair", set_arg], tmp.path()));
+    std::fs::set_permissions(&segment, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("Permission denied") && err.contains("make it readable"),
+        "{err}"
+    );
+    assert!(!set.join("damaged").exists(), "{err}");
+    assert_eq!(std::fs::read(&segment).unwrap(), before);
+    // A segment of a newer format version: upgrade, not rebuild, and nothing dropped.
+    let mut newer = before.clone();
+    newer[8] = 99;
+    std::fs::write(&segment, &newer).unwrap();
+    let o = pocketdex(&["repair", set_arg]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("index format version 99")
+            && err.contains("upgrade pocketdex")
+            && err.contains("written by a newer pocketdex"),
+        "{err}"
+    );
+    assert!(!set.join("damaged").exists(), "{err}");
+    std::fs::write(&segment, &before).unwrap();
+    assert!(pocketdex(&["verify", set_arg]).status.success());
 }

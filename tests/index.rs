@@ -354,7 +354,15 @@ fn truncated_and_foreign_files_are_errors() {
     let e = Index::open(&future[..]).err().unwrap();
     let newer = format!("version {}", pocketdex::FORMAT_VERSION + 1);
     assert!(
-        e.to_string().contains(&newer) && e.to_string().contains("rebuild"),
+        e.to_string().contains(&newer) && e.to_string().contains("upgrade pocketdex"),
+        "{e}"
+    );
+    // One too old to read is built again; upgrading would not help.
+    let mut old = good.clone();
+    old[8] = 4;
+    let e = Index::open(&old[..]).err().unwrap();
+    assert!(
+        e.to_string().contains("version 4") && e.to_string().contains("rebuild the index"),
         "{e}"
     );
 }

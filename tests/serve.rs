@@ -950,3 +950,44 @@ fn idle_connections_batches_empty_documents_and_foreign_texts() {
         stopped.elapsed()
     );
 }
+
+/// A `/v1/check` that adds, answered 503 for its time (here: another writer holds the set's lock
+/// beyond `--timeout`), added nothing, then or later: the client sends it again and it is new.
+#[test]
+fn a_check_answered_for_its_time_adds_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let set = tmp.path().join("archive");
+    let set_arg = set.display().to_string();
+    let o = pocketdex(&["add", &set_arg, "samples/wiki-en", "-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let live = || {
+        let o = pocketdex(&["info", &set_arg, "--json"]);
+        serde_json::from_str::<Value>(stdout(&o).trim()).unwrap()["live_documents"].clone()
+    };
+    let before = live();
+    let server = Server::start(&set_arg, &["--writable", "--timeout", "0.5"]);
+    let doc = json!({"add": true, "documents": [{"id": "sub-1", "text":
+        "Tide pools are rocky hollows on the shore that keep sea water when the tide goes out, \
+         and the anemones, crabs and small fish that live in them wait there for the sea"}]});
+    let lock = std::fs::File::options()
+        .write(true)
+        .open(set.join(".lock"))
+        .unwrap();
+    lock.lock().unwrap();
+    let r = server.post_json("/v1/check", &doc);
+    assert_eq!(r.status, 503, "{r:?}");
+    assert!(
+        String::from_utf8_lossy(&r.body).contains("changed nothing"),
+        "{r:?}"
+    );
+    // The server's writer gets the lock once it is let go, and must not add then.
+    lock.unlock().unwrap();
+    std::thread::sleep(Duration::from_millis(800));
+    assert_eq!(live(), before);
+    let r = server.post_json("/v1/check", &doc);
+    assert_eq!(r.status, 200, "{r:?}");
+    let a = r.json();
+    assert_eq!(a["results"][0]["status"], "new", "{a}");
+    assert_eq!(a["added"], 1, "{a}");
+    assert_eq!(live(), before.as_u64().unwrap() + 1);
+}

@@ -1370,3 +1370,61 @@ fn add_calls_a_broken_record_an_error_and_adds_the_rest() {
     let info: serde_json::Value = serde_json::from_str(info.trim()).unwrap();
     assert_eq!(info["live_documents"], 301, "{info}");
 }
+
+/// Every id an index holds prints on one line and can be given to `delete`: a record whose id
+/// holds control characters is an error of `add` and `build` (the others are added), and a file
+/// whose name holds one is named with it escaped, `\xHH`, as a name that is not UTF-8 is.
+#[test]
+fn ids_that_cannot_be_printed_are_refused_or_escaped() {
+    let (tmp, set) = sample_set();
+    let upload = tmp.path().join("upload.jsonl");
+    std::fs::write(
+        &upload,
+        concat!(
+            "{\"id\": \"fine\", \"text\": \"Glassblowers gather molten glass on a pipe and shape it by breath.\"}\n",
+            "{\"id\": \"tab\\there\", \"text\": \"Coopers bend oak staves over a fire and bind them with iron hoops.\"}\n",
+            "{\"id\": \"  \", \"text\": \"Wheelwrights fit spokes into a hub and shrink an iron tyre onto the felloes.\"}\n",
+        ),
+    )
+    .unwrap();
+    for cmd in ["add", "build"] {
+        let out = tmp.path().join("built.pdx");
+        let target = if cmd == "add" { s(&set) } else { s(&out) };
+        let o = if cmd == "add" {
+            pocketdex(&["add", target, s(&upload)])
+        } else {
+            pocketdex(&["build", s(&upload), "-o", target])
+        };
+        assert_eq!(o.status.code(), Some(2), "{cmd}: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains("tab\\there: its id is blank or holds control characters"),
+            "{cmd}: {}",
+            stderr(&o)
+        );
+        let info = stdout(&pocketdex(&["info", target, "--json"]));
+        let info: serde_json::Value = serde_json::from_str(info.trim()).unwrap();
+        // The blank id's record is named by its place, as a record without an id is.
+        let (key, want) = if cmd == "add" {
+            ("live_documents", 302)
+        } else {
+            ("documents", 2)
+        };
+        assert_eq!(info[key], want, "{cmd}: {info}");
+    }
+    #[cfg(unix)]
+    {
+        let dir = tmp.path().join("names");
+        std::fs::create_dir(&dir).unwrap();
+        let text = std::fs::read_to_string(root().join("samples/wiki-en/Jupiter.txt")).unwrap();
+        std::fs::write(dir.join("line\nbreak.txt"), &text).unwrap();
+        let index = tmp.path().join("names.pdx");
+        let o = pocketdex(&["build", s(&dir), "-o", s(&index)]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let o = pocketdex(&["query", s(&index), "samples/wiki-en/Jupiter.txt", "--json"]);
+        assert!(
+            stdout(&o).contains("\"id\":\"line\\\\x0Abreak.txt\""),
+            "{}",
+            stdout(&o)
+        );
+    }
+}

@@ -15,7 +15,7 @@ use std::time::Instant;
 /// Build an index file from documents.
 ///
 /// INPUT is a directory (every regular file below it; document id = its path relative to
-/// INPUT, a name's bytes that are not UTF-8 written \xHH), a single file (id = its file name), a JSON Lines file ending in `.jsonl` or `.ndjson` (one
+/// INPUT, a name's bytes that are not UTF-8 or are control characters written \xHH), a single file (id = its file name), a JSON Lines file ending in `.jsonl` or `.ndjson` (one
 /// {"id": "...", "text": "...", "title": "..."} per line, title optional; --id-key, --text-key
 /// and --title-key name other fields), a Parquet file ending in `.parquet` (one document per
 /// row, in the columns those keys name; any compression), or - for standard input: JSON Lines
@@ -24,6 +24,12 @@ use std::time::Instant;
 /// recognised and its markup removed; invalid UTF-8 is replaced and counted; empty and binary
 /// files, documents over --max-doc-bytes, and files and directories that cannot be read are
 /// reported and skipped.
+///
+/// Exit status: 0 when the index was written (empty and binary documents skipped with a
+/// message); 2 on error, when nothing is written, or when some inputs could not be read
+/// (unreadable files and directories, JSON Lines records that are not JSON or have a field of
+/// the wrong type, ids that are blank or hold control characters): they are listed, and the
+/// index is written with the rest.
 ///
 /// The file is written atomically: a failed or interrupted build (Ctrl-C, SIGTERM) leaves
 /// nothing at OUTPUT and no temporary file; one killed with SIGKILL leaves a temporary
@@ -191,6 +197,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     // Before any document is read: a build of hours should not fail at its last step.
     pocketdex::atomic::check_writable(&args.output)?;
     pocketdex::atomic::check_not_input(&args.output, &args.inputs)?;
+    pocketdex::atomic::check_replaces_only_an_index(&args.output)?;
     util::inputs_once(&args.inputs, "its documents would be indexed twice")?;
     let sources = corpus::sources(&args.inputs)?;
     if !args.quiet {
@@ -233,6 +240,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let summary = ingest::fingerprinted(
         &args.input.reader(),
         &sources,
+        true,
         |text| {
             let mut fp = weighing.get().unwrap_or(&fingerprinter).fingerprint(text);
             // Weighed by the builder's own table: the terms are freed here, on the thread that
@@ -298,8 +306,18 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             util::printable(&first)
         );
     }
+    // A script that ships what it built must learn that documents are missing from it.
+    let status = if summary.had_errors() {
+        eprintln!(
+            "pocketdex: some inputs could not be read (unreadable, or records that are not JSON, have a field of the wrong type or an id that cannot be printed) and were not indexed (listed above); exit status 2. {} holds the rest: build again once they are fixed",
+            args.output.display()
+        );
+        ExitCode::from(2)
+    } else {
+        ExitCode::SUCCESS
+    };
     if args.quiet {
-        return Ok(ExitCode::SUCCESS);
+        return Ok(status);
     }
     let secs = start.elapsed().as_secs_f64();
     eprintln!(
@@ -330,5 +348,5 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         stats.bytes as f64 / docs as f64,
         util::bytes_beyond_names(stats.bytes, sections, docs)
     );
-    Ok(ExitCode::SUCCESS)
+    Ok(status)
 }

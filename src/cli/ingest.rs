@@ -89,6 +89,7 @@ impl Summary {
                 SkipKind::WrongType => "with a field of the wrong type",
                 SkipKind::NoTextField => "without text (no text field, or null)",
                 SkipKind::TooLarge => "over --max-doc-bytes",
+                SkipKind::UnprintableId => "with an id that is blank or holds control characters",
             };
             match kinds.iter_mut().find(|k| k.0 == why) {
                 Some(k) => k.1 += 1,
@@ -140,10 +141,13 @@ impl Summary {
 /// Reads `sources` (directories, files, `.jsonl`, `.parquet`, stdin) with `reader`, fingerprints each
 /// document's text with `fingerprint` on every core, and calls `each` with them in input
 /// order. The documents handed over have no text (it is let go once fingerprinted, so that a
-/// batch holds no texts); `Summary::bytes` counts it.
+/// batch holds no texts); `Summary::bytes` counts it. With `named`, the documents will be
+/// named by their ids in an index: a record whose id is blank or holds control characters is
+/// skipped as an error (`SkipKind::UnprintableId`), since no one could print or delete it.
 pub fn fingerprinted(
     reader: &Reader,
     sources: &[Source],
+    named: bool,
     fingerprint: impl Fn(&str) -> Fingerprint + Sync,
     quiet: bool,
     what: &str,
@@ -175,6 +179,11 @@ pub fn fingerprinted(
         sources,
         512,
         |item| match item {
+            Item::Doc(d) if named && !pocketdex::check::is_printable_id(&d.id) => Err(Skipped {
+                reason: "its id is blank or holds control characters: give it an id that prints on one line (or none, to name it by its place)".into(),
+                id: d.id,
+                kind: SkipKind::UnprintableId,
+            }),
             Item::Doc(mut d) => {
                 let fp = fingerprint(&d.text);
                 let bytes = d.text.len();

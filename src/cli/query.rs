@@ -114,6 +114,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             e
         }
     })?;
+    util::refuse_index_docs(
+        &args.docs,
+        "to query it together with the first, give it as `--index {}`",
+    )?;
     args.trust.check(&index, &targets)?;
     if !index.answers_as_one() {
         eprintln!(
@@ -302,7 +306,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 fn unreadable(kind: corpus::SkipKind) -> bool {
     use corpus::SkipKind::*;
     match kind {
-        Unreadable(_) | InvalidJson | WrongType => true,
+        Unreadable(_) | InvalidJson | WrongType | UnprintableId => true,
         Empty | Binary | NoText | NoTextField | TooLarge => false,
     }
 }

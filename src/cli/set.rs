@@ -229,7 +229,8 @@ impl CreateArgs {
 /// Exit status: 0 when the documents were added (skipped ones aside); 2 on error, when nothing
 /// changes (a missing INPUT, an id the set holds; a set this call would have created is not
 /// left behind), or when some inputs could not be read (unreadable files, JSON Lines records
-/// that are not JSON or have a field of the wrong type, as a truncated upload has): they are
+/// that are not JSON or have a field of the wrong type, as a truncated upload has, or an id
+/// that is blank or holds control characters): they are
 /// listed and the rest are added, so add the others again once fixed. Empty and binary
 /// documents are skipped with a message, exit 0.
 ///
@@ -319,6 +320,7 @@ fn read_batch(
     let summary = ingest::fingerprinted(
         &args.input.reader(),
         &sources,
+        true,
         |t| {
             // The builder's own fingerprinter (the set's idf table): its weighing is the
             // builder's, and the terms are freed on the thread that allocated them.
@@ -376,7 +378,7 @@ fn commit_batch(
     }
     if summary.had_errors() {
         eprintln!(
-            "pocketdex: some inputs could not be read (unreadable, or records that are not JSON or have a field of the wrong type) and were not added (listed above); exit status 2. Add them once they are fixed (the rest are in {})",
+            "pocketdex: some inputs could not be read (unreadable, or records that are not JSON, have a field of the wrong type or an id that cannot be printed) and were not added (listed above); exit status 2. Add them once they are fixed (the rest are in {})",
             args.index.display()
         );
         return Ok(ExitCode::from(2));
@@ -592,6 +594,9 @@ fn read_checked(
         let read = ingest::fingerprinted(
             &reader,
             std::slice::from_ref(&source),
+            // The check itself refuses to add an unprintable id (a verdict of error); a dry
+            // run on a file names its queries as given.
+            false,
             |t| f.fingerprint(t),
             true,
             "checking",
@@ -640,6 +645,10 @@ pub fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
             args.index.display()
         );
     }
+    util::refuse_index_docs(
+        &args.docs,
+        "check the documents it was built from (`pocketdex adopt` takes an index's documents into a set)",
+    )?;
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     let mut near_copies = 0usize;
@@ -932,6 +941,7 @@ pub fn merge(args: MergeArgs) -> anyhow::Result<ExitCode> {
         // A snapshot is exported without the writer's lock: from read-only media too.
         Some(out) => {
             pocketdex::atomic::check_writable(out)?;
+            pocketdex::atomic::check_replaces_only_an_index(out)?;
             let stats = pocketdex::export_set(&args.index, out)
                 .with_context(|| format!("writing {}", out.display()))?;
             if !args.quiet {

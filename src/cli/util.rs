@@ -447,6 +447,28 @@ pub fn plural_were(n: u64, one: &str, many: &str) -> String {
     }
 }
 
+/// Refuses a DOC that is an index file or an index set: read as a document it would be
+/// skipped as binary (or its manifest queried as text), and "no near copy" would be a wrong
+/// answer. `hint` says what the user likely meant.
+pub fn refuse_index_docs<S: AsRef<str>>(docs: &[S], hint: &str) -> anyhow::Result<()> {
+    for d in docs.iter().map(AsRef::as_ref) {
+        let p = std::path::Path::new(d);
+        let what = if pocketdex::is_set(p) {
+            "an index set"
+        } else if p.is_file() && pocketdex::is_index_file(p) {
+            "an index file"
+        } else {
+            continue;
+        };
+        anyhow::bail!(
+            "the DOC {} is {what}, not a document; {}",
+            printable(d),
+            hint.replace("{}", &printable(d))
+        );
+    }
+    Ok(())
+}
+
 /// Says on stderr which of `inputs` are named pipes (FIFOs): opening one waits until another
 /// process opens it for writing, and without this a command that waits for a writer that never
 /// comes shows nothing at all.

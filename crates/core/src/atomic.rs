@@ -261,6 +261,21 @@ pub fn check_not_input<P: AsRef<Path>>(output: &Path, inputs: &[P]) -> Result<()
     Ok(())
 }
 
+/// Refuses to replace an existing file that is not a pocketdex index with one (`build -o`,
+/// `merge -o`, Python's `IndexBuilder.write`): a mistyped or swapped output name would destroy a
+/// document. An empty file (one `mktemp` made, say) holds nothing to lose.
+pub fn check_replaces_only_an_index(path: &Path) -> Result<()> {
+    match std::fs::metadata(path) {
+        Ok(m) if m.is_file() && m.len() > 0 && !crate::index::is_index_file(path) => {
+            Err(Error::Invalid(format!(
+                "{} exists and is not a pocketdex index, which writing one there would replace; remove it first, or choose another name",
+                path.display()
+            )))
+        }
+        _ => Ok(()),
+    }
+}
+
 /// Refuses an output that is not an index (`dups -o`, `synth -o`) below an input directory,
 /// existing or not: written there, the next run reads it back as a document. Besides
 /// [`check_not_input`].

@@ -180,16 +180,24 @@ pub enum SkipKind {
     NoTextField,
     /// Larger than [`Reader::max_doc_bytes`]: left unread.
     TooLarge,
+    /// A record whose id is blank or holds control characters
+    /// ([`crate::check::is_printable_id`]): no output could print it on one line, nor `delete`
+    /// be given it. The reader hands such records over; a front end that names documents by
+    /// their ids (a build, an add) skips them so.
+    UnprintableId,
 }
 
 impl SkipKind {
     /// True for the kinds that are errors of reading (an unreadable file, a record that is not
-    /// JSON or has a field of the wrong type: a truncated or damaged upload, say) rather than
-    /// documents without text.
+    /// JSON, has a field of the wrong type or an id no one could print: a truncated or damaged
+    /// upload, say) rather than documents without text.
     pub fn is_error(self) -> bool {
         matches!(
             self,
-            SkipKind::Unreadable(_) | SkipKind::InvalidJson | SkipKind::WrongType
+            SkipKind::Unreadable(_)
+                | SkipKind::InvalidJson
+                | SkipKind::WrongType
+                | SkipKind::UnprintableId
         )
     }
 }
@@ -456,9 +464,11 @@ pub struct Listing {
     pub unreadable: Vec<Skipped>,
 }
 
-/// A file name as (part of) a document id: itself when it is UTF-8; otherwise each byte that is
-/// not UTF-8, and each backslash, written `\xHH` (`caf\xE9.txt` for Latin-1 `café.txt`), so
-/// that names differing in those bytes keep different ids (a lossy conversion made them all
+/// A file name as (part of) a document id: itself when it is UTF-8 without control characters;
+/// otherwise each byte that is not UTF-8, each byte of a control character (a newline or a tab
+/// in a name would break every line-based output, and `delete` could not be given the id) and
+/// each backslash written `\xHH` (`caf\xE9.txt` for Latin-1 `café.txt`), so that names
+/// differing in those bytes keep different ids (a lossy conversion made them all
 /// `caf\u{FFFD}.txt`, one id for several files), and [`path_of_id`] finds the file again.
 pub fn id_of_name(name: &std::ffi::OsStr) -> std::borrow::Cow<'_, str> {
     #[cfg(unix)]
@@ -467,13 +477,23 @@ pub fn id_of_name(name: &std::ffi::OsStr) -> std::borrow::Cow<'_, str> {
         use std::os::unix::ffi::OsStrExt;
         let bytes = name.as_bytes();
         if let Ok(s) = std::str::from_utf8(bytes) {
-            return std::borrow::Cow::Borrowed(s);
+            if !s.chars().any(char::is_control) {
+                return std::borrow::Cow::Borrowed(s);
+            }
         }
         let mut id = String::with_capacity(bytes.len() + 8);
         for chunk in bytes.utf8_chunks() {
             // A backslash is escaped too in such a name, so that [`path_of_id`] reads back
             // exactly the bytes it had.
-            id.push_str(&chunk.valid().replace('\\', "\\x5C"));
+            for c in chunk.valid().chars() {
+                if c == '\\' || c.is_control() {
+                    for b in c.encode_utf8(&mut [0; 4]).bytes() {
+                        let _ = write!(id, "\\x{b:02X}");
+                    }
+                } else {
+                    id.push(c);
+                }
+            }
             for b in chunk.invalid() {
                 let _ = write!(id, "\\x{b:02X}");
             }
@@ -486,7 +506,8 @@ pub fn id_of_name(name: &std::ffi::OsStr) -> std::borrow::Cow<'_, str> {
 }
 
 /// The relative path a document id made by [`id_of_name`] stands for: `\xHH` becomes the byte
-/// again where the id's name was not UTF-8 (a name that is UTF-8 is its own id, taken as is).
+/// again where the id's name was not UTF-8 or held control characters (a name that is UTF-8
+/// without them is its own id, taken as is).
 pub fn path_of_id(id: &str) -> PathBuf {
     #[cfg(unix)]
     {
@@ -495,9 +516,11 @@ pub fn path_of_id(id: &str) -> PathBuf {
             .split('/')
             .map(|part| {
                 let bytes = unescape_name(part);
-                // Only an escape that made invalid UTF-8 is one: a UTF-8 name is its own id.
+                // Only an escape that made invalid UTF-8 or a control character is one: a
+                // UTF-8 name without them is its own id.
                 match String::from_utf8(bytes) {
-                    Ok(_) => std::ffi::OsString::from(part),
+                    Ok(s) if !s.chars().any(char::is_control) => std::ffi::OsString::from(part),
+                    Ok(s) => std::ffi::OsString::from(s),
                     Err(e) => std::ffi::OsString::from_vec(e.into_bytes()),
                 }
             })
@@ -1789,8 +1812,9 @@ mod tests {
         );
     }
 
-    /// File names that are not UTF-8 (Latin-1 archives) keep ids of their own, which lead back
-    /// to their files; a UTF-8 name, backslashes and `\x` text included, is its own id.
+    /// File names that are not UTF-8 (Latin-1 archives) or hold control characters keep
+    /// printable ids of their own, which lead back to their files; a UTF-8 name without control
+    /// characters, backslashes and `\x` text included, is its own id.
     #[cfg(unix)]
     #[test]
     fn names_that_are_not_utf8_keep_distinct_ids_that_find_their_files() {
@@ -1798,13 +1822,16 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let sub = std::ffi::OsStr::from_bytes(b"d\xe9j\xe0");
         std::fs::create_dir(dir.path().join(sub)).unwrap();
-        let names: [&[u8]; 6] = [
+        let names: [&[u8]; 9] = [
             b"caf\xe9.txt",
             b"caf\xe8.txt",
             b"caf\xc3\xa9.txt",
             b"a\\x41 \xff.txt",
             b"a\\x41.txt",
             b"d\xe9j\xe0/r\xe9sum\xe9.txt",
+            b"line\nbreak\\.txt",
+            b"tab\tand\xc2\x85next line.txt",
+            b"del\x7f\xff.txt",
         ];
         for name in names {
             std::fs::write(dir.path().join(std::ffi::OsStr::from_bytes(name)), "text").unwrap();
@@ -1821,6 +1848,9 @@ mod tests {
                 "caf\\xE9.txt",
                 "café.txt",
                 "d\\xE9j\\xE0/r\\xE9sum\\xE9.txt",
+                "del\\x7F\\xFF.txt",
+                "line\\x0Abreak\\x5C.txt",
+                "tab\\x09and\\xC2\\x85next line.txt",
             ]
         );
         for (path, id) in &listing.files {

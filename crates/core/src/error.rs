@@ -19,7 +19,7 @@ pub enum Error {
     #[error("not a pocketdex index (bad magic bytes); pass a file written by `pocketdex build`")]
     BadMagic,
     /// The file is a pocketdex index of a format version this build cannot read.
-    #[error("index format version {got} is not supported (this pocketdex reads versions {min} to {expected}); rebuild the index with this version of `pocketdex build`", min = crate::format::MIN_VERSION)]
+    #[error("index format version {got} is not supported (this pocketdex reads versions {min} to {expected}); {}", if got > expected { "it was written by a newer pocketdex: upgrade pocketdex to read it (if none wrote it, the file is damaged: restore a good copy)" } else { "rebuild the index with this version of `pocketdex build`" }, min = crate::format::MIN_VERSION)]
     Version {
         /// The version this build reads.
         expected: u32,

@@ -307,6 +307,24 @@ fn sound_segment(
     Ok(part)
 }
 
+/// Refuses to drop a file for an error that says nothing of its bytes: one that cannot be read
+/// for its permissions (or any I/O error but a missing file), or one written by a newer
+/// pocketdex, is a sound file this process cannot read, and the user can mend that.
+fn refuse_unless_damaged(e: &Error) -> Result<()> {
+    let why = match e.kind() {
+        Error::Io { source, .. } if source.kind() != std::io::ErrorKind::NotFound => {
+            "it cannot be read, which says nothing of its bytes: make it readable (its permissions, the disk), then run repair again"
+        }
+        Error::Version { got, expected } if got > expected => {
+            "it was written by a newer pocketdex: repair the set with that version"
+        }
+        _ => return Ok(()),
+    };
+    Err(Error::Invalid(format!(
+        "{e}; repair drops only damaged or missing files, and changed nothing: {why}"
+    )))
+}
+
 /// `e`, met in the file at `path`, naming it and what mends it; I/O errors stay as they are
 /// (a segment a merge removed meanwhile is `NotFound`, and [`IndexSet::open`] then reads the
 /// new manifest).
@@ -835,11 +853,17 @@ impl SetWriter {
             .and_then(|s| s.verify().map_err(|e| in_file(&schema_path, e)).map(|()| s));
         let mut parts = Vec::new();
         let mut dropped = Vec::new();
+        if let Err(e) = &schema {
+            refuse_unless_damaged(e)?;
+        }
         for s in &manifest.segments {
             let path = dir.join(&s.file);
             match sound_segment(&path, s, schema.as_ref().ok()) {
                 Ok(part) => parts.push(part),
-                Err(why) => dropped.push((s, why)),
+                Err(why) => {
+                    refuse_unless_damaged(&why)?;
+                    dropped.push((s, why))
+                }
             }
         }
         let mut repair = Repair::default();

@@ -450,7 +450,7 @@ impl IndexBuilder {
         text: String,
         title: Option<String>,
     ) -> PyResult<Option<u32>> {
-        let id = id_of(id);
+        let id = id_of(id).and_then(crate::inputs::printable_id);
         py.detach(|| {
             // Fingerprinted without holding the state: threads adding a document each run in
             // parallel.
@@ -503,7 +503,8 @@ impl IndexBuilder {
     /// write(path) -> dict
     ///
     /// Writes the index to `path` (a str or os.PathLike) atomically (temporary file, fsync,
-    /// rename) and returns what was written: documents, codes, bytes, sections, resolution. The
+    /// rename) and returns what was written, a dict with the keys `docs`, `codes`, `refs`,
+    /// `bytes`, `name_bytes`, `paths`, `sections`, `resolution` and `repeated_ids`. The
     /// builder is spent (a path that cannot be written is refused first, and the builder kept).
     fn write(&self, py: Python<'_>, path: PathBuf) -> PyResult<Py<PyAny>> {
         let (repeated, stats) = py.detach(|| -> PyResult<_> {
@@ -511,7 +512,9 @@ impl IndexBuilder {
                 let mut state = self.hold()?;
                 state.inner()?;
                 // Before the builder is taken: a path that cannot be written leaves it as it was.
-                pocketdex::atomic::check_writable(&path).map_err(|e| with_context("", e))?;
+                pocketdex::atomic::check_writable(&path)
+                    .and_then(|()| pocketdex::atomic::check_replaces_only_an_index(&path))
+                    .map_err(|e| with_context("", e))?;
                 state.take()?
             };
             // Written without holding the state: a call waiting for it finds it written.
@@ -612,6 +615,26 @@ impl State {
             // the row; `rows` counts them, so that the next call's "row N" ids go on from there.
             let (id_step, id_error) = ids.take_until_error(row, STEP);
             let mut id_step = owned(id_step);
+            // An id no one could print or delete by ends the batch at its row, as a value that
+            // cannot be read does.
+            let unprintable = id_step.iter().position(|id| {
+                id.as_deref()
+                    .is_some_and(|id| !pocketdex::check::is_printable_id(id))
+            });
+            let id_error = match unprintable {
+                Some(at) => {
+                    let err = crate::inputs::unprintable(id_step[at].as_deref().unwrap_or(""));
+                    id_step.truncate(at);
+                    Some(ReadError {
+                        err: PyErr::from_type(
+                            err.get_type(py),
+                            format!("row {}: {}", row + at, err.value(py)),
+                        ),
+                        ours: true,
+                    })
+                }
+                None => id_error,
+            };
             let (mut title_step, title_error) = match titles.as_mut() {
                 Some(t) => {
                     let (v, e) = t.take_until_error(row, STEP);

@@ -45,6 +45,23 @@ pub fn id_of(obj: &Bound<'_, PyAny>) -> PyResult<String> {
     }
 }
 
+/// `id` when a document may be named by it: not blank, no control characters (no output could
+/// print it on one line, nor `delete` be given it), as `pocketdex build` and `check` require.
+pub fn printable_id(id: String) -> PyResult<String> {
+    if pocketdex::check::is_printable_id(&id) {
+        Ok(id)
+    } else {
+        Err(unprintable(&id))
+    }
+}
+
+/// The `ValueError` of an id [`printable_id`] refuses.
+pub fn unprintable(id: &str) -> PyErr {
+    PyValueError::new_err(format!(
+        "id {id:?} is blank or holds control characters: give the document an id that prints on one line (or None, to name it by its row)"
+    ))
+}
+
 /// An error reading a column's value.
 pub struct ReadError {
     pub err: PyErr,
@@ -251,8 +268,9 @@ fn is_missing(item: &Bound<'_, PyAny>) -> bool {
     item.get_type().name().is_ok_and(|n| n == "NAType")
 }
 
-/// The Arrow types a column may have: strings (ids also integers; texts also binary, decoded
-/// lossily).
+/// The Arrow types a column may have, as a Parquet file's column in `pocketdex build`: strings
+/// or bytes (decoded lossily; an imported string column is typed as bytes, see
+/// [`strings_as_bytes`]); ids also integers; titles also numbers and booleans (their text).
 fn check_type(t: &DataType, what: &str) -> PyResult<()> {
     // Dictionary-encoded (pandas' categoricals, `read_dictionary`): read as its values.
     if let DataType::Dictionary(_, values) = t {
@@ -260,15 +278,26 @@ fn check_type(t: &DataType, what: &str) -> PyResult<()> {
     }
     let ok = matches!(
         t,
-        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View | DataType::Null
+        DataType::Utf8
+            | DataType::LargeUtf8
+            | DataType::Utf8View
+            | DataType::Binary
+            | DataType::LargeBinary
+            | DataType::BinaryView
+            | DataType::Null
     ) || (what == "ids" && t.is_integer())
-        || (what == "texts" && matches!(t, DataType::Binary | DataType::LargeBinary));
+        || (what == "titles"
+            && matches!(t, DataType::Float32 | DataType::Float64 | DataType::Boolean));
     if ok {
         Ok(())
     } else {
         Err(PyTypeError::new_err(format!(
-            "{what} must be an Arrow column of strings{}, not {t}",
-            if what == "ids" { " or integers" } else { "" }
+            "{what} must be an Arrow column of strings or bytes{}, not {t}",
+            match what {
+                "ids" => ", or integers",
+                "titles" => ", numbers or booleans",
+                _ => "",
+            }
         )))
     }
 }
@@ -285,7 +314,20 @@ fn value<'a>(a: &'a dyn Array, i: usize, what: &str) -> PyResult<Option<Cow<'a, 
         DataType::Utf8View => Cow::Borrowed(a.as_string_view().value(i)),
         DataType::Binary => String::from_utf8_lossy(a.as_binary::<i32>().value(i)),
         DataType::LargeBinary => String::from_utf8_lossy(a.as_binary::<i64>().value(i)),
+        DataType::BinaryView => String::from_utf8_lossy(a.as_binary_view().value(i)),
         t if t.is_integer() => Cow::Owned(int_at(a, i)?.to_string()),
+        // A title's text, as `pocketdex build` writes a Parquet title of these types.
+        DataType::Float32 => Cow::Owned(
+            a.as_primitive::<arrow_array::types::Float32Type>()
+                .value(i)
+                .to_string(),
+        ),
+        DataType::Float64 => Cow::Owned(
+            a.as_primitive::<arrow_array::types::Float64Type>()
+                .value(i)
+                .to_string(),
+        ),
+        DataType::Boolean => Cow::Owned(a.as_boolean().value(i).to_string()),
         DataType::Dictionary(..) => {
             let d = a.as_any_dictionary();
             let key = usize::try_from(int_at(d.keys(), i)?).map_err(|_| {
@@ -352,8 +394,39 @@ fn import(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<ArrayRef> {
     }
     .map_err(invalid)?;
     // `from_ffi` trusts the producer; pyarrow only checks buffer sizes unless asked for more
-    // (`Array.from_buffers`, `view`), and offsets out of order or strings that are not UTF-8
-    // would be read out of bounds or as invalid `str`s. Checked once, before any value is read.
+    // (`Array.from_buffers`, `view`), and offsets out of order would be read out of bounds.
+    // Checked once, before any value is read. Strings are checked as bytes: invalid UTF-8
+    // (which Spark and other writers store unchecked) is replaced as each value is read, as
+    // `pocketdex build` replaces it in a Parquet file, instead of failing the whole column.
+    let data = strings_as_bytes(data).map_err(invalid)?;
     data.validate_full().map_err(invalid)?;
     Ok(make_array(data))
+}
+
+/// `data` with its strings (dictionary values too) typed as the bytes of the same layout.
+fn strings_as_bytes(
+    data: arrow_data::ArrayData,
+) -> Result<arrow_data::ArrayData, arrow_schema::ArrowError> {
+    let t = match data.data_type() {
+        DataType::Utf8 => DataType::Binary,
+        DataType::LargeUtf8 => DataType::LargeBinary,
+        DataType::Utf8View => DataType::BinaryView,
+        DataType::Dictionary(k, _) if data.child_data().len() == 1 => {
+            let k = k.clone();
+            let values = strings_as_bytes(data.child_data()[0].clone())?;
+            let t = DataType::Dictionary(k, Box::new(values.data_type().clone()));
+            // Validated with the keys by `validate_full`, after.
+            // SAFETY: only the values' type changes, to one of the same layout.
+            return Ok(unsafe {
+                data.into_builder()
+                    .data_type(t)
+                    .child_data(vec![values])
+                    .build_unchecked()
+            });
+        }
+        _ => return Ok(data),
+    };
+    // SAFETY: a string type becomes the bytes type of the same layout; `validate_full` checks
+    // the offsets or views after.
+    Ok(unsafe { data.into_builder().data_type(t).build_unchecked() })
 }

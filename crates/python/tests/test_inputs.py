@@ -22,12 +22,54 @@ def test_an_invalid_arrow_array_is_refused_not_read():
         pocketdex.Fingerprinter().fingerprint_batch(bad)
     with pytest.raises(ValueError, match="ids: cannot import the Arrow array"):
         pocketdex.IndexBuilder().add_batch(bad, TEXTS)
-    # A string array of bytes that are not UTF-8 (`view` does not check them).
-    not_utf8 = pa.array([b"caf\xe9 au lait", b"ok"], pa.binary()).view(pa.string())
-    with pytest.raises(ValueError, match="texts: cannot import the Arrow array"):
-        pocketdex.dups(["a", "b"], not_utf8)
-    with pytest.raises(ValueError, match="texts: cannot import the Arrow array"):
-        pocketdex.IndexBuilder().add_batch(["a", "b"], pa.chunked_array([not_utf8]))
+
+
+def test_strings_that_are_not_utf8_are_read_as_build_reads_them():
+    # A string array of bytes that are not UTF-8 (`view` does not check them; Spark writes
+    # such strings unchecked): each invalid sequence is replaced, as `pocketdex build` replaces
+    # it in a Parquet file, and the other rows are read as they are.
+    raw = [b"caf\xe9 au lait " + TEXTS[0].encode(), TEXTS[1].encode()]
+    not_utf8 = pa.array(raw, pa.binary()).view(pa.string())
+    lossy = [r.decode("utf-8", "replace") for r in raw]
+    f = pocketdex.Fingerprinter()
+    assert f.fingerprint_batch(not_utf8) == f.fingerprint_batch(lossy)
+    # The copy "c" of the first row, found alike both ways.
+    with_copy = pa.concat_arrays([not_utf8, pa.array([lossy[0]])])
+    found = pocketdex.dups(["a", "b", "c"], with_copy)
+    assert found.to_arrow().equals(pocketdex.dups(["a", "b", "c"], lossy + lossy[:1]).to_arrow())
+    assert found.to_arrow().num_rows > 0
+    for column in [not_utf8, pa.chunked_array([not_utf8[:1], not_utf8[1:]])]:
+        b = pocketdex.IndexBuilder()
+        assert b.add_batch(pa.array([b"a\xff", b"b"], pa.binary()).view(pa.string()), column) == 2
+        plain = pocketdex.IndexBuilder()
+        plain.add_batch(["a\ufffd", "b"], lossy)
+        assert b.to_bytes() == plain.to_bytes()
+
+
+def test_columns_of_the_types_a_parquet_file_may_have():
+    # Titles that are numbers or booleans are their text, ids may be bytes, as in `build`.
+    b = pocketdex.IndexBuilder()
+    titles = pa.array([1.5, 3.0])
+    assert b.add_batch(pa.array([b"a", b"b"]), TEXTS, titles) == 2
+    plain = pocketdex.IndexBuilder()
+    plain.add_batch(["a", "b"], TEXTS, ["1.5", "3"])
+    assert b.to_bytes() == plain.to_bytes()
+    assert pocketdex.IndexBuilder().add_batch(["a", "b"], TEXTS, pa.array([True, False])) == 2
+    with pytest.raises(TypeError, match="texts must be an Arrow column of strings or bytes, not Float64"):
+        pocketdex.IndexBuilder().add_batch(["a", "b"], pa.array([1.0, 2.0]))
+
+
+def test_ids_no_one_could_print_or_delete_are_refused():
+    with pytest.raises(ValueError, match="blank or holds control characters"):
+        pocketdex.IndexBuilder().add(" ", TEXTS[0])
+    b = pocketdex.IndexBuilder()
+    with pytest.raises(ValueError, match=r'row 1: id "b\\nc" is blank or holds control'):
+        b.add_batch(["a", "b\nc"], TEXTS)
+    # The rows before the bad one are added, as for a value that cannot be read.
+    one = pocketdex.IndexBuilder()
+    one.add_batch(["a"], TEXTS[:1])
+    assert b.to_bytes() == one.to_bytes()
+
 
 
 def test_arrays_of_the_null_type_are_all_none():

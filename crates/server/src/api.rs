@@ -580,10 +580,12 @@ pub async fn query_batch(
         (status = 409, body = CheckAnswer, description = "With add: some document could not be added (empty or binary, or its id is taken or given twice): nothing was added, and its verdict (status error) says why. This answer is a CheckAnswer, not an ErrorBody"),
         (status = 413, body = ErrorBody, description = "The body is over --max-body"),
         (status = 415, body = ErrorBody, description = "Not JSON"),
-        (status = 503, body = ErrorBody, description = "Too many requests in flight, or over --timeout"),
+        (status = 500, body = ErrorBody, description = "The served set could not be read or written (damaged, removed, its disk full); the message says what to do. Nothing was added"),
+        (status = 503, body = ErrorBody, description = "Too many requests in flight, or over --timeout; nothing was added (a request whose commit began is answered with what it did, however long that takes)"),
     ))]
 pub async fn check(
     State(app): State<Arc<App>>,
+    deadline: Option<axum::Extension<Arc<crate::Deadline>>>,
     payload: Payload,
 ) -> Result<(StatusCode, Json<CheckAnswer>), ApiError> {
     let req = payload.parse::<CheckRequest>("the documents to check")?;
@@ -621,6 +623,14 @@ pub async fn check(
                     let results = run_check(&mut check, &req.documents)?;
                     (results, check.finish())
                 };
+                // Past its timeout (the lock waited for, a large batch), a request adds
+                // nothing: the client was answered 503 and will send it again.
+                if deadline.as_ref().is_some_and(|d| !d.begin_commit()) {
+                    return Err(ApiError::new(
+                        StatusCode::SERVICE_UNAVAILABLE,
+                        "the request took longer than serve --timeout; it changed nothing",
+                    ));
+                }
                 let change = match additions.commit(&mut writer)? {
                     Committed::Refused { .. } => {
                         let results = results

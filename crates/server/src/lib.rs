@@ -182,8 +182,38 @@ async fn method_not_allowed(method: Method, uri: axum::http::Uri) -> Response {
     )
 }
 
+/// A writing request's race between its commit and its timeout, which exactly one wins: a
+/// request answered 503 for its time changed nothing, and one whose commit began is answered
+/// with what it did, however long that takes.
+#[derive(Default)]
+pub struct Deadline(std::sync::atomic::AtomicU8);
+
+impl Deadline {
+    const RUNNING: u8 = 0;
+    const COMMITTING: u8 = 1;
+    const TIMED_OUT: u8 = 2;
+
+    /// True when the request may commit (its timeout has not answered it); it then will be
+    /// answered by its handler, not by the timeout.
+    pub fn begin_commit(&self) -> bool {
+        self.swap_from_running(Self::COMMITTING)
+    }
+
+    /// True when the timeout answers the request (no commit has begun).
+    fn time_out(&self) -> bool {
+        self.swap_from_running(Self::TIMED_OUT)
+    }
+
+    fn swap_from_running(&self, to: u8) -> bool {
+        use std::sync::atomic::Ordering;
+        self.0
+            .compare_exchange(Self::RUNNING, to, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok()
+    }
+}
+
 /// The limits every request is held to: requests in flight, and time.
-async fn limits(State(app): State<Arc<App>>, req: Request, next: Next) -> Response {
+async fn limits(State(app): State<Arc<App>>, mut req: Request, next: Next) -> Response {
     let Ok(_permit) = app.in_flight.clone().try_acquire_owned() else {
         let mut r = answer(
             StatusCode::SERVICE_UNAVAILABLE,
@@ -197,15 +227,21 @@ async fn limits(State(app): State<Arc<App>>, req: Request, next: Next) -> Respon
         return r;
     };
     let timeout = app.config.timeout;
-    match tokio::time::timeout(timeout, next.run(req)).await {
+    let deadline = Arc::new(Deadline::default());
+    req.extensions_mut().insert(deadline.clone());
+    let run = next.run(req);
+    tokio::pin!(run);
+    match tokio::time::timeout(timeout, &mut run).await {
         Ok(r) => r,
-        Err(_) => answer(
+        Err(_) if deadline.time_out() => answer(
             StatusCode::SERVICE_UNAVAILABLE,
             format!(
-                "the request took longer than {} s (serve --timeout)",
+                "the request took longer than {} s (serve --timeout); it changed nothing",
                 timeout.as_secs_f64()
             ),
         ),
+        // A commit has begun: its answer says what it did.
+        Err(_) => run.await,
     }
 }
 

@@ -1,7 +1,7 @@
 """Types of the extension module; the docstrings are on the objects themselves (help())."""
 
 import os
-from typing import Any, Iterable, List, Optional, Sequence, Tuple, Union, final
+from typing import Any, Iterable, List, Optional, Sequence, SupportsIndex, Tuple, Union, final
 
 __all__ = [
     "__version__",
@@ -30,7 +30,7 @@ FORMAT_VERSION: int
 
 # A column of values: a list or any iterable, or a pyarrow Array / ChunkedArray.
 _Column = Union[Iterable[Optional[str]], Any]
-_IdColumn = Union[Iterable[Union[str, int, None]], Any]
+_IdColumn = Union[Iterable[Union[str, SupportsIndex, None]], Any]
 _StrPath = Union[str, "os.PathLike[str]"]
 
 class PocketdexError(Exception): ...
@@ -53,7 +53,7 @@ class IndexBuilder:
     ) -> "IndexBuilder": ...
     @staticmethod
     def like(index: Union[_StrPath, bytes], *, segment: bool = False) -> "IndexBuilder": ...
-    def add(self, id: Union[str, int], text: str, title: Optional[str] = None) -> Optional[int]: ...
+    def add(self, id: Union[str, SupportsIndex], text: str, title: Optional[str] = None) -> Optional[int]: ...
     def add_batch(
         self, ids: _IdColumn, texts: _Column, titles: Optional[_Column] = None
     ) -> int: ...
