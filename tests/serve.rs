@@ -631,7 +631,21 @@ fn a_replaced_index_is_picked_up_without_dropping_requests() {
     std::fs::write(&bad, bytes).unwrap();
     std::fs::rename(&bad, &index).unwrap();
     std::thread::sleep(Duration::from_millis(2500));
-    assert_eq!(server.get("/healthz").json()["documents"], 300);
+    let health = server.get("/healthz").json();
+    assert_eq!(health["documents"], 300);
+    // And /healthz says that what is on disk is not what is served.
+    assert_eq!(health["status"], "stale", "{health}");
+    assert!(
+        health["reload_error"]
+            .as_str()
+            .unwrap()
+            .contains("cannot be opened: ")
+            && health["reload_error"]
+                .as_str()
+                .unwrap()
+                .contains("index is truncated"),
+        "{health}"
+    );
     let r = server.post_text(
         "/v1/query",
         "Jupiter is the largest planet of the Solar System",
@@ -641,7 +655,25 @@ fn a_replaced_index_is_picked_up_without_dropping_requests() {
         .log
         .lock()
         .unwrap()
-        .contains("cannot be opened, still serving the previous version"));
+        .contains("still serving the previous version"));
+    // Gone: said too; the good file back in its place is served, and the state is ok again.
+    std::fs::remove_file(&index).unwrap();
+    std::thread::sleep(Duration::from_millis(2500));
+    let health = server.get("/healthz").json();
+    assert!(
+        health["status"] == "stale" && health["reload_error"].as_str().unwrap().contains("is gone"),
+        "{health}"
+    );
+    std::fs::copy(&full_copy, &bad).unwrap();
+    std::fs::rename(&bad, &index).unwrap();
+    let start = Instant::now();
+    while server.get("/healthz").json()["status"] != "ok" {
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "not served again"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
 
     // Damaged in one byte that opening does not read (the last names, near the end): every
     // byte of a replacement is checked before it is served, so it is refused too, where it used
@@ -663,7 +695,7 @@ fn a_replaced_index_is_picked_up_without_dropping_requests() {
         );
         assert_eq!(r.status, 200);
     }
-    assert_eq!(server.get("/healthz").json()["reloads"], 1);
+    assert_eq!(server.get("/healthz").json()["reloads"], 2);
 }
 
 #[test]
@@ -843,6 +875,14 @@ fn compare_marks_the_shared_terms() {
         .post_json("/v1/compare", &json!({"text": "a", "id": "../README.md"}))
         .error(404);
     assert!(m.contains("no indexed document has the id"), "{m}");
+    // A binary text is no document, as `compare` and `/v1/query` say.
+    let m = server
+        .post_json(
+            "/v1/compare",
+            &json!({"text": "abc\u{0}def", "other": "hello world"}),
+        )
+        .error(422);
+    assert!(m.contains("text cannot be compared: binary"), "{m}");
 }
 
 /// Abuse a demanding operator expects to be cut short: connections that send nothing, or their
@@ -990,4 +1030,41 @@ fn a_check_answered_for_its_time_adds_nothing() {
     assert_eq!(a["results"][0]["status"], "new", "{a}");
     assert_eq!(a["added"], 1, "{a}");
     assert_eq!(live(), before.as_u64().unwrap() + 1);
+}
+
+/// A client that sends requests and never reads the answers is disconnected once an answer
+/// cannot be written for `--timeout`, instead of holding its connection (and a file
+/// descriptor) for ever.
+#[test]
+fn a_client_that_never_reads_is_disconnected() {
+    let tmp = tempfile::tempdir().unwrap();
+    let index = build(tmp.path(), "wiki.pdx", "samples/wiki-en");
+    let server = Server::start(&index, &["--timeout", "1"]);
+    let one = server.get("/v1/openapi.json").body.len();
+    let mut s = TcpStream::connect(server.addr).unwrap();
+    let n = 2000;
+    // About 60 MB of answers, far beyond what the sockets' buffers hold.
+    let request = format!(
+        "GET /v1/openapi.json HTTP/1.1\r\nHost: {}\r\n\r\n",
+        server.addr
+    );
+    s.write_all(request.repeat(n).as_bytes()).unwrap();
+    std::thread::sleep(Duration::from_millis(2500));
+    // Others are served meanwhile.
+    assert_eq!(server.get("/healthz").status, 200);
+    s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    let mut got = 0usize;
+    let mut buf = vec![0u8; 1 << 20];
+    let end = loop {
+        match s.read(&mut buf) {
+            Ok(0) => break "closed",
+            Ok(k) => got += k,
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => break "reset",
+            Err(e) => panic!("{e} after {got} bytes: the connection was kept"),
+        }
+    };
+    assert!(
+        got < n * one,
+        "{end} after all {got} bytes: nothing was cut off"
+    );
 }

@@ -9,8 +9,8 @@ use std::time::Duration;
 
 /// Serve an index over HTTP: a JSON API and a web page for lookups
 ///
-/// Opens INDEX (an index file or an index set) once and answers on ADDR until SIGTERM or
-/// Ctrl-C, then finishes the requests in flight. Open the printed address in a browser for
+/// Opens INDEX (an index file or an index set) once and answers on ADDR until SIGTERM, SIGHUP
+/// or Ctrl-C, then finishes the requests in flight (a second signal stops at once). Open the printed address in a browser for
 /// the page: paste a document or drop files to see their near copies, with what each pair
 /// shares (that needs --texts). The page needs nothing from the internet.
 ///
@@ -25,7 +25,9 @@ use std::time::Duration;
 ///                         "add"?, "replace"?} -> {"results": [verdict, ...], "added", "generation"}
 ///   POST /v1/compare      {"text", "id"} (or {"text", "other"}) -> measures and shared terms
 ///   GET  /v1/info         the index as `pocketdex info --json` shows it
-///   GET  /healthz         {"status": "ok", "documents", "reloads"}
+///   GET  /healthz         {"status": "ok", "documents", "reloads"}; "status": "stale" and
+///                         "reload_error" while the index on disk cannot be opened (or is
+///                         gone) and the previous version is still served
 /// Errors are {"error": "..."} with status 400 (malformed), 403 (add without --writable),
 /// 404, 405, 409 (check: an id taken, nothing added), 413 (body over --max-body), 415 (neither
 /// JSON nor text) or 503 (over --max-in-flight or --timeout; retry).
@@ -44,7 +46,7 @@ pub struct Args {
     #[arg(value_name = "INDEX")]
     index: PathBuf,
     /// Address to listen on (port 0: any free port; 0.0.0.0 to serve other machines).
-    #[arg(long, default_value = "127.0.0.1:8080", value_name = "HOST:PORT")]
+    #[arg(long, default_value = "127.0.0.1:8080", value_name = "HOST:PORT", value_parser = host_port)]
     addr: SocketAddr,
     /// Let /v1/check add new documents (INDEX must be an index set; one change at a time, and
     /// the set's lock keeps other writers out meanwhile).
@@ -66,12 +68,31 @@ pub struct Args {
     #[arg(long, value_name = "N", default_value_t = 1024,
           value_parser = util::at_least_one)]
     max_in_flight: usize,
-    /// Threads computing answers [default: the number of cores].
+    /// Threads serving connections, 1 to 1024 [default: the number of cores].
     #[arg(long, value_name = "N",
-          value_parser = util::at_least_one)]
-    threads: Option<usize>,
+          value_parser = clap::value_parser!(u16).range(1..=1024))]
+    threads: Option<u16>,
     #[command(flatten)]
     trust: super::sign::Trust,
+}
+
+/// `HOST:PORT`, HOST an IP address or a name (`localhost:8080`); of a name's addresses the
+/// first IPv4 one, as most clients try it first.
+fn host_port(s: &str) -> Result<SocketAddr, String> {
+    use std::net::ToSocketAddrs;
+    if let Ok(a) = s.parse() {
+        return Ok(a);
+    }
+    let addrs: Vec<SocketAddr> = s
+        .to_socket_addrs()
+        .map_err(|e| format!("{e} (HOST:PORT, e.g. 127.0.0.1:8080 or localhost:8080)"))?
+        .collect();
+    addrs
+        .iter()
+        .find(|a| a.is_ipv4())
+        .or(addrs.first())
+        .copied()
+        .ok_or_else(|| format!("{s} names no address"))
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
@@ -89,7 +110,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         max_body: usize::try_from(args.max_body).unwrap_or(usize::MAX),
         timeout: Duration::from_secs_f64(args.timeout),
         max_in_flight: args.max_in_flight,
-        workers: args.threads.unwrap_or(defaults.workers),
+        workers: args.threads.map_or(defaults.workers, usize::from),
         texts: args.texts.clone(),
         ..defaults
     };

@@ -231,12 +231,16 @@ pub struct CompareAnswer {
 /// The server's state.
 #[derive(Serialize, Deserialize, ToSchema)]
 pub struct Health {
-    /// "ok".
+    /// "ok", or "stale": the index on disk changed (or is gone) and could not be opened, so
+    /// the previous version is still served; `reload_error` says why.
     pub status: String,
     /// Live documents served.
     pub documents: u64,
     /// Times a replaced index was picked up since start.
     pub reloads: u64,
+    /// Why the index on disk is not what is served, while it is not.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub reload_error: Option<String>,
 }
 
 /// What is served.
@@ -732,7 +736,7 @@ fn run_check(check: &mut Check<'_>, docs: &[CheckDocument]) -> Result<Vec<Verdic
         (status = 200, body = CompareAnswer, description = "Every measure, and both texts with shared index terms marked"),
         (status = 400, body = ErrorBody, description = "Malformed JSON, or neither or both of id and other"),
         (status = 404, body = ErrorBody, description = "No indexed document has that id, no text for it, or the server has no --texts"),
-        (status = 422, body = ErrorBody, description = "The document's text cannot be read as a document (over the size limit, binary)"),
+        (status = 422, body = ErrorBody, description = "A text, or the indexed document's, cannot be read as a document (over the size limit, binary)"),
         (status = 413, body = ErrorBody, description = "The body is over --max-body"),
         (status = 415, body = ErrorBody, description = "Not JSON"),
         (status = 503, body = ErrorBody, description = "Too many requests in flight, or over --timeout"),
@@ -789,6 +793,15 @@ pub async fn compare(
                     ))
                 }
             };
+            // As `pocketdex compare` refuses a binary file, and `/v1/query` skips one.
+            for (what, t) in [("text", &req.text), ("other", &other)] {
+                if pocketdex::text::looks_binary(t.as_bytes()) {
+                    return Err(ApiError::new(
+                        StatusCode::UNPROCESSABLE_ENTITY,
+                        format!("{what} cannot be compared: binary (NUL or control bytes)"),
+                    ));
+                }
+            }
             let lang = app2.served.snapshot().info["language"]
                 .as_str()
                 .and_then(pocketdex::Lang::from_code)
@@ -817,12 +830,19 @@ pub async fn info(State(app): State<Arc<App>>) -> Json<InfoAnswer> {
 /// Answers while the server runs.
 #[utoipa::path(get, path = "/healthz", tag = "server",
     responses(
-        (status = 200, body = Health, description = "The server is up"),
+        (status = 200, body = Health, description = "The server is up (status \"stale\" while the index on disk cannot be opened and the previous version is served)"),
         (status = 503, body = ErrorBody, description = "Too many requests in flight"),
     ))]
 pub async fn healthz(State(app): State<Arc<App>>) -> Json<Health> {
+    let reload_error = app.served.reload_error();
     Json(Health {
-        status: "ok".into(),
+        status: if reload_error.is_some() {
+            "stale"
+        } else {
+            "ok"
+        }
+        .into(),
+        reload_error,
         documents: app.served.snapshot().documents,
         reloads: app
             .served

@@ -256,6 +256,16 @@ pub async fn serve(
     app: Arc<App>,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
+    serve_on(listener, app, None, shutdown).await
+}
+
+/// [`serve`] with workers started already (by [`run`], before it says it is serving).
+async fn serve_on(
+    listener: tokio::net::TcpListener,
+    app: Arc<App>,
+    workers: Option<Workers>,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
     let watcher = app.clone();
     let every = app.config.reload_every;
     let reloads = tokio::spawn(async move {
@@ -267,11 +277,14 @@ pub async fn serve(
             let _ = tokio::task::spawn_blocking(move || w.served.reload_if_changed()).await;
         }
     });
-    let workers = Workers::start(
-        app.config.workers.max(1),
-        router(app.clone()),
-        app.config.timeout,
-    )?;
+    let workers = match workers {
+        Some(w) => w,
+        None => Workers::start(
+            app.config.workers.max(1),
+            router(app.clone()),
+            app.config.timeout,
+        )?,
+    };
     let r = accept(listener, &workers, app.config.timeout, shutdown).await;
     reloads.abort();
     workers.stop();
@@ -302,7 +315,8 @@ struct Workers {
 
 impl Workers {
     /// Starts `n` threads serving `router` with hyper's HTTP/1.1 and a timer: a client has
-    /// [`HEADER_TIMEOUT`] (or `request_timeout`, if shorter) for each request's headers.
+    /// [`HEADER_TIMEOUT`] (or `request_timeout`, if shorter) for each request's headers, and an
+    /// answer that cannot be written for `request_timeout` closes its connection.
     fn start(n: usize, router: Router, request_timeout: Duration) -> std::io::Result<Workers> {
         use hyper_util::rt::{TokioIo, TokioTimer};
         use std::sync::atomic::Ordering;
@@ -336,9 +350,15 @@ impl Workers {
                                     continue;
                                 }
                             };
-                            let conn = watch.watch(
-                                http.serve_connection(TokioIo::new(stream), service.clone()),
-                            );
+                            // An answer that cannot be written for this long (its client
+                            // reads nothing) ends the connection.
+                            let mut stream = tokio_io_timeout::TimeoutStream::new(stream);
+                            stream.set_write_timeout(Some(request_timeout));
+                            let conn =
+                                watch.watch(http.serve_connection(
+                                    TokioIo::new(Box::pin(stream)),
+                                    service.clone(),
+                                ));
                             let count = count.clone();
                             tokio::spawn(async move {
                                 let _ = conn.await;
@@ -428,11 +448,28 @@ async fn accept(
     Ok(())
 }
 
-/// Binds, prints the address, and serves until SIGTERM or Ctrl-C (blocking).
+/// Raises the soft limit on open files to the hard one: every connection is a file
+/// descriptor, and the usual soft limit of 1,024 would refuse connections long before the
+/// server is busy (what each process may raise itself to, as nginx's `worker_rlimit_nofile`).
+fn raise_open_files_limit() {
+    #[cfg(unix)]
+    // SAFETY: getrlimit and setrlimit read and write the one struct given.
+    unsafe {
+        let mut l = std::mem::zeroed::<libc::rlimit>();
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut l) == 0 && l.rlim_cur < l.rlim_max {
+            l.rlim_cur = l.rlim_max;
+            let _ = libc::setrlimit(libc::RLIMIT_NOFILE, &l);
+        }
+    }
+}
+
+/// Binds, prints the address, and serves until SIGTERM, SIGHUP or Ctrl-C (blocking); a second
+/// signal while the requests in flight finish stops at once.
 ///
 /// # Errors
 /// When the address cannot be bound, or the server fails.
 pub fn run(app: App) -> Result<(), String> {
+    raise_open_files_limit();
     // Accepting, signals and reloads: the connections are served by `Workers`.
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -445,6 +482,19 @@ pub fn run(app: App) -> Result<(), String> {
         })?;
         let bound = listener.local_addr().map_err(|e| e.to_string())?;
         let app = Arc::new(app);
+        // Started before the server says it serves: a supervisor waiting for that line must
+        // not see it from a server that then fails (out of threads or file descriptors).
+        let workers = Workers::start(
+            app.config.workers.max(1),
+            router(app.clone()),
+            app.config.timeout,
+        )
+        .map_err(|e| {
+            format!(
+                "cannot start {} serving threads: {e} (--threads)",
+                app.config.workers
+            )
+        })?;
         eprintln!(
             "pocketdex: serving {} ({} documents{}) at http://{bound}/ (Ctrl-C stops)",
             app.served.path.display(),
@@ -455,7 +505,7 @@ pub fn run(app: App) -> Result<(), String> {
                 ""
             }
         );
-        serve(listener, app, shutdown_signal())
+        serve_on(listener, app, Some(workers), shutdown_signal())
             .await
             .map_err(|e| format!("the server failed: {e}"))?;
         eprintln!("pocketdex: stopped");
@@ -463,25 +513,45 @@ pub fn run(app: App) -> Result<(), String> {
     })
 }
 
-/// SIGTERM or Ctrl-C.
+/// SIGTERM, SIGHUP (a closed terminal) or Ctrl-C; a second one, while the requests in flight
+/// finish, ends the process at once (exit status 130).
 async fn shutdown_signal() {
+    stop_signal().await;
+    eprintln!(
+        "pocketdex: stopping: finishing the requests in flight (signal again to stop at once)"
+    );
+    tokio::spawn(async {
+        stop_signal().await;
+        eprintln!("pocketdex: stopped at once; requests in flight were cut off");
+        std::process::exit(130);
+    });
+}
+
+/// The next SIGTERM, SIGHUP or Ctrl-C.
+async fn stop_signal() {
     let ctrl_c = async {
         let _ = tokio::signal::ctrl_c().await;
     };
     #[cfg(unix)]
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
+    let other = async {
+        use tokio::signal::unix::{signal, SignalKind};
+        match (
+            signal(SignalKind::terminate()),
+            signal(SignalKind::hangup()),
+        ) {
+            (Ok(mut term), Ok(mut hup)) => {
+                tokio::select! {
+                    _ = term.recv() => {},
+                    _ = hup.recv() => {},
+                }
             }
-            Err(_) => std::future::pending::<()>().await,
+            _ => std::future::pending::<()>().await,
         }
     };
     #[cfg(not(unix))]
-    let term = std::future::pending::<()>();
+    let other = std::future::pending::<()>();
     tokio::select! {
         _ = ctrl_c => {},
-        _ = term => {},
+        _ = other => {},
     }
-    eprintln!("pocketdex: stopping: finishing the requests in flight");
 }

@@ -165,10 +165,17 @@ impl Served {
         // older snapshot last.
         let _one = self.reloading.lock().unwrap_or_else(|e| e.into_inner());
         let Ok(now) = stamp(&watched(&self.path, self.is_set)) else {
-            // Gone for a moment (replaced by delete-then-create): keep serving the old one.
+            // Gone (or for a moment, replaced by delete-then-create): keep serving the old one,
+            // and say so.
+            self.note_error(format!(
+                "{} is gone (removed or moved away)",
+                watched(&self.path, self.is_set).display()
+            ));
             return false;
         };
         if now == self.current.load().stamp {
+            // What is served is on disk (again: a file moved away and back).
+            *self.last_error.lock().expect("not poisoned") = None;
             return false;
         }
         let old = self.current.load_full();
@@ -192,16 +199,26 @@ impl Served {
                 true
             }
             Err(e) => {
-                let mut last = self.last_error.lock().expect("not poisoned");
-                if last.as_deref() != Some(&e) {
-                    eprintln!(
-                        "pocketdex: {} changed on disk but cannot be opened, still serving the previous version: {e}",
-                        self.path.display()
-                    );
-                    *last = Some(e);
-                }
+                self.note_error(format!("it changed on disk but cannot be opened: {e}"));
                 false
             }
         }
+    }
+
+    /// Records (and says once) why what is on disk is not served.
+    fn note_error(&self, e: String) {
+        let mut last = self.last_error.lock().expect("not poisoned");
+        if last.as_deref() != Some(&e) {
+            eprintln!(
+                "pocketdex: {}: {e}; still serving the previous version",
+                self.path.display()
+            );
+            *last = Some(e);
+        }
+    }
+
+    /// Why the index on disk is not what is served, while it is not (for `/healthz`).
+    pub fn reload_error(&self) -> Option<String> {
+        self.last_error.lock().expect("not poisoned").clone()
     }
 }
