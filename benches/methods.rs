@@ -58,8 +58,8 @@ fn load_corpus() -> (String, Vec<String>) {
         _ => "samples/wiki-en".to_string(),
     };
     let path = resolve(&label);
-    let source = Source::from_arg(&path.display().to_string())
-        .unwrap_or_else(|e| panic!("cannot read the corpus {label}: {e}"));
+    let source =
+        Source::from_arg(&path).unwrap_or_else(|e| panic!("cannot read the corpus {label}: {e}"));
     let mut texts = Vec::new();
     corpus::for_each_batch(
         &[source],

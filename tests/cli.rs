@@ -195,7 +195,28 @@ fn binary_and_empty_files_are_skipped_and_invalid_utf8_counted() {
         b"Caf\xe9 cr\xe8me br\xfbl\xe9e recipes from Lyon",
     )
     .unwrap();
+    // A Spark output's part file, and a JSON Lines file: a directory's files are documents.
+    std::fs::write(dir.join("part-0.snappy.parquet"), b"PAR1\x15\x00\x00PAR1").unwrap();
+    std::fs::write(
+        dir.join("records.jsonl"),
+        "{\"id\": \"a\", \"text\": \"one record\"}\n",
+    )
+    .unwrap();
     let index = tmp.path().join("m.pdx").display().to_string();
+    let o = pocketdex(&["build", dir.to_str().unwrap(), "-o", &index]);
+    let err = stderr(&o);
+    assert!(
+        err.contains("skipped part-0.snappy.parquet: binary (a Parquet file, whose rows are read only from a file given by name"),
+        "{err}"
+    );
+    assert!(
+        err.contains(
+            "note: 1 JSON Lines file below the input directories was read as one document"
+        ),
+        "{err}"
+    );
+    std::fs::remove_file(dir.join("part-0.snappy.parquet")).unwrap();
+    std::fs::remove_file(dir.join("records.jsonl")).unwrap();
     let o = pocketdex(&["build", dir.to_str().unwrap(), "-o", &index]);
     let err = stderr(&o);
     assert!(o.status.success(), "{err}");
@@ -1635,4 +1656,47 @@ fn repair_refuses_to_drop_a_sound_segment_it_cannot_read() {
     assert!(!set.join("damaged").exists(), "{err}");
     std::fs::write(&segment, &before).unwrap();
     assert!(pocketdex(&["verify", set_arg]).status.success());
+}
+
+/// Paths that are not UTF-8 (a Latin-1 archive's names) are taken as INPUT and DOC, as they
+/// are below a directory given.
+#[cfg(unix)]
+#[test]
+fn paths_that_are_not_utf8_are_inputs_and_docs() {
+    use std::os::unix::ffi::OsStrExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join(std::ffi::OsStr::from_bytes(b"d\xe9p\xf4t"));
+    std::fs::create_dir(&dir).unwrap();
+    let doc = dir.join(std::ffi::OsStr::from_bytes(b"caf\xe9.txt"));
+    std::fs::copy(root().join("samples/wiki-en/Jupiter.txt"), &doc).unwrap();
+    let index = tmp.path().join("x.pdx");
+    let run = |args: &[&std::ffi::OsStr]| {
+        Command::new(env!("CARGO_BIN_EXE_pocketdex"))
+            .args(args)
+            .current_dir(root())
+            .output()
+            .unwrap()
+    };
+    let o = run(&[
+        "build".as_ref(),
+        dir.as_os_str(),
+        "-o".as_ref(),
+        index.as_os_str(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = run(&[
+        "query".as_ref(),
+        index.as_os_str(),
+        doc.as_os_str(),
+        "--json".as_ref(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let hit: serde_json::Value = serde_json::from_str(stdout(&o).lines().next().unwrap()).unwrap();
+    assert_eq!(hit["id"], "caf\\xE9.txt");
+    let o = run(&[
+        "compare".as_ref(),
+        doc.as_os_str(),
+        "samples/wiki-en/Jupiter.txt".as_ref(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
 }

@@ -866,3 +866,22 @@ fn synth_names_copies_once_and_compare_reads_records() {
         stderr(&o)
     );
 }
+
+/// `dups --id-key` that no record has is refused, as `build` refuses it: every row of `-o`
+/// would be named by its place and join back to nothing.
+#[test]
+fn dups_refuses_an_id_key_no_record_has() {
+    let tmp = tempfile::tempdir().unwrap();
+    let input = tmp.path().join("docs.jsonl");
+    let lines: Vec<String> = common::samples()
+        .iter()
+        .take(20)
+        .map(|(id, text)| serde_json::json!({"id": id, "text": text}).to_string())
+        .collect();
+    std::fs::write(&input, lines.join("\n") + "\n").unwrap();
+    let input = input.to_str().unwrap();
+    let o = pocketdex(&["dups", input, "--id-key", "ID", "-q"]);
+    failed_with(&o, "no record has a field \"ID\" (--id-key)");
+    let o = pocketdex(&["dups", input, "--id-key", "id", "-q"]);
+    assert!(o.status.code() != Some(2), "{}", stderr(&o));
+}

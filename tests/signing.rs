@@ -155,6 +155,28 @@ fn keygen_sign_and_public_key_on_the_command_line() {
     let o = pocketdex(&[&["query", &idx, "--public-key", &public][..], &q[..]].concat());
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stdout(&o).contains("Jupiter.txt"));
+    // A key file saved with a byte order mark (as Notepad saves one) is the same key.
+    let bom = d("bom.pub");
+    std::fs::write(
+        &bom,
+        format!("\u{feff}{}", std::fs::read_to_string(&public).unwrap()),
+    )
+    .unwrap();
+    let o = pocketdex(&["verify", &idx, "--public-key", &bom]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // -o names the pair: a directory is refused (it would make hidden `.key` and `.pub`), and
+    // a name ending in .key or .pub is the pair's name without it.
+    let o = pocketdex(&["keygen", "-o", &format!("{}/", dir.path().display())]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("not a directory"), "{}", stderr(&o));
+    assert!(!dir.path().join(".key").exists());
+    let o = pocketdex(&["keygen", "-o", &d("third.key")]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        std::path::Path::new(&d("third.key")).exists()
+            && std::path::Path::new(&d("third.pub")).exists()
+    );
+    assert!(!std::path::Path::new(&d("third.key.key")).exists());
     // The key's hex alone works too; verify and info take it.
     let hex = std::fs::read_to_string(&public).unwrap();
     let hex = hex.split_whitespace().last().unwrap();

@@ -40,7 +40,7 @@ pub struct Args {
     /// Directories, files, .jsonl and .parquet files, or - (stdin: JSON Lines if it starts with
     /// `{`, else one document).
     #[arg(required = true, value_name = "INPUT")]
-    inputs: Vec<String>,
+    inputs: Vec<PathBuf>,
     /// The index file to write (conventionally *.pdx).
     #[arg(short, long, value_name = "FILE.pdx")]
     output: PathBuf,

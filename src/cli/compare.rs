@@ -15,7 +15,7 @@ use pocketdex_methods::trials::Trials;
 use pocketdex_methods::{Method, Options};
 use serde_json::json;
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 /// Compare two documents by every measure of every method
@@ -48,10 +48,10 @@ use std::process::ExitCode;
 pub struct Args {
     /// The first document (a file, or - for stdin).
     #[arg(value_name = "A")]
-    a: String,
+    a: PathBuf,
     /// The second document (a file, or - for stdin).
     #[arg(value_name = "B")]
-    b: String,
+    b: PathBuf,
     #[command(flatten)]
     params: ParamArgs,
     /// Refuse a document larger than this (suffixes K, M, G: KiB, MiB, GiB).
@@ -93,10 +93,12 @@ fn one_record(arg: &str, items: Vec<Item>) -> anyhow::Result<(String, String)> {
 }
 
 /// The raw text and the plain text of one input, refused over `limit` bytes.
-fn read(arg: &str, limit: u64) -> anyhow::Result<(String, String)> {
+fn read(given: &Path, limit: u64) -> anyhow::Result<(String, String)> {
+    // For messages; a name that is not UTF-8 is still opened as given.
+    let arg = &*given.to_string_lossy();
     // Records: read as every command reads them.
     if let Ok(source @ (corpus::Source::Jsonl(_) | corpus::Source::Parquet(_))) =
-        corpus::Source::from_arg(arg)
+        corpus::Source::from_arg(given)
     {
         let reader = corpus::Reader {
             max_doc_bytes: limit,
@@ -136,7 +138,7 @@ fn read(arg: &str, limit: u64) -> anyhow::Result<(String, String)> {
         .context("cannot read standard input")?;
         None
     } else {
-        let path = Path::new(arg);
+        let path = given;
         let file = std::fs::File::open(path).with_context(|| format!("cannot read {arg}"))?;
         std::io::Read::read_to_end(
             &mut std::io::Read::take(file, limit.saturating_add(1)),
@@ -172,7 +174,7 @@ fn read(arg: &str, limit: u64) -> anyhow::Result<(String, String)> {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    if args.a == "-" && args.b == "-" {
+    if args.a.as_os_str() == "-" && args.b.as_os_str() == "-" {
         anyhow::bail!("only one of A and B can be - (stdin)");
     }
     let (raw_a, plain_a) = read(&args.a, args.max_doc_bytes)?;
@@ -228,7 +230,7 @@ fn print_text(
         writeln!(
             out,
             "{name}  {}: {} words, {} content words",
-            super::util::printable(path),
+            super::util::printable(&path.to_string_lossy()),
             n.words[i],
             n.content_words[i]
         )?;

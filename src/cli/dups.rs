@@ -11,6 +11,7 @@ use pocketdex_methods::{Detector, Evidence, Level, Method, Options, Outcome, Pai
 use serde_json::json;
 use std::collections::HashSet;
 use std::io::Write;
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
 
@@ -73,7 +74,7 @@ pub struct Args {
     /// Directories, files, .jsonl and .parquet files, or - (stdin: JSON Lines if it starts with
     /// `{`, else one document).
     #[arg(required = true, value_name = "INPUT")]
-    inputs: Vec<String>,
+    inputs: Vec<PathBuf>,
     #[command(flatten)]
     method: MethodArgs,
     /// JSON Lines output.
@@ -299,7 +300,7 @@ pub struct Found {
 
 /// Reads the inputs, prepares every document (in parallel, while reading) and finds the pairs.
 pub fn detect(
-    inputs: &[String],
+    inputs: &[PathBuf],
     reader: &corpus::Reader,
     m: &MethodArgs,
     quiet: bool,
@@ -327,6 +328,10 @@ pub fn detect(
         );
     }
     let bar = util::input_progress(&sources, quiet, "reading");
+    // A misspelt --id-key would name every record by its place: the rows of `-o` would join
+    // back to nothing.
+    let by_place = super::ingest::by_place(reader, &sources);
+    let mut named_by_place = 0u64;
     let mut ids = Vec::new();
     let mut store = detector.store();
     let mut skipped = Vec::new();
@@ -353,6 +358,7 @@ pub fn detect(
                 bar.inc(1);
                 match item {
                     Ok((id, len, replaced, f)) => {
+                        named_by_place += by_place(&id) as u64;
                         ids.push(id);
                         bytes += len as u64;
                         if replaced > 0 {
@@ -368,6 +374,7 @@ pub fn detect(
         },
     )?;
     bar.finish_and_clear();
+    super::ingest::check_id_key(&reader.keys.id, ids.len() as u64, named_by_place)?;
     if !quiet {
         invalid.warn_invalid();
     }

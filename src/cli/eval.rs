@@ -34,7 +34,7 @@ pub struct Args {
     /// Directories, files, .jsonl and .parquet files, or - (stdin: JSON Lines if it starts with
     /// `{`, else one document).
     #[arg(required = true, value_name = "INPUT")]
-    inputs: Vec<String>,
+    inputs: Vec<PathBuf>,
     /// The index to measure; its documents are matched to INPUT by id. Default: build one from
     /// INPUT with the default parameters (in memory).
     #[arg(long, value_name = "FILE.pdx")]
@@ -335,7 +335,12 @@ fn measure<D: AsRef<[u8]> + Sync>(
         std::io::Write::flush(&mut w)?;
     }
     write("eval.tsv", report.tsv().as_bytes())?;
-    let name = args.inputs.join(" ");
+    let name = args
+        .inputs
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect::<Vec<_>>()
+        .join(" ");
     let title = format!(
         "pocketdex: {} ({} docs, {} pairs with cosine ≥ {:.2})",
         name, report.documents, report.truth_pairs, args.min

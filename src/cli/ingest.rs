@@ -22,6 +22,9 @@ pub struct Summary {
     /// Documents handed over from records without an id, named by their place (`FILE:LINE`,
     /// `FILE:ROW`).
     pub named_by_place: u64,
+    /// JSON Lines files below input directories, each read as one document (a directory's
+    /// files are documents; a `.jsonl` INPUT of its own is read record by record).
+    pub jsonl_as_documents: u64,
 }
 
 impl Summary {
@@ -64,6 +67,17 @@ impl Summary {
             eprintln!("note: documents over --max-doc-bytes were skipped; raise it to index them");
         }
         self.warn_invalid();
+        if self.jsonl_as_documents > 0 {
+            eprintln!(
+                "note: {} below the input directories {}; give a .jsonl file as an INPUT of its own to read its records",
+                util::plural(self.jsonl_as_documents, "JSON Lines file"),
+                if self.jsonl_as_documents == 1 {
+                    "was read as one document"
+                } else {
+                    "were read as one document each"
+                }
+            );
+        }
         if self.non_regular > 0 {
             eprintln!(
                 "note: {} not followed",
@@ -123,18 +137,47 @@ impl Summary {
     /// Refuses a record key for ids (`--id-key`, not the default) that no record had: every
     /// document would be named by its place, and a misspelt key should not rename a collection.
     pub fn check_id_key(&self, input: &util::InputArgs) -> anyhow::Result<()> {
-        if input.id_key != "id" && self.docs > 0 && self.named_by_place == self.docs {
-            anyhow::bail!(
-                "no record has a field {:?} (--id-key): every document would be named by its place (FILE:LINE); check the key's spelling, or leave --id-key out to name records so",
-                input.id_key
-            );
-        }
-        Ok(())
+        check_id_key(&input.id_key, self.docs, self.named_by_place)
     }
 
     /// True when an input could not be read at all (not merely empty or binary).
     pub fn had_errors(&self) -> bool {
         self.skipped.iter().any(|s| s.kind.is_error())
+    }
+}
+
+/// [`Summary::check_id_key`] for `docs` documents read with the id key `key`, `by_place` of
+/// them named by their place.
+pub fn check_id_key(key: &str, docs: u64, by_place: u64) -> anyhow::Result<()> {
+    if key != "id" && docs > 0 && by_place == docs {
+        anyhow::bail!(
+            "no record has a field {key:?} (--id-key): every document would be named by its place (FILE:LINE); check the key's spelling, or leave --id-key out to name records so"
+        );
+    }
+    Ok(())
+}
+
+/// Tells whether an id is a record's place, `NAME:NUMBER` (`FILE:LINE`, `FILE:ROW`), given to a
+/// record without an id, in the JSON Lines and Parquet `sources`; only for an `--id-key` of the
+/// user's (for `check_id_key`): with the default key, always false.
+pub fn by_place(reader: &Reader, sources: &[Source]) -> impl Fn(&str) -> bool + use<> {
+    let places: std::collections::HashSet<String> = if reader.keys.id == "id" {
+        Default::default()
+    } else {
+        sources
+            .iter()
+            .filter_map(|s| match s {
+                Source::Jsonl(p) | Source::Parquet(p) => Some(p.display().to_string()),
+                Source::Stdin => Some("stdin".to_string()),
+                _ => None,
+            })
+            .collect()
+    };
+    move |id: &str| {
+        !places.is_empty()
+            && id.rsplit_once(':').is_some_and(|(name, n)| {
+                !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) && places.contains(name)
+            })
     }
 }
 
@@ -157,24 +200,7 @@ pub fn fingerprinted(
     let mut summary = Summary::default();
     // The names a record without an id gets, `NAME:NUMBER`, counted only for an --id-key of
     // the user's (`Summary::check_id_key`).
-    let places: std::collections::HashSet<String> = if reader.keys.id == "id" {
-        Default::default()
-    } else {
-        sources
-            .iter()
-            .filter_map(|s| match s {
-                Source::Jsonl(p) | Source::Parquet(p) => Some(p.display().to_string()),
-                Source::Stdin => Some("stdin".to_string()),
-                _ => None,
-            })
-            .collect()
-    };
-    let by_place = |id: &str| {
-        !places.is_empty()
-            && id.rsplit_once(':').is_some_and(|(name, n)| {
-                !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) && places.contains(name)
-            })
-    };
+    let by_place = by_place(reader, sources);
     summary.non_regular = reader.for_each_batch(
         sources,
         512,
@@ -205,6 +231,10 @@ pub fn fingerprinted(
                         summary.count_invalid(&d);
                         summary.docs += 1;
                         summary.named_by_place += by_place(&d.id) as u64;
+                        // Only a directory's file has a name for its id: a record's id is its
+                        // own, and a `.jsonl` INPUT is read record by record.
+                        summary.jsonl_as_documents +=
+                            (d.id.ends_with(".jsonl") || d.id.ends_with(".ndjson")) as u64;
                         summary.bytes += bytes as u64;
                         each(d, fp)?;
                     }

@@ -53,7 +53,7 @@ pub struct Args {
     more: Vec<PathBuf>,
     /// Documents to look up.
     #[arg(required = true, value_name = "DOC")]
-    docs: Vec<String>,
+    docs: Vec<PathBuf>,
     #[command(flatten)]
     trust: super::sign::Trust,
     /// Show at most N hits per DOC (at least 1).
@@ -206,9 +206,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             Ok(source) => source,
             Err(e) => {
                 let q = QueryDoc {
-                    label: arg.clone(),
+                    label: arg.display().to_string(),
                     item: Item::Skipped(corpus::Skipped {
-                        id: arg.clone(),
+                        id: arg.display().to_string(),
                         kind: corpus::SkipKind::Unreadable(
                             e.io_kind().unwrap_or(std::io::ErrorKind::Other),
                         ),
@@ -230,7 +230,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             };
             match &source {
                 Source::Dir(dir) => dir.join(id).display().to_string(),
-                Source::File(_) => arg.clone(),
+                Source::File(_) => arg.display().to_string(),
                 _ => id.clone(),
             }
         };
@@ -268,9 +268,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         // An empty directory or JSON Lines file: nothing was looked up, which is not "no hits".
         if let Some(reason) = unread {
             let q = QueryDoc {
-                label: arg.clone(),
+                label: arg.display().to_string(),
                 item: Item::Skipped(corpus::Skipped {
-                    id: arg.clone(),
+                    id: arg.display().to_string(),
                     kind: corpus::SkipKind::Unreadable(std::io::ErrorKind::InvalidData),
                     reason,
                 }),

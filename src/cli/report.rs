@@ -32,7 +32,7 @@ pub struct Args {
     /// Directories, files, .jsonl and .parquet files, or - (stdin: JSON Lines if it starts with
     /// `{`, else one document).
     #[arg(required = true, value_name = "INPUT")]
-    inputs: Vec<String>,
+    inputs: Vec<PathBuf>,
     #[command(flatten)]
     method: MethodArgs,
     /// The directory to write the report into (created if missing; files in it are replaced).

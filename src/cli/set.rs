@@ -246,7 +246,7 @@ pub struct AddArgs {
     /// Directories, files, .jsonl and .parquet files, or - (stdin: JSON Lines if it starts with
     /// `{`, else one document).
     #[arg(required = true, value_name = "INPUT")]
-    inputs: Vec<String>,
+    inputs: Vec<PathBuf>,
     /// Replace documents whose id the set already holds (default: refuse and change nothing).
     #[arg(long)]
     replace: bool,
@@ -532,7 +532,7 @@ pub struct CheckArgs {
     /// Documents to check: files, directories, .jsonl and .parquet files, or - (stdin: JSON
     /// Lines if it starts with `{`, else one document).
     #[arg(required = true, value_name = "DOC")]
-    docs: Vec<String>,
+    docs: Vec<PathBuf>,
     /// A document scoring at least T makes DOC a near copy (estimated cosine; a copy with 5% of
     /// its words changed scores about 0.95, related articles 0.3–0.6).
     #[arg(short, long, value_name = "T", default_value_t = 0.8)]
@@ -584,7 +584,10 @@ fn read_checked(
         let source = match pocketdex::corpus::Source::from_arg(d) {
             Ok(s) => s,
             Err(e) => {
-                sink(Event::Unchecked(d.clone(), util::why_unread(d, &e)))?;
+                sink(Event::Unchecked(
+                    d.display().to_string(),
+                    util::why_unread(d, &e),
+                ))?;
                 continue;
             }
         };
@@ -620,13 +623,19 @@ fn read_checked(
                 read_docs += summary.docs;
                 by_place += summary.named_by_place;
                 if summary.docs == 0 && summary.skipped.is_empty() {
-                    sink(Event::Unchecked(d.clone(), "no documents in it".into()))?;
+                    sink(Event::Unchecked(
+                        d.display().to_string(),
+                        "no documents in it".into(),
+                    ))?;
                 }
                 for s in summary.skipped {
                     sink(Event::Unchecked(s.id, s.reason))?;
                 }
             }
-            Err(e) => sink(Event::Unchecked(d.clone(), util::why_unread(d, &e)))?,
+            Err(e) => sink(Event::Unchecked(
+                d.display().to_string(),
+                util::why_unread(d, &e),
+            ))?,
         }
     }
     Ok((read_docs, by_place))

@@ -19,7 +19,7 @@ use std::process::ExitCode;
 #[derive(clap::Args, Debug)]
 #[command(verbatim_doc_comment)]
 pub struct KeygenArgs {
-    /// Write NAME.key and NAME.pub.
+    /// Write NAME.key and NAME.pub (NAME may end in .key or .pub, left out; not a directory).
     #[arg(
         short,
         long,
@@ -118,8 +118,29 @@ impl Trust {
 }
 
 pub fn keygen(args: KeygenArgs) -> anyhow::Result<ExitCode> {
+    // `-o keys/` (or a directory) would make the hidden files `keys/.key` and `keys/.pub`.
+    let name = args
+        .out
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned());
+    if args.out.is_dir() || name.is_none() || args.out.as_os_str().to_string_lossy().ends_with('/')
+    {
+        anyhow::bail!(
+            "-o takes a NAME for the two files, NAME.key and NAME.pub, not a directory: e.g. -o {}",
+            args.out.join("archive").display()
+        );
+    }
+    // `-o archive.key` means the key pair `archive`, not `archive.key.key`.
+    let out = match name.as_deref().and_then(|n| {
+        n.strip_suffix(".key")
+            .or_else(|| n.strip_suffix(".pub"))
+            .filter(|stem| !stem.is_empty())
+    }) {
+        Some(stem) => args.out.with_file_name(stem),
+        None => args.out.clone(),
+    };
     let with = |ext: &str| {
-        let mut p = args.out.clone().into_os_string();
+        let mut p = out.clone().into_os_string();
         p.push(ext);
         PathBuf::from(p)
     };

@@ -58,7 +58,7 @@ pub struct Args {
         conflicts_with = "generate",
         value_name = "INPUT"
     )]
-    inputs: Vec<String>,
+    inputs: Vec<PathBuf>,
     /// The JSON Lines file to write.
     #[arg(short, long, value_name = "FILE.jsonl")]
     output: PathBuf,

@@ -267,15 +267,19 @@ pub fn is_closed_pipe(e: &anyhow::Error) -> bool {
 /// Refuses inputs that would be read twice: the same file or directory given twice (by its
 /// canonical path, so `a.jsonl` and `./a.jsonl` are one), one inside another given directory,
 /// or standard input twice. `twice` says what reading it twice would do.
-pub fn inputs_once(inputs: &[String], twice: &str) -> anyhow::Result<()> {
-    if inputs.iter().filter(|i| *i == "-").count() > 1 {
+pub fn inputs_once(inputs: &[PathBuf], twice: &str) -> anyhow::Result<()> {
+    if inputs.iter().filter(|i| i.as_os_str() == "-").count() > 1 {
         anyhow::bail!("- (standard input) is given twice: it can be read once");
     }
     // Canonical path → its position among the inputs; a path that cannot be resolved is
     // reported as unreadable when it is read.
     let mut seen: std::collections::HashMap<PathBuf, usize> = Default::default();
     let mut real = Vec::new();
-    for (i, input) in inputs.iter().enumerate().filter(|(_, i)| *i != "-") {
+    for (i, input) in inputs
+        .iter()
+        .enumerate()
+        .filter(|(_, i)| i.as_os_str() != "-")
+    {
         let Ok(path) = std::fs::canonicalize(input) else {
             continue;
         };
@@ -302,7 +306,11 @@ pub fn inputs_once(inputs: &[String], twice: &str) -> anyhow::Result<()> {
 /// Refuses an output directory (`report --out`, `eval --out`) that is one of the input
 /// directories or below one: its files would be read as documents by the next run, and one
 /// that shares a name with an input would replace it. `files` are the names written in it.
-pub fn out_dir_outside_inputs(out: &Path, files: &[&str], inputs: &[String]) -> anyhow::Result<()> {
+pub fn out_dir_outside_inputs(
+    out: &Path,
+    files: &[&str],
+    inputs: &[PathBuf],
+) -> anyhow::Result<()> {
     if let Some(dir) = pocketdex::atomic::input_dir_holding(out, inputs) {
         anyhow::bail!(
             "--out {} is inside the input directory {}: its files would be read as documents by the next run; choose a directory outside it",
@@ -318,7 +326,7 @@ pub fn out_dir_outside_inputs(out: &Path, files: &[&str], inputs: &[String]) -> 
 
 /// The error of [`inputs_once`]: `inputs[later]` is `how` `inputs[first]`.
 fn given_twice(
-    inputs: &[String],
+    inputs: &[PathBuf],
     later: usize,
     how: &str,
     first: usize,
@@ -326,8 +334,8 @@ fn given_twice(
 ) -> anyhow::Error {
     anyhow::anyhow!(
         "{} is {how} {}: {twice}; give each document once",
-        printable(&inputs[later]),
-        printable(&inputs[first])
+        printable(&inputs[later].to_string_lossy()),
+        printable(&inputs[first].to_string_lossy())
     )
 }
 
@@ -354,6 +362,14 @@ pub fn open_indexes(paths: &[PathBuf], access: Access) -> anyhow::Result<IndexSe
             }
             IndexSet::open(path).with_context(|| format!("{}", path.display()))?
         } else {
+            // A segment copied or opened from inside a set does not know the set's deletions.
+            if let Some(dir) = path.parent().filter(|d| pocketdex::is_set(d)) {
+                eprintln!(
+                    "pocketdex: warning: {} is a file of the index set {}: alone it does not know the set's deletions (deleted documents can be hits) nor its other segments; give the set's directory instead",
+                    printable(&path.display().to_string()),
+                    printable(&dir.display().to_string())
+                );
+            }
             IndexSet::from_indexes(vec![(
                 path.display().to_string(),
                 open_index(path, access)?,
@@ -450,9 +466,9 @@ pub fn plural_were(n: u64, one: &str, many: &str) -> String {
 /// Refuses a DOC that is an index file or an index set: read as a document it would be
 /// skipped as binary (or its manifest queried as text), and "no near copy" would be a wrong
 /// answer. `hint` says what the user likely meant.
-pub fn refuse_index_docs<S: AsRef<str>>(docs: &[S], hint: &str) -> anyhow::Result<()> {
-    for d in docs.iter().map(AsRef::as_ref) {
-        let p = std::path::Path::new(d);
+pub fn refuse_index_docs<S: AsRef<Path>>(docs: &[S], hint: &str) -> anyhow::Result<()> {
+    for p in docs.iter().map(AsRef::as_ref) {
+        let d = &p.to_string_lossy();
         let what = if pocketdex::is_set(p) {
             "an index set"
         } else if p.is_file() && pocketdex::is_index_file(p) {
@@ -472,16 +488,19 @@ pub fn refuse_index_docs<S: AsRef<str>>(docs: &[S], hint: &str) -> anyhow::Resul
 /// Says on stderr which of `inputs` are named pipes (FIFOs): opening one waits until another
 /// process opens it for writing, and without this a command that waits for a writer that never
 /// comes shows nothing at all.
-pub fn note_pipes<S: AsRef<str>>(inputs: &[S]) {
+pub fn note_pipes<S: AsRef<Path>>(inputs: &[S]) {
     #[cfg(unix)]
     {
         use std::os::unix::fs::FileTypeExt;
         for a in inputs.iter().map(AsRef::as_ref) {
             // The path itself, not what a link names: `<(…)` and /dev/stdin are links to
             // pipes whose writer is already there.
-            if a != "-" && std::fs::symlink_metadata(a).is_ok_and(|m| m.file_type().is_fifo()) {
+            if a.as_os_str() != "-"
+                && std::fs::symlink_metadata(a).is_ok_and(|m| m.file_type().is_fifo())
+            {
                 eprintln!(
-                    "pocketdex: reading the named pipe {a} (this waits until a writer opens it)"
+                    "pocketdex: reading the named pipe {} (this waits until a writer opens it)",
+                    printable(&a.to_string_lossy())
                 );
             }
         }
@@ -565,10 +584,10 @@ pub fn choice<T: Copy + Send + Sync + 'static>(
 /// `--lang`'s parser: the languages with built-in stopwords and reference tables.
 /// Why a DOC could not be read, for a line that names the DOC already: an I/O error's system
 /// reason, or the error's message without the DOC's name in front.
-pub fn why_unread(doc: &str, e: &dyn std::fmt::Display) -> String {
+pub fn why_unread(doc: &Path, e: &dyn std::fmt::Display) -> String {
     let message = format!("{e:#}");
     message
-        .strip_prefix(&format!("{doc}: "))
+        .strip_prefix(&format!("{}: ", doc.display()))
         .unwrap_or(&message)
         .to_string()
 }

@@ -232,11 +232,11 @@ impl Source {
     /// The source an INPUT argument names: `-` is standard input, a `.jsonl` or `.ndjson`
     /// file is JSON Lines (so is a `.json` file that holds them), a `.parquet` file is Parquet,
     /// a directory is walked, any other path is one document.
-    pub fn from_arg(arg: &str) -> Result<Source> {
-        if arg == "-" {
+    pub fn from_arg(arg: impl AsRef<Path>) -> Result<Source> {
+        let path = arg.as_ref().to_path_buf();
+        if path.as_os_str() == "-" {
             return Ok(Source::Stdin);
         }
-        let path = PathBuf::from(arg);
         let meta = std::fs::metadata(&path).map_err(|e| Error::io(&path, e))?;
         // By the extension, in any case: `.jsonl` (or `.ndjson`, its other common name) and
         // `.parquet`.
@@ -303,7 +303,7 @@ fn starts_with(path: &Path, magic: &[u8]) -> bool {
 
 /// The sources of several INPUT arguments (see [`Source::from_arg`]); the first that cannot
 /// be read is the error.
-pub fn sources<S: AsRef<str>>(args: &[S]) -> Result<Vec<Source>> {
+pub fn sources<S: AsRef<Path>>(args: &[S]) -> Result<Vec<Source>> {
     args.iter().map(|a| Source::from_arg(a.as_ref())).collect()
 }
 
@@ -1144,6 +1144,8 @@ pub fn from_vec(id: String, title: Option<String>, bytes: Vec<u8>, html: Option<
             id,
             kind: SkipKind::Binary,
             reason: match compression(&bytes) {
+                // A Spark output directory's part files, or one piped in.
+                _ if bytes.starts_with(b"PAR1") => "binary (a Parquet file, whose rows are read only from a file given by name, ending in .parquet, not below a directory or from standard input)".into(),
                 // Office documents and EPUB books are zip archives too.
                 Some("zip") => "binary (a zip archive, as office documents and EPUB books are: extract its text first)".into(),
                 Some(format) => format!("binary ({format}-compressed: decompress it first)"),

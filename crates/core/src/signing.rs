@@ -98,7 +98,8 @@ fn hex(bytes: &[u8]) -> String {
 
 /// The 32 key bytes of `text`: `<tag> <64 hex>` or the hex alone.
 fn parse_key(text: &str, tag: &str, what: &str) -> Result<[u8; 32]> {
-    let text = text.trim();
+    // A byte order mark, as Windows' Notepad saves a copied key, is no part of it.
+    let text = text.trim_start_matches('\u{feff}').trim();
     let digits = text.strip_prefix(tag).map_or(text, str::trim);
     let bad = || {
         Error::Invalid(format!(

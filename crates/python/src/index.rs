@@ -234,6 +234,26 @@ fn options(top: usize, threshold: Option<f64>, similar: bool) -> PyResult<QueryO
 }
 
 impl Index {
+    /// Warns, as `query --similar` does, that an index built without the similar path
+    /// (`similar_bands=0`) finds with similar=True only what the default query finds.
+    fn warn_if_no_similar_path(&self, py: Python<'_>, similar: bool) -> PyResult<()> {
+        if similar
+            && self
+                .set
+                .parts()
+                .iter()
+                .all(|p| p.index.meta().params.similar_bands == 0)
+        {
+            PyErr::warn(
+                py,
+                &py.get_type::<pyo3::exceptions::PyUserWarning>(),
+                c"this index has no similar path (built with similar_bands=0): similar=True finds only what the default query finds",
+                1,
+            )?;
+        }
+        Ok(())
+    }
+
     fn answer(&self, text: &str, opts: &QueryOptions) -> pocketdex::Result<Vec<HitRecord>> {
         let plain = pocketdex::text::plain_text(text, None);
         let r = self.set.query(&plain, opts)?;
@@ -337,6 +357,7 @@ impl Index {
         similar: bool,
     ) -> PyResult<Vec<Hit>> {
         let opts = options(top, threshold, similar)?;
+        self.warn_if_no_similar_path(py, similar)?;
         // One document: no parallel work, so on this thread.
         let hits = py.detach(|| self.answer(text, &opts)).map_err(to_py)?;
         Ok(hits.into_iter().map(Hit::from).collect())
@@ -356,9 +377,12 @@ impl Index {
         similar: bool,
     ) -> PyResult<Vec<Vec<Hit>>> {
         let opts = options(top, threshold, similar)?;
+        self.warn_if_no_similar_path(py, similar)?;
         let mut column = crate::inputs::Column::new(texts, "texts")?;
         let mut out = Vec::new();
         loop {
+            // Ctrl-C between steps: the GIL is released within each.
+            py.check_signals()?;
             let step = column.take(out.len(), crate::inputs::STEP)?;
             if step.is_empty() {
                 break;

@@ -162,6 +162,8 @@ impl Fingerprinter {
         let mut column = Column::new(texts, "texts")?;
         let mut out = Vec::new();
         loop {
+            // Ctrl-C between steps: the GIL is released within each.
+            py.check_signals()?;
             let step = column.take(out.len(), STEP)?;
             if step.is_empty() {
                 return Ok(out);
@@ -424,6 +426,8 @@ pub fn dups(
     let mut ids: Vec<String> = Vec::new();
     let mut store = detector.store();
     loop {
+        // Ctrl-C between steps of reading: the GIL is released within each.
+        py.check_signals()?;
         let id_step = id_column.take(ids.len(), STEP)?;
         let text_step = text_column.take(store.len(), STEP)?;
         if id_step.len() != text_step.len() {

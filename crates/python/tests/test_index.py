@@ -619,3 +619,18 @@ def test_paths_may_be_str_or_path_like(tmp_path, samples, monkeypatch):
         assert pocketdex.adopt_segments(make(set_dir), [make(s) for s in shards[:1]]) == 150
         assert pocketdex.adopt_segments(make(set_dir), make(shards[1])) == len(ids)
         assert pocketdex.Index(make(set_dir)).query_batch(texts) == want
+
+
+def test_similar_on_an_index_without_the_similar_path_warns(tmp_path, samples):
+    # As `query --similar` warns: such an index finds with similar=True what it finds without.
+    ids, texts = samples
+    b = pocketdex.IndexBuilder(similar_bands=0)
+    b.add_batch(ids, texts)
+    b.write(tmp_path / "plain.pdx")
+    index = pocketdex.Index(tmp_path / "plain.pdx")
+    text = texts[0]
+    with pytest.warns(UserWarning, match="no similar path"):
+        similar = index.query(text, similar=True)
+    with pytest.warns(UserWarning, match="no similar path"):
+        index.query_batch([text], similar=True)
+    assert [h.id for h in similar] == [h.id for h in index.query(text, threshold=0.4)]
