@@ -217,6 +217,25 @@ fn binary_and_empty_files_are_skipped_and_invalid_utf8_counted() {
     );
     std::fs::remove_file(dir.join("part-0.snappy.parquet")).unwrap();
     std::fs::remove_file(dir.join("records.jsonl")).unwrap();
+    // A record whose id ends so is no file read whole.
+    let records = tmp.path().join("r.jsonl");
+    std::fs::write(
+        &records,
+        "{\"id\": \"exports/a.JSONL\", \"text\": \"Glassblowers gather molten glass.\"}\n",
+    )
+    .unwrap();
+    let o = pocketdex(&[
+        "build",
+        records.to_str().unwrap(),
+        dir.to_str().unwrap(),
+        "-o",
+        &index,
+    ]);
+    assert!(
+        !stderr(&o).contains("JSON Lines file below"),
+        "{}",
+        stderr(&o)
+    );
     let o = pocketdex(&["build", dir.to_str().unwrap(), "-o", &index]);
     let err = stderr(&o);
     assert!(o.status.success(), "{err}");

@@ -875,6 +875,24 @@ fn compare_marks_the_shared_terms() {
         .post_json("/v1/compare", &json!({"text": "a", "id": "../README.md"}))
         .error(404);
     assert!(m.contains("no indexed document has the id"), "{m}");
+    // A UTF-8 name that holds `\x09` as text is its own id, and its text is found by it.
+    let dir = tmp.path().join("texts");
+    std::fs::create_dir(&dir).unwrap();
+    std::fs::copy(
+        root().join("samples/wiki-en/Jupiter.txt"),
+        dir.join("notes\\x09old.txt"),
+    )
+    .unwrap();
+    let literal = build(tmp.path(), "literal.pdx", dir.to_str().unwrap());
+    let s2 = Server::start(&literal, &["--texts", dir.to_str().unwrap()]);
+    let a = s2
+        .post_json(
+            "/v1/compare",
+            &json!({"text": edited, "id": "notes\\x09old.txt"}),
+        )
+        .json();
+    assert!(a["shared_terms"].as_u64().unwrap() > 30, "{a}");
+    drop(s2);
     // A binary text is no document, as `compare` and `/v1/query` say.
     let m = server
         .post_json(

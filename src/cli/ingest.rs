@@ -201,6 +201,23 @@ pub fn fingerprinted(
     // The names a record without an id gets, `NAME:NUMBER`, counted only for an --id-key of
     // the user's (`Summary::check_id_key`).
     let by_place = by_place(reader, sources);
+    // A `.jsonl` file below an input directory, read as one document: its id is its path
+    // there (a record's id that merely ends so names no such file).
+    let dirs: Vec<&std::path::Path> = sources
+        .iter()
+        .filter_map(|s| match s {
+            Source::Dir(d) => Some(d.as_path()),
+            _ => None,
+        })
+        .collect();
+    let jsonl_in_dir = |id: &str| {
+        let lower = id.to_ascii_lowercase();
+        !dirs.is_empty()
+            && (lower.ends_with(".jsonl") || lower.ends_with(".ndjson"))
+            && dirs
+                .iter()
+                .any(|d| d.join(pocketdex::corpus::path_of_id(id)).is_file())
+    };
     summary.non_regular = reader.for_each_batch(
         sources,
         512,
@@ -231,10 +248,7 @@ pub fn fingerprinted(
                         summary.count_invalid(&d);
                         summary.docs += 1;
                         summary.named_by_place += by_place(&d.id) as u64;
-                        // Only a directory's file has a name for its id: a record's id is its
-                        // own, and a `.jsonl` INPUT is read record by record.
-                        summary.jsonl_as_documents +=
-                            (d.id.ends_with(".jsonl") || d.id.ends_with(".ndjson")) as u64;
+                        summary.jsonl_as_documents += jsonl_in_dir(&d.id) as u64;
                         summary.bytes += bytes as u64;
                         each(d, fp)?;
                     }

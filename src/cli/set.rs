@@ -656,7 +656,7 @@ pub fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
     }
     util::refuse_index_docs(
         &args.docs,
-        "check the documents it was built from (`pocketdex adopt` takes an index's documents into a set)",
+        "check the documents it was built from (a piece built with `build --segment-of SET` joins a set with `pocketdex adopt`)",
     )?;
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());

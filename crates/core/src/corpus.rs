@@ -476,8 +476,10 @@ pub fn id_of_name(name: &std::ffi::OsStr) -> std::borrow::Cow<'_, str> {
         use std::fmt::Write;
         use std::os::unix::ffi::OsStrExt;
         let bytes = name.as_bytes();
+        // A name of spaces alone would be a blank id, which no one could type either.
+        let blank = bytes.iter().all(|&b| b == b' ');
         if let Ok(s) = std::str::from_utf8(bytes) {
-            if !s.chars().any(char::is_control) {
+            if !blank && !s.chars().any(char::is_control) {
                 return std::borrow::Cow::Borrowed(s);
             }
         }
@@ -486,7 +488,7 @@ pub fn id_of_name(name: &std::ffi::OsStr) -> std::borrow::Cow<'_, str> {
             // A backslash is escaped too in such a name, so that [`path_of_id`] reads back
             // exactly the bytes it had.
             for c in chunk.valid().chars() {
-                if c == '\\' || c.is_control() {
+                if c == '\\' || c.is_control() || (blank && c == ' ') {
                     for b in c.encode_utf8(&mut [0; 4]).bytes() {
                         let _ = write!(id, "\\x{b:02X}");
                     }
@@ -519,7 +521,12 @@ pub fn path_of_id(id: &str) -> PathBuf {
                 // Only an escape that made invalid UTF-8 or a control character is one: a
                 // UTF-8 name without them is its own id.
                 match String::from_utf8(bytes) {
-                    Ok(s) if !s.chars().any(char::is_control) => std::ffi::OsString::from(part),
+                    Ok(s)
+                        if !s.chars().any(char::is_control)
+                            && (s.is_empty() || s.bytes().any(|b| b != b' ')) =>
+                    {
+                        std::ffi::OsString::from(part)
+                    }
                     Ok(s) => std::ffi::OsString::from(s),
                     Err(e) => std::ffi::OsString::from_vec(e.into_bytes()),
                 }
@@ -1824,7 +1831,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let sub = std::ffi::OsStr::from_bytes(b"d\xe9j\xe0");
         std::fs::create_dir(dir.path().join(sub)).unwrap();
-        let names: [&[u8]; 9] = [
+        let names: [&[u8]; 10] = [
             b"caf\xe9.txt",
             b"caf\xe8.txt",
             b"caf\xc3\xa9.txt",
@@ -1834,6 +1841,7 @@ mod tests {
             b"line\nbreak\\.txt",
             b"tab\tand\xc2\x85next line.txt",
             b"del\x7f\xff.txt",
+            b"  ",
         ];
         for name in names {
             std::fs::write(dir.path().join(std::ffi::OsStr::from_bytes(name)), "text").unwrap();
@@ -1844,6 +1852,7 @@ mod tests {
         assert_eq!(
             ids,
             [
+                "\\x20\\x20",
                 "a\\x41.txt",
                 "a\\x5Cx41 \\xFF.txt",
                 "caf\\xE8.txt",

@@ -634,3 +634,19 @@ def test_similar_on_an_index_without_the_similar_path_warns(tmp_path, samples):
     with pytest.warns(UserWarning, match="no similar path"):
         index.query_batch([text], similar=True)
     assert [h.id for h in similar] == [h.id for h in index.query(text, threshold=0.4)]
+
+
+def test_write_never_replaces_a_file_that_is_not_an_index(tmp_path, samples):
+    ids, texts = samples
+    notes = tmp_path / "notes.txt"
+    notes.write_text("keep me")
+    b = pocketdex.IndexBuilder()
+    b.add_batch(ids[:5], texts[:5])
+    with pytest.raises(ValueError, match="exists and is not a pocketdex index"):
+        b.write(notes)
+    assert notes.read_text() == "keep me"
+    # The builder is kept, and an index is written over an index.
+    b.write(tmp_path / "a.pdx")
+    again = pocketdex.IndexBuilder()
+    again.add_batch(ids[:5], texts[:5])
+    assert again.write(tmp_path / "a.pdx")["docs"] == 5

@@ -749,6 +749,11 @@ pub async fn compare(
     let app2 = app.clone();
     let answer = app
         .cpu(move || -> Result<CompareAnswer, ApiError> {
+            let other_is = if req.id.is_some() {
+                "the indexed document's text"
+            } else {
+                "other"
+            };
             let other = match (req.id, req.other) {
                 (Some(id), None) => {
                     let Some(texts) = &app2.texts else {
@@ -794,7 +799,7 @@ pub async fn compare(
                 }
             };
             // As `pocketdex compare` refuses a binary file, and `/v1/query` skips one.
-            for (what, t) in [("text", &req.text), ("other", &other)] {
+            for (what, t) in [("text", &req.text), (other_is, &other)] {
                 if pocketdex::text::looks_binary(t.as_bytes()) {
                     return Err(ApiError::new(
                         StatusCode::UNPROCESSABLE_ENTITY,

@@ -470,6 +470,8 @@ fn raise_open_files_limit() {
 /// When the address cannot be bound, or the server fails.
 pub fn run(app: App) -> Result<(), String> {
     raise_open_files_limit();
+    // Read before any handler is installed: a server started under `nohup` keeps ignoring it.
+    let hangup = !hangup_ignored();
     // Accepting, signals and reloads: the connections are served by `Workers`.
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -505,7 +507,7 @@ pub fn run(app: App) -> Result<(), String> {
                 ""
             }
         );
-        serve_on(listener, app, Some(workers), shutdown_signal())
+        serve_on(listener, app, Some(workers), shutdown_signal(hangup))
             .await
             .map_err(|e| format!("the server failed: {e}"))?;
         eprintln!("pocketdex: stopped");
@@ -513,39 +515,57 @@ pub fn run(app: App) -> Result<(), String> {
     })
 }
 
-/// SIGTERM, SIGHUP (a closed terminal) or Ctrl-C; a second one, while the requests in flight
-/// finish, ends the process at once (exit status 130).
-async fn shutdown_signal() {
-    stop_signal().await;
+/// True when SIGHUP is ignored (`nohup`): then it stays ignored.
+fn hangup_ignored() -> bool {
+    #[cfg(unix)]
+    // SAFETY: sigaction with a null new action only reads the current one into `old`.
+    unsafe {
+        let mut old = std::mem::zeroed::<libc::sigaction>();
+        libc::sigaction(libc::SIGHUP, std::ptr::null(), &mut old) == 0
+            && old.sa_sigaction == libc::SIG_IGN
+    }
+    #[cfg(not(unix))]
+    true
+}
+
+/// SIGTERM, SIGHUP (a closed terminal; unless ignored, as under `nohup`) or Ctrl-C; a second
+/// one, while the requests in flight finish, ends the process at once (exit status 130).
+async fn shutdown_signal(hangup: bool) {
+    stop_signal(hangup).await;
     eprintln!(
         "pocketdex: stopping: finishing the requests in flight (signal again to stop at once)"
     );
-    tokio::spawn(async {
-        stop_signal().await;
+    tokio::spawn(async move {
+        stop_signal(hangup).await;
         eprintln!("pocketdex: stopped at once; requests in flight were cut off");
         std::process::exit(130);
     });
 }
 
-/// The next SIGTERM, SIGHUP or Ctrl-C.
-async fn stop_signal() {
+/// The next SIGTERM, Ctrl-C or (with `hangup`) SIGHUP.
+async fn stop_signal(hangup: bool) {
     let ctrl_c = async {
         let _ = tokio::signal::ctrl_c().await;
     };
     #[cfg(unix)]
     let other = async {
         use tokio::signal::unix::{signal, SignalKind};
-        match (
-            signal(SignalKind::terminate()),
-            signal(SignalKind::hangup()),
-        ) {
-            (Ok(mut term), Ok(mut hup)) => {
+        let hup = async {
+            match hangup.then(|| signal(SignalKind::hangup())) {
+                Some(Ok(mut hup)) => {
+                    hup.recv().await;
+                }
+                _ => std::future::pending::<()>().await,
+            }
+        };
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
                 tokio::select! {
                     _ = term.recv() => {},
-                    _ = hup.recv() => {},
+                    _ = hup => {},
                 }
             }
-            _ => std::future::pending::<()>().await,
+            Err(_) => hup.await,
         }
     };
     #[cfg(not(unix))]

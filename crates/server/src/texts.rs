@@ -76,7 +76,12 @@ impl Texts {
         let item = match self {
             Texts::Dir(dir) => {
                 // Only files below the directory: an id with `..` or an absolute path is none.
-                let Ok(path) = dir.join(corpus::path_of_id(id)).canonicalize() else {
+                // A UTF-8 name that holds `\xHH` text is its own id, and is tried first; an
+                // escaped name (not UTF-8, control characters) only by its bytes.
+                let found = [dir.join(id), dir.join(corpus::path_of_id(id))]
+                    .into_iter()
+                    .find_map(|p| p.canonicalize().ok().filter(|p| p.is_file()));
+                let Some(path) = found else {
                     return Ok(None);
                 };
                 if !path.starts_with(dir) || !path.is_file() {
