@@ -210,10 +210,14 @@ pub fn fingerprinted(
             _ => None,
         })
         .collect();
+    // Runs for every document: no allocation before the extension matches.
+    let ends_with = |id: &str, ext: &str| {
+        id.len() >= ext.len()
+            && id.as_bytes()[id.len() - ext.len()..].eq_ignore_ascii_case(ext.as_bytes())
+    };
     let jsonl_in_dir = |id: &str| {
-        let lower = id.to_ascii_lowercase();
         !dirs.is_empty()
-            && (lower.ends_with(".jsonl") || lower.ends_with(".ndjson"))
+            && (ends_with(id, ".jsonl") || ends_with(id, ".ndjson"))
             && dirs
                 .iter()
                 .any(|d| d.join(pocketdex::corpus::path_of_id(id)).is_file())

@@ -119,11 +119,9 @@ impl Trust {
 
 pub fn keygen(args: KeygenArgs) -> anyhow::Result<ExitCode> {
     // `-o keys/` (or a directory) would make the hidden files `keys/.key` and `keys/.pub`.
-    let name = args
-        .out
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned());
-    if args.out.is_dir() || name.is_none() || args.out.as_os_str().to_string_lossy().ends_with('/')
+    if args.out.is_dir()
+        || args.out.file_name().is_none()
+        || args.out.as_os_str().as_encoded_bytes().ends_with(b"/")
     {
         anyhow::bail!(
             "-o takes a NAME for the two files, NAME.key and NAME.pub, not a directory: e.g. -o {}",
@@ -131,13 +129,9 @@ pub fn keygen(args: KeygenArgs) -> anyhow::Result<ExitCode> {
         );
     }
     // `-o archive.key` means the key pair `archive`, not `archive.key.key`.
-    let out = match name.as_deref().and_then(|n| {
-        n.strip_suffix(".key")
-            .or_else(|| n.strip_suffix(".pub"))
-            .filter(|stem| !stem.is_empty())
-    }) {
-        Some(stem) => args.out.with_file_name(stem),
-        None => args.out.clone(),
+    let out = match args.out.extension() {
+        Some(e) if e == "key" || e == "pub" => args.out.with_extension(""),
+        _ => args.out.clone(),
     };
     let with = |ext: &str| {
         let mut p = out.clone().into_os_string();

@@ -476,13 +476,13 @@ pub fn id_of_name(name: &std::ffi::OsStr) -> std::borrow::Cow<'_, str> {
         use std::fmt::Write;
         use std::os::unix::ffi::OsStrExt;
         let bytes = name.as_bytes();
-        // A name of spaces alone would be a blank id, which no one could type either.
-        let blank = bytes.iter().all(|&b| b == b' ');
         if let Ok(s) = std::str::from_utf8(bytes) {
-            if !blank && !s.chars().any(char::is_control) {
+            if is_own_id(s) {
                 return std::borrow::Cow::Borrowed(s);
             }
         }
+        // A name of spaces alone would be a blank id, which no one could type either.
+        let blank = bytes.iter().all(|&b| b == b' ');
         let mut id = String::with_capacity(bytes.len() + 8);
         for chunk in bytes.utf8_chunks() {
             // A backslash is escaped too in such a name, so that [`path_of_id`] reads back
@@ -507,6 +507,13 @@ pub fn id_of_name(name: &std::ffi::OsStr) -> std::borrow::Cow<'_, str> {
     name.to_string_lossy()
 }
 
+/// True for a UTF-8 file name that is its own id ([`id_of_name`]): no control characters, and
+/// not spaces alone. The one rule both ways, so that [`path_of_id`] reads back what was made.
+#[cfg(unix)]
+fn is_own_id(name: &str) -> bool {
+    !name.chars().any(char::is_control) && (name.is_empty() || name.bytes().any(|b| b != b' '))
+}
+
 /// The relative path a document id made by [`id_of_name`] stands for: `\xHH` becomes the byte
 /// again where the id's name was not UTF-8 or held control characters (a name that is UTF-8
 /// without them is its own id, taken as is).
@@ -518,15 +525,10 @@ pub fn path_of_id(id: &str) -> PathBuf {
             .split('/')
             .map(|part| {
                 let bytes = unescape_name(part);
-                // Only an escape that made invalid UTF-8 or a control character is one: a
-                // UTF-8 name without them is its own id.
+                // Only an escape that made a name `id_of_name` escapes is one: a name that is
+                // its own id is taken as is.
                 match String::from_utf8(bytes) {
-                    Ok(s)
-                        if !s.chars().any(char::is_control)
-                            && (s.is_empty() || s.bytes().any(|b| b != b' ')) =>
-                    {
-                        std::ffi::OsString::from(part)
-                    }
+                    Ok(s) if is_own_id(&s) => std::ffi::OsString::from(part),
                     Ok(s) => std::ffi::OsString::from(s),
                     Err(e) => std::ffi::OsString::from_vec(e.into_bytes()),
                 }

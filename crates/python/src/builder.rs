@@ -623,13 +623,10 @@ impl State {
             });
             let id_error = match unprintable {
                 Some(at) => {
-                    let err = crate::inputs::unprintable(id_step[at].as_deref().unwrap_or(""));
+                    let why = crate::inputs::unprintable(id_step[at].as_deref().unwrap_or(""));
                     id_step.truncate(at);
                     Some(ReadError {
-                        err: PyErr::from_type(
-                            err.get_type(py),
-                            format!("row {}: {}", row + at, err.value(py)),
-                        ),
+                        err: PyValueError::new_err(format!("row {}: {why}", row + at)),
                         ours: true,
                     })
                 }

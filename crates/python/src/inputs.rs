@@ -51,15 +51,15 @@ pub fn printable_id(id: String) -> PyResult<String> {
     if pocketdex::check::is_printable_id(&id) {
         Ok(id)
     } else {
-        Err(unprintable(&id))
+        Err(PyValueError::new_err(unprintable(&id)))
     }
 }
 
-/// The `ValueError` of an id [`printable_id`] refuses.
-pub fn unprintable(id: &str) -> PyErr {
-    PyValueError::new_err(format!(
+/// Why [`printable_id`] refuses `id` (the message of its `ValueError`).
+pub fn unprintable(id: &str) -> String {
+    format!(
         "id {id:?} is blank or holds control characters: give the document an id that prints on one line (or None, to name it by its row)"
-    ))
+    )
 }
 
 /// An error reading a column's value.

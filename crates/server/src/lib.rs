@@ -256,14 +256,15 @@ pub async fn serve(
     app: Arc<App>,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    serve_on(listener, app, None, shutdown).await
+    let workers = Workers::for_app(&app)?;
+    serve_with(listener, app, workers, shutdown).await
 }
 
-/// [`serve`] with workers started already (by [`run`], before it says it is serving).
-async fn serve_on(
+/// [`serve`] on workers started already (by [`run`], before it says it is serving).
+async fn serve_with(
     listener: tokio::net::TcpListener,
     app: Arc<App>,
-    workers: Option<Workers>,
+    workers: Workers,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
     let watcher = app.clone();
@@ -277,14 +278,6 @@ async fn serve_on(
             let _ = tokio::task::spawn_blocking(move || w.served.reload_if_changed()).await;
         }
     });
-    let workers = match workers {
-        Some(w) => w,
-        None => Workers::start(
-            app.config.workers.max(1),
-            router(app.clone()),
-            app.config.timeout,
-        )?,
-    };
     let r = accept(listener, &workers, app.config.timeout, shutdown).await;
     reloads.abort();
     workers.stop();
@@ -314,6 +307,15 @@ struct Workers {
 }
 
 impl Workers {
+    /// The workers `app`'s configuration asks for, serving its routes.
+    fn for_app(app: &Arc<App>) -> std::io::Result<Workers> {
+        Workers::start(
+            app.config.workers.max(1),
+            router(app.clone()),
+            app.config.timeout,
+        )
+    }
+
     /// Starts `n` threads serving `router` with hyper's HTTP/1.1 and a timer: a client has
     /// [`HEADER_TIMEOUT`] (or `request_timeout`, if shorter) for each request's headers, and an
     /// answer that cannot be written for `request_timeout` closes its connection.
@@ -486,12 +488,7 @@ pub fn run(app: App) -> Result<(), String> {
         let app = Arc::new(app);
         // Started before the server says it serves: a supervisor waiting for that line must
         // not see it from a server that then fails (out of threads or file descriptors).
-        let workers = Workers::start(
-            app.config.workers.max(1),
-            router(app.clone()),
-            app.config.timeout,
-        )
-        .map_err(|e| {
+        let workers = Workers::for_app(&app).map_err(|e| {
             format!(
                 "cannot start {} serving threads: {e} (--threads)",
                 app.config.workers
@@ -507,7 +504,7 @@ pub fn run(app: App) -> Result<(), String> {
                 ""
             }
         );
-        serve_on(listener, app, Some(workers), shutdown_signal(hangup))
+        serve_with(listener, app, workers, shutdown_signal(hangup))
             .await
             .map_err(|e| format!("the server failed: {e}"))?;
         eprintln!("pocketdex: stopped");
