@@ -515,9 +515,11 @@ fn closed_stdout_exits_quietly() {
     }
 }
 
-/// Every command that writes results to stdout ends quietly with status 0 when stdout is a pipe
-/// whose reader is gone (`… | head -n 0`): the write fails with "broken pipe", which is not an
-/// error of the command.
+/// Every command that writes results to stdout ends quietly when stdout is a pipe whose reader
+/// is gone (`… | head -n 0`): the write fails with "broken pipe", which is not an error of the
+/// command. Its status is 0, but for the commands whose status is their answer (`query`,
+/// `check`, `dups`), which keep it: `check` of a near copy says 1 (see also
+/// `sets_cli::a_closed_output_changes_no_verdict`).
 #[test]
 fn every_command_exits_quietly_on_a_closed_stdout() {
     let tmp = tempfile::tempdir().unwrap();
@@ -570,7 +572,8 @@ fn every_command_exits_quietly_on_a_closed_stdout() {
             .stderr(std::process::Stdio::piped())
             .output()
             .unwrap();
-        assert_eq!(o.status.code(), Some(0), "{args:?}: {}", stderr(&o));
+        let answer = if args[0] == "check" { 1 } else { 0 };
+        assert_eq!(o.status.code(), Some(answer), "{args:?}: {}", stderr(&o));
         assert!(o.stderr.is_empty(), "{args:?}: {}", stderr(&o));
     }
 }
@@ -1230,6 +1233,22 @@ fn unreadable_docs_are_errors_and_mistakes_are_named() {
     let (de_first, _) = terms(&["query", de, "--index", &index, doc, "--json"]);
     assert_eq!(de_alone, de_first);
     assert_ne!(alone, de_alone, "German stopwords are other terms");
+    // The same id in both: each of its hits names the index that holds it.
+    let both = stdout(&pocketdex(&["query", &index, "--index", de, doc]));
+    let mut got: Vec<&str> = both
+        .lines()
+        .filter(|l| l.contains("Jupiter.txt"))
+        .map(|l| l.rsplit("  in ").next().unwrap())
+        .collect();
+    let mut want = vec![index.as_str(), de];
+    got.sort();
+    want.sort();
+    assert_eq!(got, want, "{both}");
+    let alone = stdout(&pocketdex(&["query", &index, doc, "--json"]));
+    assert!(
+        alone.contains("Jupiter.txt") && !alone.contains("\"index\""),
+        "{alone}"
+    );
 }
 
 /// The build summary and `info` give one figure for bytes per document beyond the names and

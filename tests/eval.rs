@@ -472,3 +472,28 @@ fn similar_mode_finds_what_near_duplicate_codes_miss() {
     }
     assert!(similar.queries.mean_candidates >= near.queries.mean_candidates);
 }
+
+/// Documents that share an id are warned of: their pairs cannot be told apart in hits, so
+/// they are left out of the measures.
+#[test]
+fn repeated_ids_are_warned_of() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let mut lines = String::new();
+    let docs = samples();
+    for (id, text) in docs.iter().take(20).chain(docs.iter().take(1)) {
+        lines += &serde_json::json!({"id": id, "text": text}).to_string();
+        lines.push('\n');
+    }
+    std::fs::write(dir.join("c.jsonl"), lines).unwrap();
+    let o = pocketdex(dir, &["eval", "c.jsonl", "--out", "out"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        err.contains("1 document shares an id with an earlier one"),
+        "{err}"
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("out/eval.json")).unwrap()).unwrap();
+    assert_eq!(json["same_id_pairs"], 1, "{json}");
+}

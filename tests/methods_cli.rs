@@ -884,4 +884,86 @@ fn dups_refuses_an_id_key_no_record_has() {
     failed_with(&o, "no record has a field \"ID\" (--id-key)");
     let o = pocketdex(&["dups", input, "--id-key", "id", "-q"]);
     assert!(o.status.code() != Some(2), "{}", stderr(&o));
+    // eval and synth alike: a misspelt key would name (synth: rewrite) every id by its place.
+    let out = tmp.path().join("out");
+    let o = pocketdex(&[
+        "eval",
+        input,
+        "--id-key",
+        "ID",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    failed_with(&o, "no record has a field \"ID\" (--id-key)");
+    let copies = tmp.path().join("copies.jsonl");
+    let o = pocketdex(&[
+        "synth",
+        input,
+        "--id-key",
+        "ID",
+        "-o",
+        copies.to_str().unwrap(),
+    ]);
+    failed_with(&o, "no record has a field \"ID\" (--id-key)");
+    assert!(!copies.exists());
+}
+
+/// What is read otherwise than it looks, or given and not used, is said: a JSON array (one
+/// document, not records), synth's output under a name that is read as one document, an option
+/// of no use to the method; and compare reads a record's text by --text-key.
+#[test]
+fn inputs_and_options_of_no_effect_are_noted() {
+    let tmp = tempfile::tempdir().unwrap();
+    let records: Vec<Value> = common::samples()
+        .iter()
+        .take(3)
+        .map(|(id, text)| serde_json::json!({"id": id, "content": text}))
+        .collect();
+    let array = tmp.path().join("export.json");
+    std::fs::write(&array, serde_json::to_string(&records).unwrap()).unwrap();
+    let array = array.to_str().unwrap();
+    let o = pocketdex(&["dups", array]);
+    assert!(
+        stderr(&o).contains("is a JSON array, read as one document"),
+        "{}",
+        stderr(&o)
+    );
+    let txt = tmp.path().join("copies.txt");
+    let o = pocketdex(&["synth", "samples/wiki-en", "-o", txt.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("holds JSON Lines"), "{}", stderr(&o));
+    let o = pocketdex(&["dups", "samples/wiki-en", "-m", "exact", "--no-verify"]);
+    assert!(stderr(&o).contains("--no-verify"), "{}", stderr(&o));
+    let o = pocketdex(&["dups", "samples/wiki-en", "-m", "minhash", "--no-verify"]);
+    assert!(!stderr(&o).contains("not used"), "{}", stderr(&o));
+    // One record whose text is in `content`: compared by its text with --text-key.
+    let one = tmp.path().join("one.jsonl");
+    std::fs::write(&one, records[0].to_string() + "\n").unwrap();
+    let one = one.to_str().unwrap();
+    let same = format!("samples/wiki-en/{}", records[0]["id"].as_str().unwrap());
+    failed_with(&pocketdex(&["compare", one, &same]), "text");
+    let o = pocketdex(&["compare", one, &same, "--text-key", "content", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let exact = v["verdicts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| v["method"] == "exact")
+        .unwrap();
+    assert_eq!(exact["near_duplicate"], true, "{v}");
+    let o = pocketdex(&[
+        "compare",
+        one,
+        &same,
+        "--text-key",
+        "content",
+        "--min-idf",
+        "0.5",
+    ]);
+    assert!(
+        stderr(&o).contains("--min-idf and --max-idf are not used"),
+        "{}",
+        stderr(&o)
+    );
 }

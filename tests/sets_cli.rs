@@ -125,7 +125,24 @@ fn a_set_answers_as_one_build_and_merges_into_its_file() {
     let mut args = vec!["query", s(&a), "--index", s(&b)];
     args.extend(QUERIES);
     args.extend(["--json", "--threshold", "0.3"]);
-    assert_eq!(stdout(&pocketdex(&args)), want);
+    // As one build answers, but that each hit names the shard that holds it.
+    let (mut unnamed, mut held) = (String::new(), std::collections::BTreeSet::new());
+    for line in stdout(&pocketdex(&args)).lines() {
+        let mut v: serde_json::Value = serde_json::from_str(line).unwrap();
+        if v["type"] == "hit" {
+            let index = v.as_object_mut().unwrap().remove("index");
+            held.insert(
+                index
+                    .expect("a hit names its index")
+                    .as_str()
+                    .unwrap()
+                    .to_owned(),
+            );
+        }
+        unnamed += &format!("{v}\n");
+    }
+    assert_eq!(unnamed, want);
+    assert!(!held.is_empty() && held.iter().all(|i| [s(&a), s(&b)].contains(&i.as_str())));
     // merge -o writes exactly what build writes; a compacted set answers the same.
     let shipped = tmp.path().join("shipped.pdx");
     ok(&pocketdex(&["merge", s(&set), "-o", s(&shipped)]));
@@ -1427,4 +1444,108 @@ fn ids_that_cannot_be_printed_are_refused_or_escaped() {
             stdout(&o)
         );
     }
+}
+
+/// Output no longer read (`check … | head -n0`) changes no answer: the exit status is still the
+/// verdict of every DOC, and `--add` still adds every new one.
+#[test]
+fn a_closed_output_changes_no_verdict() {
+    let tmp = tempfile::tempdir().unwrap();
+    let set = tmp.path().join("set");
+    ok(&pocketdex(&["add", s(&set), "samples/wiki-en", "-q"]));
+    // Its reader gone before it writes (a process starts in milliseconds; the pipe closes now).
+    let closed = |args: &[&str]| {
+        let mut c = bin()
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(c.stdout.take());
+        let o = c.wait_with_output().unwrap();
+        (
+            o.status.code(),
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+        )
+    };
+    let edited = "samples/query/edited.txt";
+    assert_eq!(closed(&["check", s(&set), edited]).0, Some(1));
+    assert_eq!(closed(&["check", s(&set), edited, "--json"]).0, Some(1));
+    assert_eq!(
+        closed(&["check", s(&set), "missing.txt", edited]).0,
+        Some(2)
+    );
+    assert_eq!(closed(&["query", s(&set), edited]).0, Some(0));
+    let new = tmp.path().join("new.txt");
+    std::fs::write(&new, "Marmots are large ground squirrels of the genus Marmota, with fifteen species living in Asia, Europe and North America; they hibernate through the winter in burrows.").unwrap();
+    assert_eq!(closed(&["query", s(&set), s(&new)]).0, Some(1));
+    let (code, err) = closed(&["check", s(&set), s(&new), "--add"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(
+        closed(&["check", s(&set), s(&new)]).0,
+        Some(1),
+        "it was added"
+    );
+}
+
+/// A set's directory is its writers' own: no other command writes a file there, and a set (or
+/// an index file) given where documents are expected is refused; below an input directory its
+/// manifest is no document, as its segments are none.
+#[test]
+fn a_set_is_neither_a_place_for_outputs_nor_documents() {
+    let tmp = tempfile::tempdir().unwrap();
+    let holder = tmp.path().join("holder");
+    let set = holder.join("set");
+    ok(&pocketdex(&["add", s(&set), "samples/wiki-en", "-q"]));
+    let seg = set.join(
+        files(&set)
+            .into_iter()
+            .find(|f| f.starts_with("seg-"))
+            .unwrap(),
+    );
+    let before = std::fs::read(&seg).unwrap();
+    let edited = "samples/query/edited.txt";
+    let (new, manifest) = (set.join("new.pdx"), set.join(pocketdex::MANIFEST));
+    let rows = set.join("rows.jsonl");
+    let below = set.join("sub");
+    std::fs::create_dir(&below).unwrap();
+    let deeper = below.join("x.pdx");
+    for args in [
+        vec!["build", edited, "-o", s(&seg)],
+        vec!["build", edited, "-o", s(&new)],
+        vec!["build", edited, "-o", s(&deeper)],
+        vec!["synth", "samples/wiki-en", "-o", s(&manifest)],
+        vec!["synth", "--generate", "10", "-o", s(&manifest)],
+        vec!["dups", "samples/wiki-en", "-o", s(&rows)],
+    ] {
+        failed_with(&pocketdex(&args), "must be outside the index set");
+    }
+    std::fs::remove_dir(&below).unwrap();
+    assert_eq!(std::fs::read(&seg).unwrap(), before);
+    assert!(!new.exists() && !rows.exists());
+    ok(&pocketdex(&["verify", s(&set)]));
+    // A set or an index file as INPUT: refused, saying what it is.
+    let other = tmp.path().join("other");
+    failed_with(
+        &pocketdex(&["add", s(&other), s(&set)]),
+        "is an index set, not documents",
+    );
+    assert!(!other.exists());
+    let pdx = tmp.path().join("x.pdx");
+    failed_with(
+        &pocketdex(&["build", s(&set), "-o", s(&pdx)]),
+        "is an index set, not documents",
+    );
+    ok(&pocketdex(&["build", edited, "-o", s(&pdx), "-q"]));
+    failed_with(
+        &pocketdex(&["add", s(&other), s(&pdx)]),
+        "is an index file, not documents; add the documents it was made of",
+    );
+    // Below an input directory: only the documents beside the set are indexed.
+    std::fs::copy(root().join(edited), holder.join("edited.txt")).unwrap();
+    let beside = tmp.path().join("beside.pdx");
+    ok(&pocketdex(&["build", s(&holder), "-o", s(&beside), "-q"]));
+    let info: serde_json::Value =
+        serde_json::from_str(&stdout(&pocketdex(&["info", s(&beside), "--json"]))).unwrap();
+    assert_eq!(info["documents"], 1, "{info}");
 }

@@ -23,7 +23,9 @@ use std::time::Instant;
 /// (--stdin-format says which; every command that reads documents reads - alike). HTML is
 /// recognised and its markup removed; invalid UTF-8 is replaced and counted; empty and binary
 /// files, documents over --max-doc-bytes, and files and directories that cannot be read are
-/// reported and skipped.
+/// reported and skipped. An index file or an index set given as INPUT is refused (an index
+/// keeps no text to index again); below an input directory, both are skipped. OUTPUT may not
+/// lie in an index set's directory, whose files are the set's own.
 ///
 /// Exit status: 0 when the index was written (empty and binary documents skipped with a
 /// message); 2 on error, when nothing is written, or when some inputs could not be read
@@ -195,13 +197,17 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let params = args.params()?;
     let params_fixed = params.resolution.is_some();
     // Before any document is read: a build of hours should not fail at its last step.
-    pocketdex::atomic::check_writable(&args.output)?;
+    pocketdex::atomic::check_output(&args.output)?;
     pocketdex::atomic::check_not_input(&args.output, &args.inputs)?;
     pocketdex::atomic::check_replaces_only_an_index(&args.output)?;
     util::inputs_once(&args.inputs, "its documents would be indexed twice")?;
+    util::refuse_index_inputs(
+        &args.inputs,
+        "an index keeps no text to index again: build from the documents it was made of (`pocketdex merge SET -o FILE.pdx` makes one file of a set; `query INDEX --index {}` queries indexes together)",
+    )?;
     let sources = corpus::sources(&args.inputs)?;
     if !args.quiet {
-        util::note_pipes(&args.inputs);
+        util::note_inputs(&args.inputs);
     }
     let mut builder = match &args.segment_of {
         Some(set) => {

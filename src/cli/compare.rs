@@ -36,8 +36,9 @@ use std::process::ExitCode;
 /// two may disagree near the threshold.
 ///
 /// A and B are files (HTML is recognised and its markup removed, as `pocketdex build` does),
-/// or JSON Lines or Parquet files of one record each; either may be - to read it from stdin
-/// (JSON Lines when it starts with `{`). A document over --max-doc-bytes is refused: the
+/// or JSON Lines or Parquet files of one record each (its text in --text-key); either may
+/// be - to read it from stdin (JSON Lines when it starts with `{`). A document over
+/// --max-doc-bytes is refused: the
 /// shingles, chunks and signatures of both documents are held at once, about 25 times the
 /// size of the text.
 ///
@@ -57,6 +58,10 @@ pub struct Args {
     /// Refuse a document larger than this (suffixes K, M, G: KiB, MiB, GiB).
     #[arg(long, value_name = "BYTES", default_value = "64M", value_parser = super::util::parse_size)]
     max_doc_bytes: u64,
+    /// The field (JSON Lines) or column (Parquet) of a record that holds its text, as for
+    /// `build` and `dups`.
+    #[arg(long, value_name = "KEY", default_value = "text")]
+    text_key: String,
     /// JSON output.
     #[arg(long)]
     json: bool,
@@ -92,8 +97,9 @@ fn one_record(arg: &str, items: Vec<Item>) -> anyhow::Result<(String, String)> {
     }
 }
 
-/// The raw text and the plain text of one input, refused over `limit` bytes.
-fn read(given: &Path, limit: u64) -> anyhow::Result<(String, String)> {
+/// The raw text and the plain text of one input, refused over `limit` bytes; a record's text
+/// is its `text_key` field.
+fn read(given: &Path, limit: u64, text_key: &str) -> anyhow::Result<(String, String)> {
     // For messages; a name that is not UTF-8 is still opened as given.
     let arg = &*given.to_string_lossy();
     // Records: read as every command reads them.
@@ -102,6 +108,10 @@ fn read(given: &Path, limit: u64) -> anyhow::Result<(String, String)> {
     {
         let reader = corpus::Reader {
             max_doc_bytes: limit,
+            keys: corpus::Keys {
+                text: text_key.to_owned(),
+                ..corpus::Keys::default()
+            },
             ..corpus::Reader::default()
         };
         // Reading stops at a second document: which one was meant cannot be guessed.
@@ -177,9 +187,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if args.a.as_os_str() == "-" && args.b.as_os_str() == "-" {
         anyhow::bail!("only one of A and B can be - (stdin)");
     }
-    let (raw_a, plain_a) = read(&args.a, args.max_doc_bytes)?;
-    let (raw_b, plain_b) = read(&args.b, args.max_doc_bytes)?;
+    let (raw_a, plain_a) = read(&args.a, args.max_doc_bytes, &args.text_key)?;
+    let (raw_b, plain_b) = read(&args.b, args.max_doc_bytes, &args.text_key)?;
     let options = args.params.options();
+    let defaults = pocketdex_methods::Options::default();
+    if options.min_idf != defaults.min_idf || options.max_idf != defaults.max_idf {
+        // They filter by the idf of a collection, and two documents are none.
+        eprintln!("pocketdex: note: --min-idf and --max-idf are not used between two documents (dups applies them over a collection): ignored");
+    }
     let c = compare(
         Input {
             raw: &raw_a,

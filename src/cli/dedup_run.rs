@@ -199,7 +199,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     // -o is written as every output is (atomically, never over an input, a link or a
     // device): the new run is made in memory, as the old one is read.
     if let Some(p) = &args.output {
-        pocketdex::atomic::check_writable(p)?;
+        pocketdex::atomic::check_output(p)?;
         pocketdex::atomic::check_not_input(p, &[Path::new(&args.run), args.groups.as_path()])?;
     }
     let mut buffer = Vec::new();

@@ -62,7 +62,7 @@ use std::time::Instant;
 /// value: 3 GB for minhash at 2 million documents) once there are more than 4 million.
 ///
 /// Exit status: 0 when some group was found, 1 when none, 2 on error (no document read at all,
-/// an input given twice).
+/// an input given twice); the same when the output is no longer read (`| head`).
 ///
 /// With --json, JSON Lines: one {"type": "group", "group", "size", "members": [ids], "pairs":
 /// [{"a", "b", "score", "estimate"?, "evidence"}]} per group; {"type": "set_aside", "id",
@@ -312,6 +312,12 @@ pub fn detect(
     if m.method.is(&Exact) && m.threshold.is_some() {
         unused.insert(0, "--threshold (exact copies are identical at --level)");
     }
+    if m.no_verify && !m.method.estimates() {
+        unused.insert(
+            0,
+            "--no-verify (its score is its exact measure, not an estimate)",
+        );
+    }
     if !unused.is_empty() && !quiet {
         eprintln!(
             "note: {} not used by {}: ignored",
@@ -321,6 +327,9 @@ pub fn detect(
     }
     util::inputs_once(inputs, "each of its documents would be paired with itself")?;
     let sources = corpus::sources(inputs)?;
+    if !quiet {
+        util::note_inputs(inputs);
+    }
     if m.method.is(&Exact) && m.params.level == Level::Whitespace && !quiet {
         eprintln!(
             "note: documents are read with markup removed, so --level whitespace equals --level \
@@ -591,7 +600,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let output = match &args.output {
         Some(path) => {
             let format = super::clusters::Format::of(path)?;
-            pocketdex::atomic::check_writable(path)?;
+            pocketdex::atomic::check_output(path)?;
             pocketdex::atomic::check_outside_inputs(path, &args.inputs)?;
             Some((path, format))
         }
@@ -599,7 +608,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     };
     let found = detect(&args.inputs, &args.input.reader(), &args.method, args.quiet)?;
     let stdout = std::io::stdout();
-    let mut out = std::io::BufWriter::new(stdout.lock());
+    let mut out = std::io::BufWriter::new(util::AnswerOut::new(stdout.lock()));
     if args.json {
         for (i, g) in found.groups.iter().enumerate() {
             writeln!(out, "{}", found.group_json(i + 1, g))?;

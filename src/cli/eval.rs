@@ -98,6 +98,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         &args.inputs,
     )?;
     let sources = corpus::sources(&args.inputs)?;
+    if !args.quiet {
+        util::note_inputs(&args.inputs);
+    }
     // The results directory is written last: make sure it can be, before the work.
     if args.out.exists() && !args.out.is_dir() {
         anyhow::bail!(
@@ -107,7 +110,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("cannot create {}", args.out.display()))?;
-    pocketdex::atomic::check_writable(&args.out.join("eval.json"))?;
+    pocketdex::atomic::check_output(&args.out.join("eval.json"))?;
     match &args.index {
         Some(path) => {
             let index = util::open_index(path, util::Access::Lookups)?;
@@ -203,7 +206,10 @@ fn read(
     };
     let mut shown = 0;
     type Read = Result<(corpus::Document, Vec<String>, Option<Fingerprint>), corpus::Skipped>;
-    args.input.reader().for_each_batch(
+    let reader = args.input.reader();
+    let by_place = super::ingest::by_place(&reader, sources);
+    let mut named_by_place = 0u64;
+    reader.for_each_batch(
         sources,
         512,
         |item| match item {
@@ -228,6 +234,7 @@ fn read(
                             b.add_fingerprint(&d.id, d.title.as_deref(), fp)?;
                         }
                         corpus.terms.push(&terms);
+                        named_by_place += by_place(&d.id) as u64;
                         corpus.ids.push(d.id);
                         corpus.texts.push(d.text);
                     }
@@ -246,10 +253,25 @@ fn read(
         },
     )?;
     bar.finish_and_clear();
+    // A misspelt key would name every document by its place in the truth and the tables.
+    super::ingest::check_id_key(&args.input.id_key, corpus.ids.len() as u64, named_by_place)?;
     if corpus.ids.is_empty() {
         anyhow::bail!(
             "no documents to evaluate ({} inputs skipped)",
             corpus.skipped
+        );
+    }
+    // Pairs of one id cannot be told apart in an index's hits: they are left out of the measures.
+    let distinct: std::collections::HashSet<&str> = corpus.ids.iter().map(String::as_str).collect();
+    let repeated = corpus.ids.len() - distinct.len();
+    if repeated > 0 {
+        let who = if repeated == 1 {
+            "1 document shares".to_string()
+        } else {
+            format!("{} documents share", util::thousands(repeated as u64))
+        };
+        eprintln!(
+            "pocketdex: warning: {who} an id with an earlier one: pairs of one id are left out of the measures (`same_id_pairs` in eval.json); give every document an id of its own"
         );
     }
     Ok(corpus)

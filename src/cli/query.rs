@@ -20,11 +20,13 @@ use std::process::ExitCode;
 /// that collided.
 ///
 /// INDEX is an index file or an index set (a directory made by `pocketdex add`); --index adds
-/// more files or sets, all queried as one (their hits ranked together). Indexes built with
+/// more files or sets, all queried as one (their hits ranked together, each naming the INDEX
+/// that holds it: "in FILE", or "index" in JSON, as the same id may be in several). Indexes built with
 /// other settings (--lang, --idf, --expected-docs) are each queried with their own, with a
 /// note: their scores then come from different idf tables.
 ///
-/// Exit status: 0 when any DOC had a hit, 1 when none had (an empty DOC has none), 2 on error,
+/// Exit status (every DOC is looked up even when the output is no longer read, `| head`):
+/// 0 when any DOC had a hit, 1 when none had (an empty DOC has none), 2 on error,
 /// and 2 when none had a hit and some DOC had nothing looked up because it was skipped as
 /// binary, over --max-doc-bytes or as records without text ("no near copy" is then not known;
 /// a directory with one binary file among its documents is looked up). An index file changed
@@ -32,7 +34,7 @@ use std::process::ExitCode;
 /// (status 135); replace an index with mv, as pocketdex's own writers do.
 ///
 /// With --json, one JSON object per line: each hit as {"type": "hit", "query", "id", "score",
-/// "rank", "codes", "path", "title"?}, best first; then, for every DOC, what its query cost:
+/// "rank", "codes", "path", "title"?, "index"?}, best first ("index" with --index); then, for every DOC, what its query cost:
 /// {"type": "query", "query", "terms", "lookups", "candidates", "hits"} (index terms of the
 /// DOC, codes looked up, distinct documents they found before ranking, hits printed); a DOC
 /// skipped as empty, binary, without text (no text field, or null) or over --max-doc-bytes
@@ -139,7 +141,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         self_name: None,
     };
     let stdout = std::io::stdout();
-    let mut out = std::io::BufWriter::new(stdout.lock());
+    let mut out = std::io::BufWriter::new(util::AnswerOut::new(stdout.lock()));
     // Per document: answered, and skipped other than as empty.
     let (mut any_hit, mut errors) = (false, 0usize);
     let (answered, not_looked_up) = (std::cell::Cell::new(0usize), std::cell::Cell::new(0usize));
@@ -197,7 +199,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         (q, a)
     };
     let reader = args.input.reader();
-    util::note_pipes(&args.docs);
+    util::note_inputs(&args.docs);
     // DOCs none of whose documents was looked up, some skipped other than as empty.
     let mut unanswered = 0usize;
     for arg in &args.docs {
@@ -353,9 +355,14 @@ fn print_result<D: AsRef<[u8]>>(
         let title = damaged(index.title(sh.part, h.doc))?
             .map(|t| format!("  \"{}\"", util::printable(&t)))
             .unwrap_or_default();
+        // Several indexes may hold the same id: say which one this is.
+        let source = index
+            .source(sh.part)
+            .map(|s| format!("  in {}", util::printable(s)))
+            .unwrap_or_default();
         writeln!(
             out,
-            "  {:>2}. {:.3}  {}  ({}, {} code group{}){title}",
+            "  {:>2}. {:.3}  {}  ({}, {} code group{}){source}{title}",
             rank + 1,
             h.score,
             util::printable(&damaged(index.name(sh.part, h.doc))?.unwrap_or_default()),

@@ -87,7 +87,7 @@ pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
         Command::Idf(a) => &a.source,
     };
     if let Some(out) = &source.output {
-        pocketdex::atomic::check_writable(out)?;
+        pocketdex::atomic::check_output(out)?;
         pocketdex::atomic::check_not_input(out, std::slice::from_ref(&source.wordfreq))?;
     }
     match cmd {

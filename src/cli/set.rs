@@ -224,7 +224,9 @@ impl CreateArgs {
 /// are merged as they accumulate (about log₂ of the number of adds remain).
 ///
 /// Empty and binary files, and documents over --max-doc-bytes, are skipped and reported, as
-/// `build` skips them (`check --add` calls them errors: a submission must be a document).
+/// `build` skips them (`check --add` calls them errors: a submission must be a document). An
+/// index file or set given as INPUT is refused: a piece built with `build --segment-of` joins
+/// with `pocketdex adopt`.
 ///
 /// Exit status: 0 when the documents were added (skipped ones aside); 2 on error, when nothing
 /// changes (a missing INPUT, an id the set holds; a set this call would have created is not
@@ -266,6 +268,10 @@ pub struct AddArgs {
 
 pub fn add(args: AddArgs) -> anyhow::Result<ExitCode> {
     let start = Instant::now();
+    util::refuse_index_inputs(
+        &args.inputs,
+        "add the documents it was made of (a piece built with `build --segment-of SET` joins a set with `pocketdex adopt`)",
+    )?;
     if pocketdex::is_set(&args.index) {
         // An existing set: read first, locked only to commit (a takedown's `delete` or a
         // submission's `check --add` need not wait for a long batch or a slow pipe).
@@ -315,7 +321,7 @@ fn read_batch(
     util::inputs_once(&args.inputs, "its documents would be added twice")?;
     let sources = pocketdex::corpus::sources(&args.inputs)?;
     if !args.quiet {
-        util::note_pipes(&args.inputs);
+        util::note_inputs(&args.inputs);
     }
     let summary = ingest::fingerprinted(
         &args.input.reader(),
@@ -386,8 +392,8 @@ fn commit_batch(
     Ok(ExitCode::SUCCESS)
 }
 
-/// Refuses an output file inside the set's directory: the set's writers own every file there
-/// (a segment's name would replace a live segment, any other file is removed as an orphan).
+/// Refuses an output file inside the set's directory: the set's writers own the files there
+/// (a segment's name would replace a live segment, or be removed as a crash's leftover).
 pub(crate) fn outside_the_set(set: &Path, out: &Path) -> anyhow::Result<()> {
     let Ok(set_dir) = set.canonicalize() else {
         return Ok(());
@@ -481,7 +487,15 @@ pub fn delete(args: DeleteArgs) -> anyhow::Result<ExitCode> {
         .collect();
     if !args.quiet {
         for id in missing.iter().take(10) {
-            eprintln!("not found: {}", util::printable(id));
+            if pocketdex::check::is_printable_id(id) {
+                eprintln!("not found: {}", util::printable(id));
+            } else {
+                // Such an id prints as nothing or as escapes: say why it cannot be there.
+                eprintln!(
+                    "not found: {:?} (no document has a blank id or one with control characters)",
+                    id
+                );
+            }
         }
         if missing.len() > 10 {
             eprintln!("… and {} more not found", missing.len() - 10);
@@ -513,7 +527,8 @@ pub fn delete(args: DeleteArgs) -> anyhow::Result<ExitCode> {
 /// Exit status: 0 when every DOC is new, 1 when a near copy was found for some DOC, 2 on
 /// error: a DOC that cannot be checked (missing, unreadable, empty, binary, over
 /// --max-doc-bytes, a damaged Parquet file, a directory or JSON Lines file without documents)
-/// or an id the set already holds; nothing is added then.
+/// or an id the set already holds; nothing is added then. Output no longer read (`| head`)
+/// changes none of it: every DOC is still checked (and added).
 ///
 /// Output: one line per DOC, `DOC: new`, `DOC: new, added`, `DOC: error: WHY` or `DOC: near
 /// copy of ID (score)` followed by its hits; with --add it is printed once the step is done,
@@ -578,7 +593,7 @@ fn read_checked(
     sink: &mut dyn FnMut(Event) -> anyhow::Result<()>,
 ) -> anyhow::Result<(u64, u64)> {
     let (mut read_docs, mut by_place) = (0u64, 0u64);
-    util::note_pipes(&args.docs);
+    util::note_inputs(&args.docs);
     let reader = args.input.reader();
     for d in &args.docs {
         let source = match pocketdex::corpus::Source::from_arg(d) {
@@ -659,7 +674,7 @@ pub fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
         "check the documents it was built from (a piece built with `build --segment-of SET` joins a set with `pocketdex adopt`)",
     )?;
     let stdout = std::io::stdout();
-    let mut out = std::io::BufWriter::new(stdout.lock());
+    let mut out = std::io::BufWriter::new(util::AnswerOut::new(stdout.lock()));
     let mut near_copies = 0usize;
     // With --add, the verdicts wait for the commit: a refused step adds nothing, and its
     // verdicts must not say "added".
@@ -949,7 +964,7 @@ pub fn merge(args: MergeArgs) -> anyhow::Result<ExitCode> {
     match &args.output {
         // A snapshot is exported without the writer's lock: from read-only media too.
         Some(out) => {
-            pocketdex::atomic::check_writable(out)?;
+            pocketdex::atomic::check_output(out)?;
             pocketdex::atomic::check_replaces_only_an_index(out)?;
             let stats = pocketdex::export_set(&args.index, out)
                 .with_context(|| format!("writing {}", out.display()))?;

@@ -13,9 +13,9 @@ use std::process::ExitCode;
 /// whoever checks your indexes).
 ///
 /// Example:
-///   pocketdex keygen -o archive
-///   pocketdex sign wiki.pdx --key archive.key
-///   pocketdex query wiki.pdx --public-key archive.pub samples/query/edited.txt
+///   pocketdex keygen -o publisher
+///   pocketdex sign wiki.pdx --key publisher.key
+///   pocketdex query wiki.pdx --public-key publisher.pub samples/query/edited.txt
 #[derive(clap::Args, Debug)]
 #[command(verbatim_doc_comment)]
 pub struct KeygenArgs {
@@ -158,7 +158,7 @@ pub fn keygen(args: KeygenArgs) -> anyhow::Result<ExitCode> {
     // byte, whatever the file it replaces allowed.
     let key = SecretKey::generate()?;
     for p in [&secret, &public] {
-        pocketdex::atomic::check_writable(p)?;
+        pocketdex::atomic::check_output(p)?;
     }
     // The secret first: a public key without its secret is useless, and one left by a failed
     // run would make the next keygen ask for --force. A new secret whose public key cannot be
@@ -203,7 +203,7 @@ pub fn sign(args: SignArgs) -> anyhow::Result<ExitCode> {
         );
     }
     // Signing replaces the file: a directory it cannot write in is said so before any work.
-    pocketdex::atomic::check_writable(&args.index)?;
+    pocketdex::atomic::check_output(&args.index)?;
     let public =
         signing::sign_file(&args.index, &key).with_context(|| args.index.display().to_string())?;
     eprintln!(

@@ -132,7 +132,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         anyhow::bail!("--share, --max-rate and --rates must be between 0 and 1");
     }
     // Before any document is read or generated.
-    pocketdex::atomic::check_writable(&args.output)?;
+    pocketdex::atomic::check_output(&args.output)?;
     if args
         .output
         .extension()
@@ -143,15 +143,28 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             args.output.display()
         );
     }
+    // Read back under another name, its records would be one document (`.json` is read as
+    // records when its first two lines are objects; a `.tmp` is renamed after, as the benches
+    // do).
+    let ext = args.output.extension().map(|e| e.to_ascii_lowercase());
+    if !ext.is_some_and(|e| e == "jsonl" || e == "ndjson" || e == "json" || e == "tmp") {
+        eprintln!(
+            "pocketdex: note: {} holds JSON Lines; other commands read it as records when it is named .jsonl (or .ndjson), and as one document otherwise",
+            crate::cli::util::printable(&args.output.display().to_string())
+        );
+    }
     if let Some(n) = args.generate {
         return generate(&args, n);
     }
     let sources = corpus::sources(&args.inputs)?;
+    crate::cli::util::note_inputs(&args.inputs);
     pocketdex::atomic::check_outside_inputs(&args.output, &args.inputs)?;
     let mut docs = Vec::new();
     // Skipped inputs are reported and counted as `build` reports them.
     let mut summary = crate::cli::ingest::Summary::default();
-    args.input.reader().for_each_batch(
+    let reader = args.input.reader();
+    let by_place = crate::cli::ingest::by_place(&reader, &sources);
+    reader.for_each_batch(
         &sources,
         512,
         |i| i,
@@ -161,6 +174,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 match item {
                     Item::Doc(d) => {
                         summary.count_invalid(&d);
+                        summary.docs += 1;
+                        summary.named_by_place += by_place(&d.id) as u64;
                         if args.limit == 0 || docs.len() < args.limit {
                             docs.push((d.id, d.text, d.title));
                         }
@@ -171,6 +186,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             Ok(())
         },
     )?;
+    // A misspelt key would rewrite every id as its record's place.
+    summary.check_id_key(&args.input)?;
     if docs.is_empty() {
         summary.report(false);
         anyhow::bail!(

@@ -3,6 +3,7 @@
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
 use pocketdex::{corpus, Index, IndexSet};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// `--probes` and `--short-probes`, shared by `query` and `eval`.
@@ -69,7 +70,7 @@ pub struct InputArgs {
     /// The field of JSON Lines records, and the column of Parquet files, that holds each
     /// document's id: a string or an integer. A record without one (or with a blank one) is
     /// named FILE:LINE (JSON Lines) or FILE:ROW (Parquet, rows counted from 1); a key of yours
-    /// that no record has is refused by build and add.
+    /// that no record has is refused (by build, add, check --add, dups, eval and synth).
     #[arg(long, value_name = "KEY", default_value = "id", help_heading = "Input")]
     pub id_key: String,
     /// The field (JSON Lines) or column (Parquet) that holds each document's text; a record
@@ -254,6 +255,53 @@ pub fn for_each_index(
     } else {
         std::process::ExitCode::SUCCESS
     })
+}
+
+/// Standard output for a command whose exit status is its answer (`query`: any hit; `check`:
+/// new, near copy or error; `dups`: any group): once its reader has gone (`| head -n1`), the
+/// rest of the output is dropped and the command runs on, so that its status is the answer for
+/// every DOC, as if all had been read. (Other commands end quietly, with status 0.)
+pub struct AnswerOut<W: Write> {
+    inner: W,
+    closed: bool,
+}
+
+impl<W: Write> AnswerOut<W> {
+    pub fn new(inner: W) -> AnswerOut<W> {
+        AnswerOut {
+            inner,
+            closed: false,
+        }
+    }
+
+    /// `r`, but a closed pipe closes this output instead of failing.
+    fn unless_closed<T>(&mut self, r: std::io::Result<T>, closed: T) -> std::io::Result<T> {
+        match r {
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+                self.closed = true;
+                Ok(closed)
+            }
+            r => r,
+        }
+    }
+}
+
+impl<W: Write> Write for AnswerOut<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if self.closed {
+            return Ok(buf.len());
+        }
+        let r = self.inner.write(buf);
+        self.unless_closed(r, buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        if self.closed {
+            return Ok(());
+        }
+        let r = self.inner.flush();
+        self.unless_closed(r, ())
+    }
 }
 
 /// True when `e` is a write to a closed stdout (`pocketdex query … | head`): not an error.
@@ -467,6 +515,16 @@ pub fn plural_were(n: u64, one: &str, many: &str) -> String {
 /// skipped as binary (or its manifest queried as text), and "no near copy" would be a wrong
 /// answer. `hint` says what the user likely meant.
 pub fn refuse_index_docs<S: AsRef<Path>>(docs: &[S], hint: &str) -> anyhow::Result<()> {
+    refuse_indexes_as("DOC", docs, hint)
+}
+
+/// [`refuse_index_docs`] for the INPUTs of `build` and `add`, which would index nothing of
+/// an index but a set's manifest: an index keeps no text to index again.
+pub fn refuse_index_inputs<S: AsRef<Path>>(inputs: &[S], hint: &str) -> anyhow::Result<()> {
+    refuse_indexes_as("INPUT", inputs, hint)
+}
+
+fn refuse_indexes_as<S: AsRef<Path>>(arg: &str, docs: &[S], hint: &str) -> anyhow::Result<()> {
     for p in docs.iter().map(AsRef::as_ref) {
         let d = &p.to_string_lossy();
         let what = if pocketdex::is_set(p) {
@@ -477,18 +535,39 @@ pub fn refuse_index_docs<S: AsRef<Path>>(docs: &[S], hint: &str) -> anyhow::Resu
             continue;
         };
         anyhow::bail!(
-            "the DOC {} is {what}, not a document; {}",
+            "the {arg} {} is {what}, not {}; {}",
             printable(d),
+            if arg == "DOC" {
+                "a document"
+            } else {
+                "documents"
+            },
             hint.replace("{}", &printable(d))
         );
     }
     Ok(())
 }
 
-/// Says on stderr which of `inputs` are named pipes (FIFOs): opening one waits until another
-/// process opens it for writing, and without this a command that waits for a writer that never
-/// comes shows nothing at all.
-pub fn note_pipes<S: AsRef<Path>>(inputs: &[S]) {
+/// Says on stderr what of `inputs` is read otherwise than it may look: a named pipe (FIFO),
+/// whose opening waits until another process opens it for writing (without this, a command
+/// waiting for a writer that never comes shows nothing at all); a `.json` file holding a JSON
+/// array, an export of records that is read as one document, so that "no duplicates" or "no
+/// near copy" would be said of nothing that was parsed.
+pub fn note_inputs<S: AsRef<Path>>(inputs: &[S]) {
+    for a in inputs.iter().map(AsRef::as_ref) {
+        // A regular file only: a pipe's bytes would be taken from its reader (and waited for).
+        if a.extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("json"))
+            && std::fs::metadata(a).is_ok_and(|m| m.is_file())
+            && is_json_array(a)
+        {
+            eprintln!(
+                "pocketdex: note: {} is a JSON array, read as one document; records are read from JSON Lines, one object per line (`jq -c '.[]' {} > records.jsonl`)",
+                printable(&a.to_string_lossy()),
+                printable(&a.to_string_lossy())
+            );
+        }
+    }
     #[cfg(unix)]
     {
         use std::os::unix::fs::FileTypeExt;
@@ -507,6 +586,19 @@ pub fn note_pipes<S: AsRef<Path>>(inputs: &[S]) {
     }
     #[cfg(not(unix))]
     let _ = inputs;
+}
+
+/// True when the file's first byte but blanks (and a byte order mark) is `[`.
+fn is_json_array(path: &Path) -> bool {
+    use std::io::Read;
+    let mut head = Vec::with_capacity(4096);
+    std::fs::File::open(path).is_ok_and(|f| f.take(4096).read_to_end(&mut head).is_ok())
+        && head
+            .strip_prefix(b"\xef\xbb\xbf".as_slice())
+            .unwrap_or(&head)
+            .iter()
+            .find(|b| !b.is_ascii_whitespace())
+            == Some(&b'[')
 }
 
 /// An integer with thousands separators: 10,499.

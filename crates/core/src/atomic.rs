@@ -261,6 +261,31 @@ pub fn check_not_input<P: AsRef<Path>>(output: &Path, inputs: &[P]) -> Result<()
     Ok(())
 }
 
+/// Refuses an output in an index set's directory (or below it): the set's writers own the
+/// files there. One written over a segment, the schema or the manifest loses documents
+/// (`build -o SET/seg-00000001.pdx`), which `repair` cannot tell from damage, and one with a
+/// segment's name that the manifest does not list is removed as a crash's leftover.
+pub fn check_not_in_a_set(path: &Path) -> Result<()> {
+    let Some(real) = resolved(path) else {
+        return Ok(());
+    };
+    if let Some(set) = real.ancestors().skip(1).find(|d| crate::set::is_set(d)) {
+        return Err(Error::Invalid(format!(
+            "{} must be outside the index set {}, whose files are its writers' own (a segment's name would replace a live segment or be removed as a crash's leftover); write it elsewhere (documents join a set with `pocketdex add`, pieces built apart with `pocketdex adopt`)",
+            path.display(),
+            set.display()
+        )));
+    }
+    Ok(())
+}
+
+/// [`check_writable`] of a command's output, after [`check_not_in_a_set`]: what every front
+/// end checks of a file it will write (not the set writers, whose files are in their set).
+pub fn check_output(path: &Path) -> Result<()> {
+    check_not_in_a_set(path)?;
+    check_writable(path)
+}
+
 /// Refuses to replace an existing file that is not a pocketdex index with one (`build -o`,
 /// `merge -o`, Python's `IndexBuilder.write`): a mistyped or swapped output name would destroy a
 /// document. An empty file (one `mktemp` made, say) holds nothing to lose.

@@ -574,6 +574,9 @@ pub fn list(dir: &Path) -> Listing {
     };
     for entry in walkdir::WalkDir::new(dir).sort_by_file_name() {
         match entry {
+            // An index set's manifest below an input directory is pocketdex's, not a document
+            // (its segments are skipped as every index file is: as binary).
+            Ok(entry) if entry.file_type().is_file() && is_manifest(entry.path()) => {}
             Ok(entry) if entry.file_type().is_file() => {
                 listing
                     .files
@@ -595,6 +598,16 @@ pub fn list(dir: &Path) -> Listing {
         }
     }
     listing
+}
+
+/// True for an index set's manifest: its name, and the format it names itself by.
+fn is_manifest(path: &Path) -> bool {
+    path.file_name() == Some(std::ffi::OsStr::new(crate::set::MANIFEST))
+        && std::fs::File::open(path).is_ok_and(|f| {
+            let mut head = Vec::with_capacity(256);
+            f.take(256).read_to_end(&mut head).is_ok()
+                && memchr::memmem::find(&head, b"\"pocketdex-set\"").is_some()
+        })
 }
 
 /// The files below a directory, sorted by relative path, with their ids; symlinks and other

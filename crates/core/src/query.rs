@@ -319,6 +319,10 @@ pub struct HitRecord {
     /// The document's title, when it has one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
+    /// The index holding it (a file's path or a set's directory, as given), when several
+    /// were queried together: the same id may be in more than one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub index: Option<String>,
 }
 
 impl<D: AsRef<[u8]>> IndexSet<D> {
@@ -341,6 +345,7 @@ impl<D: AsRef<[u8]>> IndexSet<D> {
                     codes: h.hit.codes,
                     path: h.hit.path.name(),
                     title: self.title(h.part, h.hit.doc)?.map(|t| t.into_owned()),
+                    index: self.source(h.part).map(str::to_owned),
                 })
             })
             .collect()

@@ -455,6 +455,9 @@ pub struct IndexSet<D = Mmap> {
     /// The set's directory, for a set.
     dir: Option<PathBuf>,
     generation: u64,
+    /// The indexes this was opened from, as their names were given (a set's directory, a
+    /// file's path), each with its first part: one, unless several were joined.
+    sources: Vec<(usize, String)>,
 }
 
 impl IndexSet<Mmap> {
@@ -525,6 +528,7 @@ impl IndexSet<Mmap> {
             parts,
             dir: Some(dir.to_path_buf()),
             generation: m.generation,
+            sources: vec![(0, dir.display().to_string())],
         })
     }
 
@@ -544,6 +548,11 @@ impl IndexSet<Mmap> {
 impl<D: AsRef<[u8]>> IndexSet<D> {
     /// Indexes (with a name each, e.g. their paths) queried as one, in this order.
     pub fn from_indexes(indexes: Vec<(String, Index<D>)>) -> IndexSet<D> {
+        let sources = indexes
+            .iter()
+            .enumerate()
+            .map(|(i, (file, _))| (i, file.clone()))
+            .collect();
         IndexSet {
             parts: indexes
                 .into_iter()
@@ -555,11 +564,15 @@ impl<D: AsRef<[u8]>> IndexSet<D> {
                 .collect(),
             dir: None,
             generation: 0,
+            sources,
         }
     }
 
     /// This set and then `other`'s parts, queried as one (no longer one set's snapshot).
     pub fn join(mut self, other: IndexSet<D>) -> IndexSet<D> {
+        let first = self.parts.len();
+        self.sources
+            .extend(other.sources.into_iter().map(|(i, name)| (first + i, name)));
         self.parts.extend(other.parts);
         self.dir = None;
         self.generation = 0;
@@ -594,6 +607,16 @@ impl<D: AsRef<[u8]>> IndexSet<D> {
     /// Live (not deleted) documents.
     pub fn live_docs(&self) -> u64 {
         self.parts.iter().map(Part::live_docs).sum()
+    }
+
+    /// The index that part `part` came from, as its name was given (a set's directory or a
+    /// file's path), when several were opened together: which of them holds a hit.
+    pub fn source(&self, part: usize) -> Option<&str> {
+        if self.sources.len() < 2 {
+            return None;
+        }
+        let i = self.sources.partition_point(|&(first, _)| first <= part);
+        Some(self.sources[i.checked_sub(1)?].1.as_str())
     }
 
     /// The name of document `doc` of part `part`.
@@ -933,6 +956,7 @@ impl SetWriter {
                 parts,
                 dir: Some(dir.to_path_buf()),
                 generation: manifest.generation,
+                sources: vec![(0, dir.display().to_string())],
             },
             manifest,
             schema,
@@ -974,6 +998,12 @@ impl SetWriter {
         if !schema.is_empty() || !schema.is_fixed() {
             return Err(Error::Invalid(
                 "an index set's schema must be an empty builder with a fixed idf table and resolution".into(),
+            ));
+        }
+        // An empty path (an unset variable) would make the working directory the set.
+        if dir.as_os_str().is_empty() {
+            return Err(Error::Invalid(
+                "an index set needs a directory's name, and the path is empty".into(),
             ));
         }
         loop {
@@ -1463,8 +1493,8 @@ impl SetWriter {
                 let _ = std::fs::remove_file(e.path());
             }
         }
-        // Temporary files only when their writer is gone (they are locked while written): a
-        // `build -o` into the set's directory may be writing one.
+        // Temporary files only when their writer is gone (they are locked while written): the
+        // front ends refuse outputs here, but a program of the user's may be writing one.
         crate::atomic::remove_stale(&self.dir);
     }
 }

@@ -320,14 +320,20 @@ type Candidate = (u32, u32, u32, f32);
 const CANDIDATE_BYTES: usize = 16;
 
 /// Candidates in sorted runs, each deduplicated by (a, b) keeping the first in the order: the
-/// current run in memory, earlier ones in temporary files (removed when dropped). At most
-/// [`MAX_RUN_FILES`] files: more are merged into one first, so a merge never opens more.
+/// current run in memory, earlier ones in temporary files without a name in TMPDIR
+/// (`tempfile::tempfile`: the system removes them when they are closed, the process killed
+/// included). At most [`MAX_RUN_FILES`] files: more are merged into one first, so a merge
+/// never opens more.
 struct Runs {
     run_entries: usize,
     current: Vec<Candidate>,
-    spilled: Option<(tempfile::TempDir, Vec<std::path::PathBuf>)>,
-    /// Files written so far (their names).
-    written: usize,
+    /// The runs written, each read from its start.
+    spilled: Vec<std::fs::File>,
+}
+
+/// A run file that cannot be made, written or read: where, and what to do.
+fn spill_error(e: std::io::Error) -> Error {
+    super::store::temp_file_error("candidate pairs", true, e)
 }
 
 /// Run files merged at once, at most (each read through a 64 KiB buffer).
@@ -338,8 +344,7 @@ impl Runs {
         Runs {
             run_entries: run_entries.max(1),
             current: Vec::new(),
-            spilled: None,
-            written: 0,
+            spilled: Vec::new(),
         }
     }
 
@@ -372,46 +377,27 @@ impl Runs {
         Ok(())
     }
 
-    /// A new run file, in the temporary directory made for the first.
-    fn new_file(&mut self) -> Result<(std::path::PathBuf, std::io::BufWriter<std::fs::File>)> {
-        if self.spilled.is_none() {
-            let dir = tempfile::Builder::new()
-                .prefix("pocketdex-fuzzy-")
-                .tempdir()
-                .map_err(|e| Error::io(std::env::temp_dir(), e))?;
-            self.spilled = Some((dir, Vec::new()));
-        }
-        let (dir, _) = self.spilled.as_ref().expect("made just above");
-        let path = dir.path().join(self.written.to_string());
-        self.written += 1;
-        let file = std::fs::File::create(&path).map_err(|e| Error::io(&path, e))?;
-        Ok((path, std::io::BufWriter::with_capacity(1 << 16, file)))
+    /// A new run file.
+    fn new_file() -> Result<std::io::BufWriter<std::fs::File>> {
+        let file = tempfile::tempfile().map_err(spill_error)?;
+        Ok(std::io::BufWriter::with_capacity(1 << 16, file))
     }
 
     /// Writes the current run to a file of its own; at [`MAX_RUN_FILES`] files, merges them
     /// into one.
     fn spill<K: Ord>(&mut self, order: &impl Fn(&Candidate) -> K) -> Result<()> {
         Self::sort(&mut self.current, order);
-        let (path, mut w) = self.new_file()?;
+        let mut w = Self::new_file()?;
         for c in self.current.drain(..) {
-            write_candidate(&mut w, &path, c)?;
+            write_candidate(&mut w, c)?;
         }
-        finish(w, &path)?;
-        let (_, files) = self.spilled.as_mut().expect("a file was made");
-        files.push(path);
-        if files.len() >= MAX_RUN_FILES {
-            let merging = std::mem::take(files);
-            let (path, mut w) = self.new_file()?;
-            merge_files(&merging, Vec::new(), order, |c| {
-                write_candidate(&mut w, &path, c)
-            })?;
-            finish(w, &path)?;
-            for f in &merging {
-                // Merged into the new file: their space goes back now.
-                let _ = std::fs::remove_file(f);
-            }
-            let (_, files) = self.spilled.as_mut().expect("a file was made");
-            files.push(path);
+        self.spilled.push(finish(w)?);
+        if self.spilled.len() >= MAX_RUN_FILES {
+            // Merged into the new file, the old ones are closed: their space goes back now.
+            let merging = std::mem::take(&mut self.spilled);
+            let mut w = Self::new_file()?;
+            merge_files(merging, Vec::new(), order, |c| write_candidate(&mut w, c))?;
+            self.spilled.push(finish(w)?);
         }
         Ok(())
     }
@@ -423,11 +409,11 @@ impl Runs {
         mut each: impl FnMut(Candidate),
     ) -> Result<()> {
         Self::sort(&mut self.current, order);
-        let Some((_dir, files)) = self.spilled.take() else {
+        if self.spilled.is_empty() {
             self.current.into_iter().for_each(each);
             return Ok(());
-        };
-        merge_files(&files, self.current, order, |c| {
+        }
+        merge_files(self.spilled, self.current, order, |c| {
             each(c);
             Ok(())
         })
@@ -435,50 +421,45 @@ impl Runs {
 }
 
 /// Appends one candidate to a run file.
-fn write_candidate(
-    w: &mut std::io::BufWriter<std::fs::File>,
-    path: &std::path::Path,
-    c: Candidate,
-) -> Result<()> {
+fn write_candidate(w: &mut std::io::BufWriter<std::fs::File>, c: Candidate) -> Result<()> {
     use std::io::Write;
     let mut e = [0u8; CANDIDATE_BYTES];
     e[..4].copy_from_slice(&c.0.to_le_bytes());
     e[4..8].copy_from_slice(&c.1.to_le_bytes());
     e[8..12].copy_from_slice(&c.2.to_le_bytes());
     e[12..].copy_from_slice(&c.3.to_le_bytes());
-    w.write_all(&e).map_err(|e| Error::io(path, e))
+    w.write_all(&e).map_err(spill_error)
 }
 
-fn finish(mut w: std::io::BufWriter<std::fs::File>, path: &std::path::Path) -> Result<()> {
-    use std::io::Write;
-    w.flush().map_err(|e| Error::io(path, e))
+/// A run file written whole, to be read from its start.
+fn finish(w: std::io::BufWriter<std::fs::File>) -> Result<std::fs::File> {
+    use std::io::Seek;
+    let mut f = w.into_inner().map_err(|e| spill_error(e.into_error()))?;
+    f.rewind().map_err(spill_error)?;
+    Ok(f)
 }
 
 /// The candidates of sorted, deduplicated run `files` and the sorted, deduplicated run
 /// `memory`, merged in `order`, each (a, b) once (its first).
 fn merge_files<K: Ord>(
-    files: &[std::path::PathBuf],
+    files: Vec<std::fs::File>,
     memory: Vec<Candidate>,
     order: &impl Fn(&Candidate) -> K,
     mut each: impl FnMut(Candidate) -> Result<()>,
 ) -> Result<()> {
     use std::io::{BufRead, Read};
-    let mut readers = files
-        .iter()
-        .map(|p| {
-            std::fs::File::open(p)
-                .map(|f| (std::io::BufReader::with_capacity(1 << 16, f), p))
-                .map_err(|e| Error::io(p, e))
-        })
-        .collect::<Result<Vec<_>>>()?;
-    let read = |r: &mut (std::io::BufReader<std::fs::File>, &std::path::PathBuf)| -> Result<Option<Candidate>> {
-        let at_end = r.0.fill_buf().map_err(|e| Error::io(r.1, e))?.is_empty();
+    let mut readers: Vec<_> = files
+        .into_iter()
+        .map(|f| std::io::BufReader::with_capacity(1 << 16, f))
+        .collect();
+    let read = |r: &mut std::io::BufReader<std::fs::File>| -> Result<Option<Candidate>> {
+        let at_end = r.fill_buf().map_err(spill_error)?.is_empty();
         if at_end {
             return Ok(None);
         }
         // A record cut short is an error, not the end: the file was written whole.
         let mut e = [0u8; CANDIDATE_BYTES];
-        r.0.read_exact(&mut e).map_err(|e| Error::io(r.1, e))?;
+        r.read_exact(&mut e).map_err(spill_error)?;
         Ok(Some((
             u32::from_le_bytes(e[..4].try_into().expect("4 bytes")),
             u32::from_le_bytes(e[4..8].try_into().expect("4 bytes")),
@@ -743,7 +724,7 @@ mod tests {
             for chunk in all.chunks(7) {
                 runs.add(chunk.iter().copied(), &order).unwrap();
             }
-            let files = runs.spilled.as_ref().map_or(0, |s| s.1.len());
+            let files = runs.spilled.len();
             assert!(files < MAX_RUN_FILES, "{files} files");
             let mut got = Vec::new();
             runs.merged(&order, |c| got.push(c)).unwrap();

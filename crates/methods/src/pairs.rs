@@ -362,46 +362,54 @@ impl Lists {
     }
 }
 
-/// Entries spilled to one temporary file per range of values (removed when dropped).
+/// Entries spilled to one temporary file per range of values: files without a name in TMPDIR
+/// (`tempfile::tempfile`), which the system removes when they are closed, the process killed
+/// included (a kill -9 or the OOM killer would leave named ones behind, gigabytes at scale).
 struct Spill {
-    dir: tempfile::TempDir,
     files: Vec<Mutex<BufWriter<File>>>,
+}
+
+/// A spill file that cannot be made, written or read: where, and what to do.
+fn spill_error(e: std::io::Error) -> Error {
+    super::store::temp_file_error(
+        "the values pairs are counted with (12 bytes per value: 3 GB for minhash at 2 million documents)",
+        false,
+        e,
+    )
 }
 
 impl Spill {
     fn new(bits: u32) -> Result<Spill> {
-        let dir = tempfile::Builder::new()
-            .prefix("pocketdex-pairs-")
-            .tempdir()
-            .map_err(|e| Error::io(std::env::temp_dir(), e))?;
         let files = (0..1usize << bits)
-            .map(|r| {
-                let path = dir.path().join(format!("{r}"));
-                let f = File::create(&path).map_err(|e| Error::io(&path, e))?;
+            .map(|_| {
+                let f = tempfile::tempfile().map_err(spill_error)?;
                 Ok(Mutex::new(BufWriter::with_capacity(1 << 16, f)))
             })
             .collect::<Result<_>>()?;
-        Ok(Spill { dir, files })
+        Ok(Spill { files })
     }
 
     /// Appends each range's encoded entries to its file.
     fn write(&self, ranges: &[Vec<u8>]) -> Result<()> {
         for (r, bytes) in ranges.iter().enumerate().filter(|(_, b)| !b.is_empty()) {
             let mut f = self.files[r].lock().expect("no writer panicked");
-            f.write_all(bytes)
-                .map_err(|e| Error::io(self.dir.path().join(format!("{r}")), e))?;
+            f.write_all(bytes).map_err(spill_error)?;
         }
         Ok(())
     }
 
     /// Range `r`'s entries, read back whole.
     fn read(&self, r: usize) -> Result<Vec<(u64, u32)>> {
-        let path = self.dir.path().join(format!("{r}"));
-        let mut f = self.files[r].lock().expect("no writer panicked");
-        f.flush().map_err(|e| Error::io(&path, e))?;
-        let bytes = std::fs::read(&path).map_err(|e| Error::io(&path, e))?;
+        use std::io::{Read, Seek};
+        let mut w = self.files[r].lock().expect("no writer panicked");
+        w.flush().map_err(spill_error)?;
+        let f = w.get_mut();
+        let mut bytes = Vec::new();
+        f.rewind()
+            .and_then(|()| f.read_to_end(&mut bytes))
+            .map_err(spill_error)?;
         // The file is not needed again: its disk space goes back before the next range.
-        let _ = std::fs::remove_file(&path);
+        let _ = f.set_len(0);
         Ok(bytes
             .chunks_exact(ENTRY_BYTES)
             .map(|e| {

@@ -211,11 +211,29 @@ impl FeatureStore {
 
 /// An error of the temporary file, saying what to do about it.
 fn spill_error(e: std::io::Error) -> Error {
-    Error::Invalid(format!(
-        "cannot keep features in a temporary file in {} ({e}); point TMPDIR at a writable \
-         directory with room, or raise --memory-limit to hold them in memory",
-        std::env::temp_dir().display()
-    ))
+    temp_file_error("features", true, e)
+}
+
+/// A temporary file of `what` (in TMPDIR) that cannot be made, written or read: an OS error
+/// of that directory (Python's `OSError`, errno kept) that says what to do; `memory_limit`
+/// where a larger `--memory-limit` keeps more in memory instead.
+pub(crate) fn temp_file_error(what: &str, memory_limit: bool, e: std::io::Error) -> Error {
+    let dir = std::env::temp_dir();
+    Error::Path {
+        message: format!(
+            "cannot keep {what} in a temporary file in {} ({e}); point TMPDIR at a writable \
+             directory with room{}",
+            dir.display(),
+            if memory_limit {
+                ", or raise `dups --memory-limit` to keep more of them in memory"
+            } else {
+                ""
+            }
+        ),
+        kind: e.kind(),
+        errno: e.raw_os_error(),
+        path: dir,
+    }
 }
 
 /// One document's features as stored: a few fields of plain values.

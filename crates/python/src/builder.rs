@@ -512,7 +512,7 @@ impl IndexBuilder {
                 let mut state = self.hold()?;
                 state.inner()?;
                 // Before the builder is taken: a path that cannot be written leaves it as it was.
-                pocketdex::atomic::check_writable(&path)
+                pocketdex::atomic::check_output(&path)
                     .and_then(|()| pocketdex::atomic::check_replaces_only_an_index(&path))
                     .map_err(|e| with_context("", e))?;
                 state.take()?
@@ -623,7 +623,8 @@ impl State {
             });
             let id_error = match unprintable {
                 Some(at) => {
-                    let why = crate::inputs::unprintable(id_step[at].as_deref().unwrap_or(""));
+                    let why =
+                        crate::inputs::unprintable(id_step[at].as_deref().unwrap_or(""), true);
                     id_step.truncate(at);
                     Some(ReadError {
                         err: PyValueError::new_err(format!("row {}: {why}", row + at)),

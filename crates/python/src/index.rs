@@ -69,7 +69,8 @@ fn trusted_key(arg: &Bound<'_, PyAny>) -> PyResult<pocketdex::signing::PublicKey
 
 /// One indexed document found by a query: `id`, `score` (estimated cosine similarity, four
 /// decimals), `rank` (1 for the best), `codes` (code groups that collided), `path` (fuzzy,
-/// short, exact or similar: what found it) and `title` (or None), as `query --json` reports it.
+/// short, exact or similar: what found it), `title` (or None) and `index` (the file or set
+/// holding it when several were opened together, else None), as `query --json` reports it.
 #[pyclass(module = "pocketdex", frozen, get_all, eq, skip_from_py_object)]
 #[derive(Clone, PartialEq)]
 pub struct Hit {
@@ -79,6 +80,7 @@ pub struct Hit {
     codes: u16,
     path: String,
     title: Option<String>,
+    index: Option<String>,
 }
 
 impl From<HitRecord> for Hit {
@@ -90,18 +92,27 @@ impl From<HitRecord> for Hit {
             codes: r.codes,
             path: r.path.to_string(),
             title: r.title,
+            index: r.index,
         }
     }
 }
 
 /// The fields of a [`Hit`], as `Hit(...)` takes them (pickling).
-type HitFields = (String, f64, usize, u16, String, Option<String>);
+type HitFields = (
+    String,
+    f64,
+    usize,
+    u16,
+    String,
+    Option<String>,
+    Option<String>,
+);
 
 #[pymethods]
 impl Hit {
     /// A hit from its fields, as pickle remakes one (a query makes them).
     #[new]
-    #[pyo3(signature = (id, score, rank, codes, path, title=None))]
+    #[pyo3(signature = (id, score, rank, codes, path, title=None, index=None))]
     fn new(
         id: String,
         score: f64,
@@ -109,6 +120,7 @@ impl Hit {
         codes: u16,
         path: String,
         title: Option<String>,
+        index: Option<String>,
     ) -> PyResult<Hit> {
         if !["fuzzy", "short", "exact", "similar"].contains(&path.as_str()) {
             return Err(PyValueError::new_err(format!(
@@ -122,6 +134,7 @@ impl Hit {
             codes,
             path,
             title,
+            index,
         })
     }
 
@@ -138,6 +151,7 @@ impl Hit {
                 h.codes,
                 h.path.clone(),
                 h.title.clone(),
+                h.index.clone(),
             ),
         )
     }
@@ -154,6 +168,7 @@ impl Hit {
             self.codes,
             &self.path,
             &self.title,
+            &self.index,
         )
             .hash(&mut h);
         h.finish()
@@ -172,12 +187,15 @@ impl Hit {
         if let Some(t) = &self.title {
             d.set_item("title", t)?;
         }
+        if let Some(i) = &self.index {
+            d.set_item("index", i)?;
+        }
         Ok(d)
     }
 
     fn __repr__(&self) -> String {
         format!(
-            "Hit(id={:?}, score={}, rank={}, codes={}, path={:?}{})",
+            "Hit(id={:?}, score={}, rank={}, codes={}, path={:?}{}{})",
             self.id,
             self.score,
             self.rank,
@@ -186,6 +204,10 @@ impl Hit {
             self.title
                 .as_ref()
                 .map(|t| format!(", title={t:?}"))
+                .unwrap_or_default(),
+            self.index
+                .as_ref()
+                .map(|i| format!(", index={i:?}"))
                 .unwrap_or_default()
         )
     }

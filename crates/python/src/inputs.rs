@@ -51,14 +51,16 @@ pub fn printable_id(id: String) -> PyResult<String> {
     if pocketdex::check::is_printable_id(&id) {
         Ok(id)
     } else {
-        Err(PyValueError::new_err(unprintable(&id)))
+        Err(PyValueError::new_err(unprintable(&id, false)))
     }
 }
 
-/// Why [`printable_id`] refuses `id` (the message of its `ValueError`).
-pub fn unprintable(id: &str) -> String {
+/// Why [`printable_id`] refuses `id` (the message of its `ValueError`); `by_row` where None
+/// names a document by its row (`add_batch`).
+pub fn unprintable(id: &str, by_row: bool) -> String {
     format!(
-        "id {id:?} is blank or holds control characters: give the document an id that prints on one line (or None, to name it by its row)"
+        "id {id:?} is blank or holds control characters: give the document an id that prints on one line{}",
+        if by_row { " (or None, to name it by its row)" } else { "" }
     )
 }
 
@@ -285,7 +287,7 @@ fn check_type(t: &DataType, what: &str) -> PyResult<()> {
             | DataType::LargeBinary
             | DataType::BinaryView
             | DataType::Null
-    ) || (what == "ids" && t.is_integer())
+    ) || ((what == "ids" || what == "titles") && t.is_integer())
         || (what == "titles"
             && matches!(t, DataType::Float32 | DataType::Float64 | DataType::Boolean));
     if ok {
@@ -349,7 +351,8 @@ fn value<'a>(a: &'a dyn Array, i: usize, what: &str) -> PyResult<Option<Cow<'a, 
     }))
 }
 
-/// Row `i` of an integer column (ids of every integer type print as decimal numbers).
+/// Row `i` of an integer column (ids and titles of every integer type print as decimal
+/// numbers).
 fn int_at(a: &dyn Array, i: usize) -> PyResult<i128> {
     use arrow_array::types::*;
     macro_rules! at {
@@ -360,7 +363,7 @@ fn int_at(a: &dyn Array, i: usize) -> PyResult<i128> {
         };
     }
     at!(Int8Type, Int16Type, Int32Type, Int64Type, UInt8Type, UInt16Type, UInt32Type, UInt64Type);
-    Err(PyTypeError::new_err("ids: not an integer column"))
+    Err(PyTypeError::new_err("not an integer column"))
 }
 
 /// Imports one array through `__arrow_c_array__` (the Arrow PyCapsule interface), taking over

@@ -2,6 +2,7 @@
 
 import errno
 import os
+import pickle
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -255,7 +256,19 @@ def test_several_paths_are_queried_as_one(tmp_path, samples):
     one = build(tmp_path, ids, texts, "one.pdx", idf="language", expected_docs=1000)
     both = pocketdex.Index([a, str(b)])
     assert len(both) == len(ids)
-    assert both.query_batch(texts) == pocketdex.Index(one).query_batch(texts)
+    answers = both.query_batch(texts)
+    # As one index of all their documents answers, but that each hit names its index.
+    unnamed = [[pocketdex.Hit(h.id, h.score, h.rank, h.codes, h.path, h.title) for h in hits]
+               for hits in answers]
+    assert unnamed == pocketdex.Index(one).query_batch(texts)
+    held = {h.index: set() for hits in answers for h in hits}
+    for hits in answers:
+        for h in hits:
+            held[h.index].add(h.id)
+    assert held == {str(a): set(ids[:150]), str(b): set(ids[150:])}
+    assert answers[0][0].to_dict()["index"] == str(a)
+    assert "index=" in repr(answers[0][0]) and pickle.loads(pickle.dumps(answers[0][0])) == answers[0][0]
+    assert all(h.index is None for h in pocketdex.Index(a).query(texts[0]))
     assert [i["documents"] for i in both.info()["indexes"]] == [150, len(ids) - 150]
     # A list of one path is a list too: its info has `indexes`, as for more.
     assert [i["documents"] for i in pocketdex.Index([a]).info()["indexes"]] == [150]

@@ -1,6 +1,8 @@
 """Columns from Python: Arrow arrays that pyarrow accepts without a full validation, and
 arrays of pyarrow's null type."""
 
+from pathlib import Path
+
 import numpy as np
 import pyarrow as pa
 import pytest
@@ -55,13 +57,22 @@ def test_columns_of_the_types_a_parquet_file_may_have():
     plain.add_batch(["a", "b"], TEXTS, ["1.5", "3"])
     assert b.to_bytes() == plain.to_bytes()
     assert pocketdex.IndexBuilder().add_batch(["a", "b"], TEXTS, pa.array([True, False])) == 2
+    # Integer titles too, of every width (a Parquet file's int64 `title` reads so in `build`).
+    for t in [pa.int64(), pa.int32(), pa.uint64()]:
+        numbered = pocketdex.IndexBuilder()
+        assert numbered.add_batch(["a", "b"], TEXTS, pa.array([5, 7], t)) == 2
+        plain = pocketdex.IndexBuilder()
+        plain.add_batch(["a", "b"], TEXTS, ["5", "7"])
+        assert numbered.to_bytes() == plain.to_bytes()
     with pytest.raises(TypeError, match="texts must be an Arrow column of strings or bytes, not Float64"):
         pocketdex.IndexBuilder().add_batch(["a", "b"], pa.array([1.0, 2.0]))
 
 
 def test_ids_no_one_could_print_or_delete_are_refused():
-    with pytest.raises(ValueError, match="blank or holds control characters"):
+    with pytest.raises(ValueError, match="blank or holds control characters") as e:
         pocketdex.IndexBuilder().add(" ", TEXTS[0])
+    # add() takes no None for an id (add_batch names such a row by its number): not offered.
+    assert "None" not in str(e.value)
     b = pocketdex.IndexBuilder()
     with pytest.raises(ValueError, match=r'row 1: id "b\\nc" is blank or holds control'):
         b.add_batch(["a", "b\nc"], TEXTS)
@@ -150,12 +161,24 @@ def test_os_errors_have_errno_and_filename_and_like_takes_a_set(tmp_path):
         pocketdex.Index(tmp_path / "missing.pdx")
     assert e.value.errno == errno.ENOENT
     assert e.value.filename.endswith("missing.pdx")
+    # An empty path (an unset setting) would make the working directory a set: refused.
+    with pytest.raises(ValueError, match="the path is empty"):
+        pocketdex.create_set("")
+    assert not (Path.cwd() / "pocketdex-set.json").exists()
     # like() of a set follows its schema, as `build --segment-of SET` does.
     pocketdex.create_set(tmp_path / "my.set")
     piece = pocketdex.IndexBuilder.like(tmp_path / "my.set", segment=True)
     assert piece.add_batch(["a", "b"], TEXTS) == 2
     piece.write(tmp_path / "piece.pdx")
     assert pocketdex.adopt_segments(tmp_path / "my.set", [tmp_path / "piece.pdx"]) == 2
+    # Written among the set's own files, it would replace one (or be removed as a leftover).
+    segment = next((tmp_path / "my.set").glob("seg-*.pdx"))
+    before = segment.read_bytes()
+    again = pocketdex.IndexBuilder.like(tmp_path / "my.set", segment=True)
+    again.add("c", TEXTS[0])
+    with pytest.raises(ValueError, match="must be outside the index set"):
+        again.write(segment)
+    assert segment.read_bytes() == before
 
 
 def test_argument_errors_say_what_is_expected(tmp_path):

@@ -66,9 +66,18 @@ class IndexBuilder:
 @final
 class Hit:
     def __new__(
-        cls, id: str, score: float, rank: int, codes: int, path: str, title: Optional[str] = None
+        cls,
+        id: str,
+        score: float,
+        rank: int,
+        codes: int,
+        path: str,
+        title: Optional[str] = None,
+        index: Optional[str] = None,
     ) -> "Hit": ...
-    def __reduce__(self) -> Tuple[type, Tuple[str, float, int, int, str, Optional[str]]]: ...
+    def __reduce__(
+        self,
+    ) -> Tuple[type, Tuple[str, float, int, int, str, Optional[str], Optional[str]]]: ...
     def __hash__(self) -> int: ...
     @property
     def id(self) -> str: ...
@@ -82,6 +91,8 @@ class Hit:
     def path(self) -> str: ...
     @property
     def title(self) -> Optional[str]: ...
+    @property
+    def index(self) -> Optional[str]: ...
     def to_dict(self) -> dict[str, Any]: ...
 
 @final
