@@ -113,13 +113,21 @@ for _ in 1 2 3 4 5 6 7 8; do cat "$out/queries.jsonl"; done > "$out/queries-x8.j
 measure "query, one file" "$bin" query "$out/all.pdx" "$out/queries-x8.jsonl" --json | tee "$out/one.t"
 measure "query, 16 shards" "$bin" query "$out/shard00.pdx" "${shards[@]:2}" "$out/queries-x8.jsonl" --json | tee "$out/sixteen.t"
 python3 - "$out" <<'PY'
-import sys
+import json, sys
 out = sys.argv[1]
 def cost(f):
     fields = open(f).read().split("\t")
     return float(fields[1].split()[0]), float(fields[3].split()[0])
 (one, one_cpu), (sixteen, sixteen_cpu) = cost(f"{out}/one.t"), cost(f"{out}/sixteen.t")
-hits = lambda f: [l for l in open(f) if '"type":"hit"' in l]
+def hits(f):
+    # The shards' hits name the file holding each ("index"); one file's name none.
+    out = []
+    for line in open(f):
+        o = json.loads(line)
+        if o["type"] == "hit":
+            o.pop("index", None)
+            out.append(o)
+    return out
 same = hits(f"{out}/one.json") == hits(f"{out}/sixteen.json")
 q = 8 * sum(1 for l in open(f"{out}/one.json") if '"type":"query"' in l)
 print(f"query x{q}: one file {one:.2f} s ({one_cpu:.2f} s CPU), 16 shards {sixteen:.2f} s "

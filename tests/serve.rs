@@ -1086,3 +1086,24 @@ fn a_client_that_never_reads_is_disconnected() {
         "{end} after all {got} bytes: nothing was cut off"
     );
 }
+
+/// An index damaged where opening does not read (the names, near the end) is refused at start,
+/// as a damaged replacement is: served, it would fail every query naming those documents with
+/// a 500 while /healthz said "ok".
+#[test]
+fn a_damaged_index_is_refused_at_start() {
+    let tmp = tempfile::tempdir().unwrap();
+    let index = build(tmp.path(), "wiki.pdx", "samples/wiki-en");
+    let mut bytes = std::fs::read(&index).unwrap();
+    let at = bytes.len() - 3000;
+    bytes[at] ^= 1;
+    std::fs::write(&index, bytes).unwrap();
+    let o = pocketdex(&["serve", &index, "--addr", "127.0.0.1:0"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("checksum mismatch") && err.contains("wiki.pdx"),
+        "{err}"
+    );
+    assert_eq!(err.matches("wiki.pdx").count(), 1, "{err}");
+}

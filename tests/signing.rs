@@ -222,22 +222,65 @@ fn verify_checks_a_signature_against_its_own_key() {
     let bytes = std::fs::read(&file).unwrap();
     let copy = dir.path().join("copy.pdx");
     let c = copy.to_str().unwrap();
-    // A bit of the embedded key, then of the signature: neither verifies.
+    let public = dir.path().join("me.pub");
+    std::fs::write(&public, key.public().to_text()).unwrap();
+    let p = public.to_str().unwrap();
+    // A bit of the embedded key, then of the signature: neither verifies (checked against the
+    // trusted key too, the damage is said, not another signer).
     // The block: magic 8, algorithm 4, reserved 4, signed length 8, key 32, signature 64, end 8.
     for in_block in [30, 80] {
         let mut b = bytes.clone();
         let at = b.len() - signing::SIGNATURE_LEN + in_block;
         b[at] ^= 1;
         std::fs::write(&copy, &b).unwrap();
-        let o = run(&["verify", c]);
-        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-        // A flipped bit of the (random) key may also make no valid key at all.
-        let e = stderr(&o);
-        assert!(
-            e.contains("does not verify with its own key") || e.contains("public key is not valid"),
-            "{e}"
-        );
+        for o in [run(&["verify", c]), run(&["verify", c, "--public-key", p])] {
+            assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+            // A flipped bit of the (random) key may also make no valid key at all.
+            let e = stderr(&o);
+            assert!(
+                e.contains("does not verify with its own key")
+                    || e.contains("public key is not valid")
+                    || e.contains("the file was changed after it was signed"),
+                "{e}"
+            );
+            assert!(
+                !e.contains("signed by key"),
+                "damage, not another signer: {e}"
+            );
+        }
     }
+    // A trusted key that differs from the signer's past its first 8 bytes (mistyped): both
+    // are printed whole, so that they differ in the message too.
+    let mine = key.public().to_text();
+    let hex = mine.split_whitespace().last().unwrap();
+    let other = (0..)
+        .map(|_| SecretKey::generate().unwrap().public().to_text())
+        .find_map(|t| {
+            let spliced = format!(
+                "{}{}",
+                &hex[..16],
+                &t.split_whitespace().last().unwrap()[16..]
+            );
+            PublicKey::parse(&spliced).ok().map(|_| spliced)
+        })
+        .unwrap();
+    let o = run(&["verify", f, "--public-key", &other]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(&format!(
+            "signed by key {hex}, not by the trusted key {other}"
+        )),
+        "{}",
+        stderr(&o)
+    );
+    // Zero padding after a signed file (a copy to media): how much, and where to cut.
+    let mut padded = bytes.clone();
+    padded.extend([0u8; 2048]);
+    std::fs::write(&copy, &padded).unwrap();
+    let o = run(&["verify", c]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let cut = format!("2048 bytes follow the {} of a signed index", bytes.len());
+    assert!(stderr(&o).contains(&cut), "{}", stderr(&o));
     std::fs::write(&copy, &bytes[..bytes.len() - 1]).unwrap();
     let o = run(&["verify", c]);
     assert!(
@@ -245,9 +288,6 @@ fn verify_checks_a_signature_against_its_own_key() {
         "{}",
         stderr(&o)
     );
-    let public = dir.path().join("me.pub");
-    std::fs::write(&public, key.public().to_text()).unwrap();
-    let p = public.to_str().unwrap();
     let info = |args: &[&str]| stdout(&run(args));
     assert!(info(&["info", f]).contains("(not checked: --public-key KEY checks it)"));
     assert!(info(&["info", f, "--public-key", p]).contains("(checked: signed by the trusted key)"));

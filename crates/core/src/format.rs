@@ -281,6 +281,22 @@ impl Directory {
                 }
             } else if file_len > bytes.len() as u64 && !ends_whole {
                 Error::Truncated { what }
+            } else if index_len < bytes.len() && !ends_whole {
+                // Longer than it says, and not ending as an index: bytes appended after the
+                // index and its signature block (a copy's zero padding, another file).
+                let signed = bytes[index_len..].starts_with(&crate::signing::SIG_MAGIC)
+                    && bytes.len() - index_len >= crate::signing::SIGNATURE_LEN;
+                let whole = index_len
+                    + if signed {
+                        crate::signing::SIGNATURE_LEN
+                    } else {
+                        0
+                    };
+                Error::format(format!(
+                    "{} bytes follow the {whole} of {} index (padding, or another file's bytes): cut the file to {whole} bytes (`truncate -s {whole} FILE`)",
+                    bytes.len() - whole,
+                    if signed { "a signed" } else { "an" }
+                ))
             } else {
                 Error::format(format!(
                     "{what}{}",

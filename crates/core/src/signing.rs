@@ -197,10 +197,16 @@ pub(crate) fn check(
         )));
     };
     if sig.public_key != *trusted {
+        // A block that does not verify with the key it carries was damaged (its key field
+        // included): say that, not that another signed it.
+        check_embedded(index, dir, sig)?;
+        // Keys that differ past their first 8 bytes (a mistyped key) are told apart whole.
+        let (mut signer, mut wanted) = (sig.public_key.short(), trusted.short());
+        if signer == wanted {
+            (signer, wanted) = (hex(sig.public_key.0.as_bytes()), hex(trusted.0.as_bytes()));
+        }
         return Err(Error::Signature(format!(
-            "the index is signed by key {}, not by the trusted key {}",
-            sig.public_key.short(),
-            trusted.short()
+            "the index is signed by key {signer}, not by the trusted key {wanted}"
         )));
     }
     trusted

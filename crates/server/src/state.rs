@@ -130,6 +130,18 @@ impl Served {
             ));
         }
         let first = open(path, is_set, trust.as_ref())?;
+        // Every byte, as a replacement's: a damaged part that opening does not read (names,
+        // postings) would otherwise be served, fail every query that touches it with a 500,
+        // and leave /healthz saying "ok".
+        first.set.verify().map_err(|e| {
+            // A file's error names it already; a set's names the segment, under the set.
+            let (e, label) = (e.to_string(), path.display().to_string());
+            if e.starts_with(&label) {
+                e
+            } else {
+                format!("{label}: {e}")
+            }
+        })?;
         Ok(Served {
             path: path.to_path_buf(),
             is_set,
