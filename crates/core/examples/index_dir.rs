@@ -8,7 +8,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let [dir, query] = <[String; 2]>::try_from(std::env::args().skip(1).collect::<Vec<_>>())
         .map_err(|_| "usage: index_dir DIR QUERY-FILE")?;
     let mut builder = IndexBuilder::for_lang(Lang::En, Params::default())?;
-    // Fingerprinting is the work: it runs on every core; adding is cheap and in order.
+    // Fingerprinting is the work: it runs on every core; adding is cheap and in order. (The
+    // builder learns its idf table from the first 20,000 documents and weighs later ones
+    // itself, on one thread: a larger collection switches to `builder.weighing_fingerprinter()`
+    // once it is `Some`, as `pocketdex build` does.)
     let fingerprinter = builder.fingerprinter().clone();
     let (files, _) = corpus::walk(dir.as_ref())?;
     let docs: Vec<_> = files

@@ -309,7 +309,9 @@ impl IndexBuilder {
         self.names.len() == 0
     }
 
-    /// Fingerprints and adds a document; returns its number.
+    /// Fingerprints and adds a document; returns its number. `text` is taken as plain text:
+    /// markup would be indexed as words (`pocketdex build` removes HTML's first, with
+    /// [`crate::text::plain_text`]).
     pub fn add(&mut self, name: &str, title: Option<&str>, text: &str) -> u32 {
         let fp = self
             .weighing
@@ -322,7 +324,7 @@ impl IndexBuilder {
     /// Adds a document fingerprinted by [`IndexBuilder::fingerprinter`] or
     /// [`IndexBuilder::weighing_fingerprinter`] (e.g. on another thread), or by any fingerprinter
     /// with the same parameters, classes and stopwords; returns its number. A fingerprint
-    /// weighed with another idf table, or for smaller caps, is weighed again.
+    /// weighed with another idf table, or for other caps, is weighed again.
     ///
     /// # Errors
     /// [`Error::Invalid`] when the fingerprint was made with other parameters, classes or
@@ -347,14 +349,15 @@ impl IndexBuilder {
         Ok(self.push(name, title, fp))
     }
 
-    /// True when `fp` is weighed as this builder would weigh it: the same idf table, caps
-    /// within its own.
+    /// True when `fp` is weighed as this builder would weigh it: the same idf table and
+    /// caps. Material of other caps has another length per document, and the builder reads
+    /// each document's at a stride of its own caps.
     fn fits(&self, fp: &Fingerprint) -> bool {
         self.weighing.as_ref().is_some_and(|f| {
             let id = f.idf().map(Idf::id);
             fp.weighed
                 .as_ref()
-                .is_some_and(|w| Some(w.idf) == id && f.caps().within(w.material.caps))
+                .is_some_and(|w| Some(w.idf) == id && f.caps() == w.material.caps)
         })
     }
 
@@ -491,7 +494,14 @@ impl IndexBuilder {
     }
 
     /// Writes the index to `path` atomically: a temporary file in the same directory, fsync,
-    /// rename. A failed build leaves nothing at `path`.
+    /// rename. A failed build leaves nothing at `path`; temporary files that killed writers
+    /// left in that directory (`.pocketdex-*.tmp`, unlocked) are removed. It replaces whatever
+    /// `path` was: the front ends check first ([`crate::atomic::check_output`],
+    /// [`crate::atomic::check_replaces_only_an_index`]).
+    ///
+    /// # Errors
+    /// [`Error::Io`] when the directory cannot be written in; [`Error::Invalid`] when `path`
+    /// is a symbolic link or not a regular file; what [`IndexBuilder::finish`] returns.
     pub fn write_to_path(self, path: &Path) -> Result<BuildStats> {
         write_atomically(parent_dir(path), path, || {}, |out| self.finish(out))
     }
@@ -1165,6 +1175,49 @@ mod tests {
         let err = b.add_fingerprint("d0", None, fp).unwrap_err().to_string();
         assert!(err.contains("terms were shed"), "{err}");
         assert!(b.is_empty());
+    }
+
+    /// Fingerprints weighed for larger caps than the builder's (a fingerprinter of the same
+    /// language and idf table, but not sized for this collection) are weighed again, and the
+    /// index is byte for byte the one of the builder's own fingerprints: kept as they were,
+    /// their longer material was read at the builder's stride, every document after the first
+    /// with another's codes.
+    #[test]
+    fn fingerprints_of_other_caps_are_weighed_again() {
+        use crate::sketch::Idf;
+        use crate::{Fingerprinter, IndexBuilder, Lang, Params};
+        let texts: Vec<String> = (0..40)
+            .map(|i| {
+                format!(
+                    "Document {i} tells of the crab number {} that walks sideways along the shore of tide pool {} at dawn, borrowing shells {} and sea snails {} for a home near rock {}.",
+                    i * 7, i % 5, i * 3, i % 11, i * 13
+                )
+            })
+            .collect();
+        let build = |other: bool| {
+            let mut b = IndexBuilder::for_lang(Lang::En, Params::default())
+                .unwrap()
+                .with_idf(Idf::builtin(Lang::En));
+            b.size_hint(1000);
+            let f = if other {
+                Fingerprinter::for_lang(Lang::En, Params::default())
+                    .unwrap()
+                    .with_idf(Idf::builtin(Lang::En))
+            } else {
+                b.weighing_fingerprinter().unwrap().clone()
+            };
+            if other {
+                assert_ne!(f.caps(), b.weighing_fingerprinter().unwrap().caps());
+            }
+            for (i, t) in texts.iter().enumerate() {
+                b.add_fingerprint(&format!("d{i}"), None, f.fingerprint(t))
+                    .unwrap();
+            }
+            let mut out = Vec::new();
+            b.finish(&mut out).unwrap();
+            out
+        };
+        assert!(build(true) == build(false));
     }
 
     /// The regrouping by slot gives each slot its key's check, run length and documents, in

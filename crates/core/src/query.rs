@@ -97,7 +97,8 @@ fn is_self(query: &str, name: &str) -> bool {
 }
 
 impl<D: AsRef<[u8]>> Index<D> {
-    /// Finds the indexed documents that are near copies of `text`.
+    /// Finds the indexed documents that are near copies of `text`, taken as plain text (remove
+    /// markup first, as documents are indexed: [`crate::text::plain_text`]).
     ///
     /// # Errors
     /// [`Error::BlockMismatch`] (or, for files of format 5 and 6,
