@@ -30,6 +30,36 @@ fn every_document_finds_itself_first() {
     }
 }
 
+/// A file written with `write_to_path` and mapped with `open_path` answers as the bytes
+/// in memory; a missing file and a directory are errors that name them.
+#[test]
+fn a_file_is_mapped_and_answers_as_its_bytes() {
+    let docs = samples();
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("wiki.pdx");
+    let mut b = IndexBuilder::for_lang(Lang::En, Params::default()).unwrap();
+    for (name, text) in &docs {
+        b.add(name, None, text);
+    }
+    b.write_to_path(&path).unwrap();
+    let mapped: Index<pocketdex::Mmap> = Index::open_path(&path).unwrap();
+    mapped.verify().unwrap();
+    let memory = Index::open(std::fs::read(&path).unwrap()).unwrap();
+    for (_, text) in docs.iter().step_by(17) {
+        let opts = QueryOptions::default();
+        assert_eq!(
+            mapped.query(text, &opts).unwrap().hits,
+            memory.query(text, &opts).unwrap().hits
+        );
+    }
+    let missing = tmp.path().join("missing.pdx");
+    let e = Index::open_path(&missing).err().unwrap();
+    assert_eq!(e.io_kind(), Some(std::io::ErrorKind::NotFound), "{e}");
+    assert!(e.to_string().contains("missing.pdx"), "{e}");
+    let e = Index::open_path(tmp.path()).err().unwrap().to_string();
+    assert!(e.contains("is a directory"), "{e}");
+}
+
 #[test]
 fn edited_copies_are_found() {
     let docs = samples();

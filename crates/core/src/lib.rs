@@ -34,7 +34,7 @@
 //! builder.add("sun", None, "The Sun is the star at the centre of the Solar System, a hot ball of plasma.");
 //! let mut file = Vec::new();          // or `builder.write_to_path(path)` for an atomic file
 //! builder.finish(&mut file)?;
-//! let index = Index::open(file)?;     // the CLI passes a memmap2::Mmap instead
+//! let index = Index::open(file)?;     // or Index::open_path(path): the file memory-mapped
 //! let result = index.query("The Moon is the only natural satellite of Earth, at about 384,400 km.", &QueryOptions::default())?;
 //! assert_eq!(index.name(result.hits[0].doc)?.as_deref(), Some("moon"));
 //! # Ok::<(), Box<dyn std::error::Error>>(())
@@ -98,6 +98,8 @@ pub use fingerprint::{Fingerprint, Fingerprinter, Params, QueryFingerprint};
 #[doc(hidden)]
 pub use format::reseal;
 pub use index::{is_index_file, Index, ListLengths, Postings, SectionInfo};
+/// The bytes of a memory-mapped index file ([`Index::open_path`], [`IndexSet`]).
+pub use memmap2::Mmap;
 pub use meta::Meta;
 /// The index format version this build writes and reads (`index-format.md` §14).
 pub const FORMAT_VERSION: u32 = format::VERSION;

@@ -460,6 +460,24 @@ pub struct IndexSet<D = Mmap> {
     sources: Vec<(usize, String)>,
 }
 
+impl Index<Mmap> {
+    /// Opens the index file at `path`, memory-mapped: what `pocketdex query` does. Only the
+    /// header, directory and small sections are read and checked now; each block a query reads
+    /// is checked when first read, and [`Index::verify`] checks every byte.
+    ///
+    /// The file must not be changed in place while it is mapped (truncated, or copied over): a
+    /// read of a lost page kills the process with SIGBUS, as with every mapped file. pocketdex's
+    /// own writers never do that: they write a new file and rename it into place.
+    ///
+    /// # Errors
+    /// [`Error::Io`] when the file cannot be opened or mapped; [`Error::Invalid`] for a
+    /// directory; what [`Index::open`] returns for bytes that are not a sound index, naming the
+    /// file.
+    pub fn open_path(path: impl AsRef<Path>) -> Result<Index<Mmap>> {
+        map(path.as_ref(), None)
+    }
+}
+
 impl IndexSet<Mmap> {
     /// Opens an index set's current snapshot: reads the manifest and maps its segments. A
     /// segment removed by a concurrent merge between the two makes it read the new manifest.
