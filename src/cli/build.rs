@@ -215,9 +215,6 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 return Err(anyhow::Error::from(pocketdex::not_a_set(set))
                     .context(format!("--segment-of {}", set.display())));
             }
-            // A piece written among the set's files would be removed by its next writer as
-            // one a crash left (or replace a segment of the same name).
-            super::set::outside_the_set(set, &args.output)?;
             let schema = util::open_index(&set.join(pocketdex::SCHEMA), util::Access::Scan)?;
             pocketdex::IndexBuilder::like(&schema).with_set_sections()
         }
@@ -305,12 +302,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     // Said even with --quiet: a document skipped or shadowed is something lost.
     summary.report(args.verbose);
     if let Some(first) = first_repeat {
-        eprintln!(
-            "warning: {} {} an id with an earlier one (first: {}); both are indexed",
-            util::plural(repeated, "document"),
-            if repeated == 1 { "shares" } else { "share" },
-            util::printable(&first)
-        );
+        util::warn_repeated_ids(repeated, &first, "both are indexed");
     }
     // A script that ships what it built must learn that documents are missing from it.
     let status = if summary.had_errors() {

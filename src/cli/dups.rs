@@ -9,7 +9,6 @@ use pocketdex_methods::groups::{clusters, group_pairs, Group};
 use pocketdex_methods::spotsigs::SpotJaccard;
 use pocketdex_methods::{Detector, Evidence, Level, Method, Options, Outcome, Pair};
 use serde_json::json;
-use std::collections::HashSet;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -416,16 +415,8 @@ pub fn detect(
         );
     }
     if !quiet {
-        let mut seen = HashSet::new();
-        let dup: Vec<&String> = ids.iter().filter(|id| !seen.insert(*id)).collect();
-        if let Some(first) = dup.first() {
-            eprintln!(
-                "warning: {} {} an id with an earlier one (first: {}); each is treated as its \
-                 own document",
-                super::util::plural(dup.len() as u64, "document"),
-                if dup.len() == 1 { "shares" } else { "share" },
-                super::util::printable(first)
-            );
+        if let Some((n, first)) = util::repeated_ids(ids.iter().map(String::as_str)) {
+            util::warn_repeated_ids(n, first, "each is treated as its own document");
         }
     }
     store.seal()?;

@@ -262,16 +262,11 @@ fn read(
         );
     }
     // Pairs of one id cannot be told apart in an index's hits: they are left out of the measures.
-    let distinct: std::collections::HashSet<&str> = corpus.ids.iter().map(String::as_str).collect();
-    let repeated = corpus.ids.len() - distinct.len();
-    if repeated > 0 {
-        let who = if repeated == 1 {
-            "1 document shares".to_string()
-        } else {
-            format!("{} documents share", util::thousands(repeated as u64))
-        };
-        eprintln!(
-            "pocketdex: warning: {who} an id with an earlier one: pairs of one id are left out of the measures (`same_id_pairs` in eval.json); give every document an id of its own"
+    if let Some((n, first)) = util::repeated_ids(corpus.ids.iter().map(String::as_str)) {
+        util::warn_repeated_ids(
+            n,
+            first,
+            "pairs of one id are left out of the measures (`same_id_pairs` in eval.json); give every document an id of its own",
         );
     }
     Ok(corpus)

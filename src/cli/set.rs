@@ -392,28 +392,6 @@ fn commit_batch(
     Ok(ExitCode::SUCCESS)
 }
 
-/// Refuses an output file inside the set's directory: the set's writers own the files there
-/// (a segment's name would replace a live segment, or be removed as a crash's leftover).
-pub(crate) fn outside_the_set(set: &Path, out: &Path) -> anyhow::Result<()> {
-    let Ok(set_dir) = set.canonicalize() else {
-        return Ok(());
-    };
-    let place = if out.is_dir() {
-        out.to_path_buf()
-    } else {
-        pocketdex::atomic::parent_dir(out).to_path_buf()
-    };
-    if place.canonicalize().is_ok_and(|p| p.starts_with(&set_dir)) {
-        anyhow::bail!(
-            "-o {}: the file must be outside the index set {} (the set's own files are its segments and manifest); e.g. -o {}",
-            out.display(),
-            set.display(),
-            set.with_extension("pdx").display()
-        );
-    }
-    Ok(())
-}
-
 fn plural(n: u64, what: &str) -> String {
     format!("{n} {what}{}", if n == 1 { "" } else { "s" })
 }
@@ -957,9 +935,6 @@ pub fn merge(args: MergeArgs) -> anyhow::Result<ExitCode> {
             "{} is already one index file: merge takes an index set (a directory made by `pocketdex add`); to ship this file, copy it as it is",
             args.index.display()
         );
-    }
-    if let Some(out) = &args.output {
-        outside_the_set(&args.index, out)?;
     }
     match &args.output {
         // A snapshot is exported without the writer's lock: from read-only media too.

@@ -515,16 +515,23 @@ pub fn plural_were(n: u64, one: &str, many: &str) -> String {
 /// skipped as binary (or its manifest queried as text), and "no near copy" would be a wrong
 /// answer. `hint` says what the user likely meant.
 pub fn refuse_index_docs<S: AsRef<Path>>(docs: &[S], hint: &str) -> anyhow::Result<()> {
-    refuse_indexes_as("DOC", docs, hint)
+    refuse_indexes_as("DOC", "a document", docs, hint)
 }
 
 /// [`refuse_index_docs`] for the INPUTs of `build` and `add`, which would index nothing of
 /// an index but a set's manifest: an index keeps no text to index again.
 pub fn refuse_index_inputs<S: AsRef<Path>>(inputs: &[S], hint: &str) -> anyhow::Result<()> {
-    refuse_indexes_as("INPUT", inputs, hint)
+    refuse_indexes_as("INPUT", "documents", inputs, hint)
 }
 
-fn refuse_indexes_as<S: AsRef<Path>>(arg: &str, docs: &[S], hint: &str) -> anyhow::Result<()> {
+/// Refuses an index file or set among `docs`, given as the argument `arg`, which takes
+/// `what_it_takes`.
+fn refuse_indexes_as<S: AsRef<Path>>(
+    arg: &str,
+    what_it_takes: &str,
+    docs: &[S],
+    hint: &str,
+) -> anyhow::Result<()> {
     for p in docs.iter().map(AsRef::as_ref) {
         let d = &p.to_string_lossy();
         let what = if pocketdex::is_set(p) {
@@ -535,13 +542,8 @@ fn refuse_indexes_as<S: AsRef<Path>>(arg: &str, docs: &[S], hint: &str) -> anyho
             continue;
         };
         anyhow::bail!(
-            "the {arg} {} is {what}, not {}; {}",
+            "the {arg} {} is {what}, not {what_it_takes}; {}",
             printable(d),
-            if arg == "DOC" {
-                "a document"
-            } else {
-                "documents"
-            },
             hint.replace("{}", &printable(d))
         );
     }
@@ -599,6 +601,25 @@ fn is_json_array(path: &Path) -> bool {
             .iter()
             .find(|b| !b.is_ascii_whitespace())
             == Some(&b'[')
+}
+
+/// The ids of `ids` that repeat an earlier one: how many, and the first of them.
+pub fn repeated_ids<'a>(ids: impl IntoIterator<Item = &'a str>) -> Option<(u64, &'a str)> {
+    let mut seen = std::collections::HashSet::new();
+    let mut repeated = ids.into_iter().filter(|id| !seen.insert(*id));
+    let first = repeated.next()?;
+    Some((1 + repeated.count() as u64, first))
+}
+
+/// Warns on stderr that `n` documents share an id with an earlier one (`first`, the first of
+/// those ids), and `then`: what follows from it for this command.
+pub fn warn_repeated_ids(n: u64, first: &str, then: &str) {
+    eprintln!(
+        "warning: {} {} an id with an earlier one (first: {}); {then}",
+        plural(n, "document"),
+        if n == 1 { "shares" } else { "share" },
+        printable(first)
+    );
 }
 
 /// An integer with thousands separators: 10,499.

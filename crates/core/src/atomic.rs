@@ -261,15 +261,16 @@ pub fn check_not_input<P: AsRef<Path>>(output: &Path, inputs: &[P]) -> Result<()
     Ok(())
 }
 
-/// Refuses an output in an index set's directory (or below it): the set's writers own the
-/// files there. One written over a segment, the schema or the manifest loses documents
-/// (`build -o SET/seg-00000001.pdx`), which `repair` cannot tell from damage, and one with a
-/// segment's name that the manifest does not list is removed as a crash's leftover.
+/// Refuses an output that is an index set's directory, or lies in it or below it: the set's
+/// writers own the files there. One written over a segment, the schema or the manifest loses
+/// documents (`build -o SET/seg-00000001.pdx`), which `repair` cannot tell from damage, and
+/// one with a segment's name that the manifest does not list is removed as a crash's leftover.
+/// The one rule for every front end (`merge -o`, `build --segment-of` included).
 pub fn check_not_in_a_set(path: &Path) -> Result<()> {
     let Some(real) = resolved(path) else {
         return Ok(());
     };
-    if let Some(set) = real.ancestors().skip(1).find(|d| crate::set::is_set(d)) {
+    if let Some(set) = real.ancestors().find(|d| crate::set::is_set(d)) {
         return Err(Error::Invalid(format!(
             "{} must be outside the index set {}, whose files are its writers' own (a segment's name would replace a live segment or be removed as a crash's leftover); write it elsewhere (documents join a set with `pocketdex add`, pieces built apart with `pocketdex adopt`)",
             path.display(),
