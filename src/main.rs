@@ -24,6 +24,7 @@ use std::process::ExitCode;
 
 fn main() -> ExitCode {
     let args = cli::Cli::parse_args();
+    let json = args.json_output();
     explain_sigbus();
     // A server stops on SIGTERM by finishing its requests; it writes no temporary files.
     if !args.is_serve() {
@@ -37,6 +38,20 @@ fn main() -> ExitCode {
                 return ExitCode::SUCCESS;
             }
             eprintln!("pocketdex: error: {}", message(&e));
+            if json {
+                // A script reading JSON gets the error there too, and whether to try again:
+                // `busy` when another writer holds the set's lock.
+                let busy = e.chain().any(|c| {
+                    matches!(
+                        c.downcast_ref::<pocketdex::Error>(),
+                        Some(pocketdex::Error::Busy { .. })
+                    )
+                });
+                println!(
+                    "{}",
+                    serde_json::json!({"type": "error", "message": causes(&e), "busy": busy})
+                );
+            }
             ExitCode::from(2)
         }
     }
@@ -84,19 +99,28 @@ fn clean_up_on_signals() {
     std::thread::spawn(move || {
         if let Some(signal) = signals.forever().next() {
             pocketdex::atomic::remove_in_flight(|removed| {
-                // Interrupted after a change was committed (an `add` merging segments): the
-                // change stands, and a script must not take it for undone and make it again.
-                if let Some(what) = pocketdex::atomic::committed() {
-                    eprintln!(
-                        "\npocketdex: interrupted after the change was committed: {what}; only the merge of segments that follows was cut short, and the set is sound"
-                    );
-                    std::process::exit(0);
+                if pocketdex::atomic::committed().is_some() {
+                    return;
                 }
                 if removed > 0 {
                     eprintln!("\npocketdex: interrupted; the unfinished output was removed");
                 }
                 let _ = signal_hook::low_level::emulate_default_handler(signal);
                 std::process::exit(128 + signal);
+            });
+            // Interrupted after a change was committed (an `add` or `check --add` merging
+            // segments): the change stands, and a script must not take it for undone and make
+            // it again. The command's answer is printed whole first (not with the list of
+            // temporary files held: the command may still need it; at most 10 s, for a
+            // reader that stopped reading), then what the merge began is removed and the
+            // command's own status given.
+            let status = cli::util::answered(std::time::Duration::from_secs(10));
+            pocketdex::atomic::remove_in_flight(|_| {
+                let what = pocketdex::atomic::committed().unwrap_or_default();
+                eprintln!(
+                    "\npocketdex: interrupted after the change was committed: {what}; only the merge of segments that follows was cut short, and the set is sound"
+                );
+                std::process::exit(status.into());
             });
         }
     });

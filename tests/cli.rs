@@ -40,6 +40,23 @@ fn quick_start_finds_the_edited_copy() {
 
     let o = pocketdex(&["verify", &index]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stdout(&o).contains(": ok (300 documents"), "{}", stdout(&o));
+    // A command that prints JSON says there too why it ended.
+    let o = pocketdex(&["query", "no-such.pdx", "samples/query/edited.txt", "--json"]);
+    assert_eq!(o.status.code(), Some(2));
+    let line: serde_json::Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+    assert_eq!(
+        (&line["type"], &line["busy"]),
+        (&"error".into(), &false.into()),
+        "{line}"
+    );
+    assert!(
+        line["message"].as_str().unwrap().contains("no-such.pdx"),
+        "{line}"
+    );
+    let o = pocketdex(&["verify", "-q", &index]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(o.stdout.is_empty() && o.stderr.is_empty());
     let o = pocketdex(&["info", &index, "--json"]);
     let info: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(info["documents"], 300);

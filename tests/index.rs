@@ -52,6 +52,14 @@ fn a_file_is_mapped_and_answers_as_its_bytes() {
             memory.query(text, &opts).unwrap().hits
         );
     }
+    // One index's records are those of a set of that one file (which names no index).
+    let set = pocketdex::IndexSet::open_files(std::slice::from_ref(&path)).unwrap();
+    for (name, text) in docs.iter().step_by(29) {
+        let opts = QueryOptions::default();
+        let one = mapped.records(&mapped.query(text, &opts).unwrap()).unwrap();
+        assert_eq!(one[0].id, *name);
+        assert_eq!(one, set.records(&set.query(text, &opts).unwrap()).unwrap());
+    }
     let missing = tmp.path().join("missing.pdx");
     let e = Index::open_path(&missing).err().unwrap();
     assert_eq!(e.io_kind(), Some(std::io::ErrorKind::NotFound), "{e}");

@@ -407,6 +407,17 @@ fn every_error_is_json_with_a_message() {
     assert!(m.contains("threshold must be between 0 and 1"), "{m}");
     let m = server.post_text("/v1/query?top=many", "a").error(400);
     assert!(m.contains("top"), "{m}");
+    let m = server.post_text("/v1/query?top=-1", "a").error(400);
+    assert!(
+        m.starts_with("URL options: top: ") && m.contains("from 1 to 10000"),
+        "{m}"
+    );
+    // A compressed body is refused by its encoding, not called "not UTF-8".
+    let r = server.raw(
+        &format!("POST {q} HTTP/1.1\r\nHost: x\r\nContent-Type: text/plain\r\nContent-Encoding: gzip\r\nContent-Length: 4\r\nConnection: close\r\n\r\n"),
+        b"\x1f\x8b\x08\x00",
+    );
+    assert!(r.error(415).contains("Content-Encoding: gzip"));
     // A JSON request's options are in its body: in the URL they would be silently ignored.
     let m = server
         .post_json("/v1/query?top=1", &json!({"text": "a"}))
@@ -456,6 +467,31 @@ fn every_error_is_json_with_a_message() {
         .post_json("/v1/compare", &json!({"text": "a"}))
         .error(400);
     assert!(m.contains("either id"), "{m}");
+
+    // An error answered before its body is read, on a keep-alive connection whose client sends
+    // the body after the head (as Python's http.client does): the answer says the connection
+    // closes, so the client does not send its next request into a closed socket. An answer
+    // after the whole body keeps the connection.
+    for (head, keeps) in [
+        ("POST /nope HTTP/1.1\r\nHost: x\r\nContent-Type: text/plain\r\nContent-Length: 5\r\n\r\n", false),
+        ("POST /v1/query HTTP/1.1\r\nHost: x\r\nContent-Type: image/png\r\nContent-Length: 5\r\n\r\n", false),
+        ("POST /v1/query HTTP/1.1\r\nHost: x\r\nContent-Type: text/plain\r\nContent-Length: 5\r\n\r\n", true),
+    ] {
+        let mut s = TcpStream::connect(server.addr).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        s.write_all(head.as_bytes()).unwrap();
+        std::thread::sleep(Duration::from_millis(50));
+        let _ = s.write_all(b"hello");
+        let mut answer = [0u8; 4096];
+        let n = s.read(&mut answer).unwrap();
+        let head = String::from_utf8_lossy(&answer[..n]).to_lowercase();
+        assert_eq!(!head.contains("connection: close"), keeps, "{head}");
+        if keeps {
+            s.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+            let n = s.read(&mut answer).unwrap();
+            assert!(answer[..n].starts_with(b"HTTP/1.1 200"));
+        }
+    }
 
     // Garbage on the wire: the connection gets 400 or is closed, and the server carries on.
     for junk in [
@@ -901,6 +937,29 @@ fn compare_marks_the_shared_terms() {
         )
         .error(422);
     assert!(m.contains("text cannot be compared: binary"), "{m}");
+    // So is an empty one, or one that is only markup, as `compare` refuses an empty file.
+    for (text, other, says) in [
+        (
+            "",
+            "Jupiter is the fifth planet",
+            "text cannot be compared: empty",
+        ),
+        (
+            "Jupiter is the fifth planet",
+            "   ",
+            "other cannot be compared: empty",
+        ),
+        (
+            "<p></p>",
+            "<p>Jupiter</p>",
+            "text cannot be compared: empty",
+        ),
+    ] {
+        let m = server
+            .post_json("/v1/compare", &json!({"text": text, "other": other}))
+            .error(422);
+        assert!(m.contains(says), "{m}");
+    }
 }
 
 /// Abuse a demanding operator expects to be cut short: connections that send nothing, or their
@@ -1034,10 +1093,13 @@ fn a_check_answered_for_its_time_adds_nothing() {
     lock.lock().unwrap();
     let r = server.post_json("/v1/check", &doc);
     assert_eq!(r.status, 503, "{r:?}");
+    // It says what held it up, and when to send it again.
+    let m = r.json()["error"].as_str().unwrap().to_string();
     assert!(
-        String::from_utf8_lossy(&r.body).contains("changed nothing"),
-        "{r:?}"
+        m.contains("changed nothing") && m.contains("lock, which another writer holds"),
+        "{m}"
     );
+    assert_eq!(r.header("retry-after"), Some("1"));
     // The server's writer gets the lock once it is let go, and must not add then.
     lock.unlock().unwrap();
     std::thread::sleep(Duration::from_millis(800));

@@ -372,6 +372,19 @@ fn a_second_writer_fails_or_waits() {
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
     assert!(busy.is_some(), "the second writer was never refused");
+    // A script reading --json learns it there too, and that trying again will do.
+    let o = pocketdex(&["check", s(&set), s(&upload), "--add", "--json"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let line: serde_json::Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+    assert_eq!(
+        (&line["type"], &line["busy"]),
+        (&"error".into(), &true.into()),
+        "{line}"
+    );
+    assert!(line["message"]
+        .as_str()
+        .unwrap()
+        .contains("another pocketdex process"));
     // With --wait it waits for the first to finish.
     let waiting = bin()
         .args(["delete", s(&set), "Fog.txt", "--wait", "-q"])
@@ -400,6 +413,83 @@ fn a_second_writer_fails_or_waits() {
         info["live_documents"], 300,
         "one added, one deleted: {info}"
     );
+}
+
+/// A signal after `check --add` committed its documents (while segments merge) stops the
+/// merge only: every verdict is printed, and the exit status is check's own (1: a near copy
+/// was found), not an interrupted command's nor "every DOC is new".
+#[cfg(unix)]
+#[test]
+fn a_signal_after_check_add_commits_leaves_its_verdicts_and_status() {
+    use std::io::BufRead;
+    let tmp = tempfile::tempdir().unwrap();
+    let set = tmp.path().join("set");
+    let mut samples: Vec<PathBuf> = std::fs::read_dir(root().join("samples/wiki-en"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    samples.sort();
+    let (old, new) = samples.split_at(150);
+    let first = tmp.path().join("first");
+    std::fs::create_dir(&first).unwrap();
+    for f in old {
+        std::fs::copy(f, first.join(f.file_name().unwrap())).unwrap();
+    }
+    ok(&pocketdex(&["add", s(&set), s(&first), "-q"]));
+    // 150 new documents, and one copy of a document in the set under a new id: adding 150 to
+    // a segment of 150 merges the two.
+    let docs = tmp.path().join("docs.jsonl");
+    let mut lines = String::new();
+    for f in new.iter().chain([&old[0]]) {
+        let name = f.file_name().unwrap().to_string_lossy();
+        let text = std::fs::read_to_string(f).unwrap();
+        lines += &format!(
+            "{}\n",
+            serde_json::json!({"id": format!("new/{name}"), "text": text})
+        );
+    }
+    std::fs::write(&docs, lines).unwrap();
+    // Every write stalls before its rename: the segment, the manifest (the commit), then the
+    // merged segment, during which the signal comes.
+    let mut child = bin()
+        .args(["check", s(&set), s(&docs), "--add", "--json"])
+        .env("POCKETDEX_STALL_WRITE_MS", "1500")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut verdicts = Vec::new();
+    for _ in 0..151 {
+        let mut line = String::new();
+        out.read_line(&mut line).unwrap();
+        verdicts.push(serde_json::from_str::<serde_json::Value>(&line).unwrap());
+    }
+    // The verdicts are out, so the documents are committed and the merge has begun.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let o = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("interrupted after the change was committed"),
+        "{err}"
+    );
+    assert!(
+        o.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    let near = verdicts
+        .iter()
+        .filter(|v| v["status"] == "near-copy")
+        .count();
+    let added = verdicts.iter().filter(|v| v["added"] == true).count();
+    assert_eq!((near, added), (1, 150));
+    let info = stdout(&pocketdex(&["info", s(&set), "--json"]));
+    let info: serde_json::Value = serde_json::from_str(info.trim()).unwrap();
+    assert_eq!(info["live_documents"], 300, "{info}");
+    ok(&pocketdex(&["verify", s(&set)]));
+    assert!(!files(&set).iter().any(|f| f.ends_with(".tmp")));
 }
 
 /// `add` and `check --add` to an existing set read their documents before they take the
@@ -683,7 +773,13 @@ fn unchecked_documents_are_errors_and_failures_leave_nothing() {
             .lines()
             .map(|l| serde_json::from_str(l).unwrap())
             .collect();
-        assert_eq!(lines.len(), 2, "{}", stdout(&o));
+        // Each DOC's verdict, then the error that ended the step: nothing was added.
+        assert_eq!(lines.len(), 3, "{}", stdout(&o));
+        assert_eq!(lines[2]["type"], "error");
+        assert!(lines[2]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("nothing was added"));
         // The new document is new, but the step was refused: not "added".
         let of = |doc: &Path| {
             let name = doc.file_name().unwrap().to_str().unwrap();
@@ -953,6 +1049,23 @@ fn failed_changes_say_what_was_left_and_what_to_do() {
         &["nothing was added, and", "was not created"],
     );
     assert!(!set.exists());
+    // An empty directory made for the set (with its own permissions) is left as it was.
+    let made = tmp.path().join("made");
+    std::fs::create_dir(&made).unwrap();
+    fails(
+        &["add", s(&made), "samples/wiki-en/Jupiter.txt", s(&missing)],
+        &[
+            "nothing was added, and",
+            "is the empty directory it was, not a set",
+        ],
+    );
+    let o = pocketdex(&["check", s(&made), s(&missing), "--add"]);
+    failed_with(&o, "is the empty directory it was, not a set");
+    assert!(
+        made.is_dir() && files(&made).is_empty(),
+        "{:?}",
+        files(&made)
+    );
     ok(&pocketdex(&["add", s(&set), "samples/wiki-en", "-q"]));
     let piece = tmp.path().join("piece.pdx");
     ok(&pocketdex(&[
@@ -1544,7 +1657,15 @@ fn a_set_is_neither_a_place_for_outputs_nor_documents() {
     // Below an input directory: only the documents beside the set are indexed.
     std::fs::copy(root().join(edited), holder.join("edited.txt")).unwrap();
     let beside = tmp.path().join("beside.pdx");
-    ok(&pocketdex(&["build", s(&holder), "-o", s(&beside), "-q"]));
+    let o = pocketdex(&["build", s(&holder), "-o", s(&beside)]);
+    ok(&o);
+    // The set's files are said to be what they are, not "binary".
+    let err = stderr(&o);
+    assert!(
+        err.contains("skipped set/schema.pdx: a pocketdex index (it keeps no text to index")
+            && !err.contains("binary"),
+        "{err}"
+    );
     let info: serde_json::Value =
         serde_json::from_str(&stdout(&pocketdex(&["info", s(&beside), "--json"]))).unwrap();
     assert_eq!(info["documents"], 1, "{info}");

@@ -4,9 +4,7 @@ use super::{ingest, util};
 use anyhow::Context;
 use pocketdex::corpus;
 use pocketdex::fingerprint::{Fingerprinter, Resolution};
-use pocketdex::hash;
 use pocketdex::{Lang, Params};
-use rayon::slice::ParallelSliceMut;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::OnceLock;
@@ -220,16 +218,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
         None => util::index_builder(args.lang, params, &args.idf)?,
     };
-    // Each document's id, as its 128-bit hash, and number: repeated ids are found by sorting
-    // once every document is in (a set of millions of ids, probed as they come, had cost a
-    // cache miss per document on the thread that adds them, which the fingerprinting waits for).
-    let mut ids: Vec<(u64, u64, u32)> = Vec::new();
     // Knowing the collection's size up to a bound spares drawing samples it will not need; a
     // fixed resolution (--resolution, --expected-docs, a set's) already says what to draw.
     if !params_fixed && args.segment_of.is_none() {
         if let Some(n) = corpus::count_at_most(&sources)? {
             builder.size_hint(n);
-            let _ = ids.try_reserve_exact(usize::try_from(n).unwrap_or(usize::MAX));
         }
     }
     // Documents are fingerprinted on every core; once the builder has its idf table (the
@@ -254,9 +247,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         args.quiet,
         "indexing",
         |d, fp| {
-            let h = hash::h128(d.id.as_bytes(), 0);
-            let doc = builder.add_fingerprint(&d.id, d.title.as_deref(), fp)?;
-            ids.push(((h >> 64) as u64, h as u64, doc));
+            builder.add_fingerprint(&d.id, d.title.as_deref(), fp)?;
             if weighing.get().is_none() {
                 if let Some(f) = builder.weighing_fingerprinter() {
                     let _ = weighing.set(f.clone());
@@ -277,32 +268,20 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     summary
         .check_id_key(&args.input)
         .with_context(|| format!("nothing was written to {}", args.output.display()))?;
-    // A document whose id an earlier one has: after sorting, the later of two neighbours with
-    // the same hash.
-    ids.par_sort_unstable();
-    let repeats = ids
-        .windows(2)
-        .filter(|w| (w[0].0, w[0].1) == (w[1].0, w[1].1))
-        .map(|w| w[1].2);
-    let (repeated, first_repeat) =
-        repeats.fold((0u64, u32::MAX), |(n, first), d| (n + 1, first.min(d)));
-    let first_repeat = (repeated > 0)
-        .then(|| {
-            builder
-                .names()
-                .nth(first_repeat as usize)
-                .map(str::to_string)
-        })
-        .flatten();
-    drop(ids);
+    // Repeated ids are found once every document is in (a set of millions of ids, probed as
+    // they come, had cost a cache miss per document on the thread that adds them, which the
+    // fingerprinting waits for).
+    let repeated = builder
+        .repeated_ids()
+        .map(|(n, first)| (n, first.to_string()));
     let docs = builder.len() as u64;
     let stats = builder
         .write_to_path(&args.output)
         .with_context(|| format!("writing {}", args.output.display()))?;
     // Said even with --quiet: a document skipped or shadowed is something lost.
     summary.report(args.verbose);
-    if let Some(first) = first_repeat {
-        util::warn_repeated_ids(repeated, &first, "both are indexed");
+    if let Some((n, first)) = repeated {
+        util::warn_repeated_ids(n, &first, "both are indexed");
     }
     // A script that ships what it built must learn that documents are missing from it.
     let status = if summary.had_errors() {

@@ -415,7 +415,7 @@ pub fn detect(
         );
     }
     if !quiet {
-        if let Some((n, first)) = util::repeated_ids(ids.iter().map(String::as_str)) {
+        if let Some((n, first)) = pocketdex::repeated_ids(ids.iter().map(String::as_str)) {
             util::warn_repeated_ids(n, first, "each is treated as its own document");
         }
     }

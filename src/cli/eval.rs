@@ -262,7 +262,7 @@ fn read(
         );
     }
     // Pairs of one id cannot be told apart in an index's hits: they are left out of the measures.
-    if let Some((n, first)) = util::repeated_ids(corpus.ids.iter().map(String::as_str)) {
+    if let Some((n, first)) = pocketdex::repeated_ids(corpus.ids.iter().map(String::as_str)) {
         util::warn_repeated_ids(
             n,
             first,

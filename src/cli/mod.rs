@@ -76,7 +76,6 @@ enum Command {
 }
 
 impl Cli {
-    /// True for `pocketdex serve`, which handles SIGTERM and Ctrl-C itself.
     /// The command line, parsed. A negative number is read as an option's value (`--top -3`
     /// is then refused by the option's range, with its range), not as an unknown option with a
     /// tip to write `-- -3`, which would make it a DOC.
@@ -87,8 +86,20 @@ impl Cli {
         Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit())
     }
 
+    /// True for `pocketdex serve`, which handles SIGTERM and Ctrl-C itself.
     pub fn is_serve(&self) -> bool {
         matches!(self.command, Command::Serve(_))
+    }
+
+    /// True when the command prints JSON on stdout for a script (`query`, `check` and `repair`
+    /// with `--json`): an error that ends it is then a JSON line there too.
+    pub fn json_output(&self) -> bool {
+        match &self.command {
+            Command::Query(a) => a.json,
+            Command::Check(a) => a.json,
+            Command::Repair(a) => a.json,
+            _ => false,
+        }
     }
 }
 

@@ -62,8 +62,9 @@ pub struct Args {
     #[arg(long, default_value_t = 100, value_name = "N",
           value_parser = util::at_least_one)]
     top: usize,
-    /// Keep hits whose estimated similarity is at least T (0 to 1; default 0.5, with --similar
-    /// 0.4, so that pairs at cosine 0.6 are not lost to the estimate's error).
+    /// Keep hits whose estimated similarity, as printed to four decimals, is at least T (0 to
+    /// 1; default 0.5, with --similar 0.4, so that pairs at cosine 0.6 are not lost to the
+    /// estimate's error).
     #[arg(short, long, value_name = "T")]
     threshold: Option<f32>,
     #[command(flatten)]
@@ -72,7 +73,7 @@ pub struct Args {
     similar: util::SimilarArgs,
     /// JSON Lines output.
     #[arg(long)]
-    json: bool,
+    pub(super) json: bool,
     #[command(flatten)]
     input: util::InputArgs,
 }

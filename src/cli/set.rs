@@ -234,7 +234,8 @@ impl CreateArgs {
 /// that are not JSON or have a field of the wrong type, as a truncated upload has, or an id
 /// that is blank or holds control characters): they are
 /// listed and the rest are added, so add the others again once fixed. Empty and binary
-/// documents are skipped with a message, exit 0.
+/// documents are skipped with a message, exit 0, as long as some document is added: when every
+/// one is skipped, nothing is added and the status is 2.
 ///
 /// Example:
 ///   pocketdex add archive.set samples/wiki-en
@@ -298,6 +299,7 @@ pub fn add(args: AddArgs) -> anyhow::Result<ExitCode> {
     // An error before the commit changed nothing: say so. (One after it, the set could not be
     // opened again, says itself that the change is committed.)
     let unchanged = writer.generation() == before;
+    let made_dir = writer.made_directory();
     if created && unchanged && result.is_err() {
         // Nothing was added: the set this call created goes again.
         let _ = writer.discard_unused();
@@ -305,11 +307,21 @@ pub fn add(args: AddArgs) -> anyhow::Result<ExitCode> {
     result.with_context(|| match (unchanged, created) {
         (false, _) => args.index.display().to_string(),
         (true, true) => format!(
-            "nothing was added, and {} was not created",
-            args.index.display()
+            "nothing was added, and {}",
+            not_created(&args.index, made_dir)
         ),
         (true, false) => format!("nothing was added to {}", args.index.display()),
     })
+}
+
+/// What became of a set's directory that a failed first change created the set in: removed
+/// when the change made it, else left as the empty directory it was.
+fn not_created(dir: &Path, made_dir: bool) -> String {
+    if made_dir {
+        format!("{} was not created", dir.display())
+    } else {
+        format!("{} is the empty directory it was, not a set", dir.display())
+    }
 }
 
 /// Reads and fingerprints `add`'s inputs into `builder` (one for a segment of the set).
@@ -526,8 +538,9 @@ pub struct CheckArgs {
     /// Lines if it starts with `{`, else one document).
     #[arg(required = true, value_name = "DOC")]
     docs: Vec<PathBuf>,
-    /// A document scoring at least T makes DOC a near copy (estimated cosine; a copy with 5% of
-    /// its words changed scores about 0.95, related articles 0.3–0.6).
+    /// A document scoring at least T, as printed to four decimals, makes DOC a near copy
+    /// (estimated cosine; a copy with 5% of its words changed scores about 0.95, related
+    /// articles 0.3–0.6).
     #[arg(short, long, value_name = "T", default_value_t = 0.8)]
     threshold: f32,
     /// Add each DOC that has no near copy.
@@ -543,7 +556,7 @@ pub struct CheckArgs {
     top: usize,
     /// JSON Lines output.
     #[arg(long)]
-    json: bool,
+    pub(super) json: bool,
     /// No summary of what was added on stderr (the verdicts and errors are still printed).
     #[arg(short, long)]
     quiet: bool,
@@ -571,6 +584,8 @@ fn read_checked(
     sink: &mut dyn FnMut(Event) -> anyhow::Result<()>,
 ) -> anyhow::Result<(u64, u64)> {
     let (mut read_docs, mut by_place) = (0u64, 0u64);
+    // Invalid UTF-8 of every DOC, warned of once as `add` does.
+    let mut invalid = ingest::Summary::default();
     util::note_inputs(&args.docs);
     let reader = args.input.reader();
     for d in &args.docs {
@@ -615,6 +630,8 @@ fn read_checked(
             Ok(summary) => {
                 read_docs += summary.docs;
                 by_place += summary.named_by_place;
+                invalid.invalid.0 += summary.invalid.0;
+                invalid.invalid.1 += summary.invalid.1;
                 if summary.docs == 0 && summary.skipped.is_empty() {
                     sink(Event::Unchecked(
                         d.display().to_string(),
@@ -631,6 +648,7 @@ fn read_checked(
             ))?,
         }
     }
+    invalid.warn_invalid();
     Ok((read_docs, by_place))
 }
 
@@ -742,8 +760,20 @@ pub fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
     let additions = check.finish();
     let mut refused = None;
     let mut added = None;
+    // The verdicts of committed documents are printed before the merge that may follow, and
+    // whole even when a signal comes after the commit (which then stops with this status).
+    let mut printed: std::io::Result<bool> = Ok(false);
+    let made_dir = writer.as_ref().is_some_and(|w| w.made_directory());
     if let Some(mut w) = writer {
-        let committed = additions.commit(&mut w);
+        let answering = util::answering(if near_copies > 0 { 1 } else { 0 });
+        let committed = additions.commit_and_then(&mut w, || {
+            printed = held
+                .iter()
+                .try_for_each(|v| print_check(&mut out, &args, v))
+                .and_then(|()| out.flush())
+                .map(|()| true);
+            drop(answering);
+        });
         if created && !matches!(committed, Ok(Committed::Added(_))) {
             // Nothing was added: the set this call created goes again.
             let _ = w.discard_unused();
@@ -757,16 +787,18 @@ pub fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
             Committed::Nothing => {}
         }
     }
-    for mut v in held {
-        v.added &= refused.is_none();
-        print_check(&mut out, &args, &v)?;
+    if !printed? {
+        for mut v in held {
+            v.added &= refused.is_none();
+            print_check(&mut out, &args, &v)?;
+        }
     }
     out.flush()?;
     if let Some(held_ids) = refused {
         anyhow::bail!(
             "nothing was added{}: fix the errors above and check again{}",
             if created {
-                format!(", and {} was not created", args.index.display())
+                format!(", and {}", not_created(&args.index, made_dir))
             } else {
                 format!(" to {}", args.index.display())
             },
@@ -996,7 +1028,7 @@ pub struct RepairArgs {
     index: PathBuf,
     /// One JSON object on stdout (every dropped segment, why, its ids) instead of ids.
     #[arg(long)]
-    json: bool,
+    pub(super) json: bool,
     #[command(flatten)]
     writer: WriterArgs,
     /// No summary on stderr.

@@ -122,6 +122,37 @@ impl InputArgs {
     }
 }
 
+/// Held by a command while it prints the answer to a change it committed (`check --add`'s
+/// verdicts): a signal after the commit waits for it, so the answer is whole ([`answered`]).
+static ANSWERING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// The exit status a signal after the commit stops the process with: the committed
+/// command's own (0 for an `add`; `check --add`'s says whether a near copy was found).
+static STATUS_AFTER_COMMIT: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0);
+
+/// Holds back a signal handler that finds a change committed (see [`answered`]) until the
+/// guard is dropped, and says what the command's exit status is once it commits.
+pub fn answering(status_after_commit: u8) -> std::sync::MutexGuard<'static, ()> {
+    STATUS_AFTER_COMMIT.store(status_after_commit, std::sync::atomic::Ordering::SeqCst);
+    ANSWERING.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// For a signal handler once a change is committed: waits until the command's answer is
+/// printed ([`answering`]), at most `patience` (a reader that stopped reading must not keep
+/// the process from ending), and returns the exit status to stop with.
+pub fn answered(patience: std::time::Duration) -> u8 {
+    let until = std::time::Instant::now() + patience;
+    while std::time::Instant::now() < until {
+        match ANSWERING.try_lock() {
+            Ok(_) | Err(std::sync::TryLockError::Poisoned(_)) => break,
+            Err(std::sync::TryLockError::WouldBlock) => {
+                std::thread::sleep(std::time::Duration::from_millis(5))
+            }
+        }
+    }
+    STATUS_AFTER_COMMIT.load(std::sync::atomic::Ordering::SeqCst)
+}
+
 /// A size in bytes: a number, optionally followed by K, M or G (KiB, MiB, GiB; `KiB`, `MB`
 /// and the like are read the same).
 pub fn parse_size(s: &str) -> Result<u64, String> {
@@ -601,14 +632,6 @@ fn is_json_array(path: &Path) -> bool {
             .iter()
             .find(|b| !b.is_ascii_whitespace())
             == Some(&b'[')
-}
-
-/// The ids of `ids` that repeat an earlier one: how many, and the first of them.
-pub fn repeated_ids<'a>(ids: impl IntoIterator<Item = &'a str>) -> Option<(u64, &'a str)> {
-    let mut seen = std::collections::HashSet::new();
-    let mut repeated = ids.into_iter().filter(|id| !seen.insert(*id));
-    let first = repeated.next()?;
-    Some((1 + repeated.count() as u64, first))
 }
 
 /// Warns on stderr that `n` documents share an id with an earlier one (`first`, the first of

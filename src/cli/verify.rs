@@ -22,6 +22,10 @@ pub struct Args {
     indexes: Vec<PathBuf>,
     #[command(flatten)]
     trust: super::sign::Trust,
+    /// Print nothing for a sound index: the exit status says it (what is wrong still goes to
+    /// stderr), e.g. `pocketdex verify -q /media/usb/wiki.pdx && echo shipped`.
+    #[arg(short, long)]
+    quiet: bool,
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
@@ -39,6 +43,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             ),
             false => anyhow::Error::from(e),
         })?;
+        if args.quiet {
+            return Ok(());
+        }
         if path.is_dir() {
             writeln!(
                 out,

@@ -444,6 +444,7 @@ pub fn write_private_file(path: &Path, bytes: &[u8]) -> Result<()> {
         path,
         Mode::Private,
         || {},
+        || {},
         |w| w.write_all(bytes).map_err(|e| Error::io(path, e)),
     )
 }
@@ -468,7 +469,26 @@ pub(crate) fn write_atomically<T>(
     before_rename: impl FnOnce(),
     write: impl FnOnce(&mut (dyn Write + Send)) -> Result<T>,
 ) -> Result<T> {
-    write_with(dir, path, Mode::Keep, before_rename, write)
+    write_with(dir, path, Mode::Keep, before_rename, || {}, write)
+}
+
+/// [`write_atomically`] of a change that is committed once `path` is renamed into place (an
+/// index set's manifest): `commit` is noted ([`note_committed`]) in the same step as the
+/// rename, with the list of temporary files held, so that a signal handler either finds the
+/// file unrenamed (and removes it) or the change noted, never renamed yet unnoted.
+pub(crate) fn write_committing<T>(
+    dir: &Path,
+    path: &Path,
+    before_rename: impl FnOnce(),
+    commit: Option<String>,
+    write: impl FnOnce(&mut (dyn Write + Send)) -> Result<T>,
+) -> Result<T> {
+    let noted = move || {
+        if let Some(what) = commit {
+            note_committed(what);
+        }
+    };
+    write_with(dir, path, Mode::Keep, before_rename, noted, write)
 }
 
 fn write_with<T>(
@@ -476,6 +496,7 @@ fn write_with<T>(
     path: &Path,
     mode: Mode,
     before_rename: impl FnOnce(),
+    renamed: impl FnOnce(),
     write: impl FnOnce(&mut (dyn Write + Send)) -> Result<T>,
 ) -> Result<T> {
     check_replaceable(path)?;
@@ -520,6 +541,7 @@ fn write_with<T>(
         // renamed, never renames it itself after removing.
         let _list = in_flight();
         tmp.persist(path).map_err(|e| Error::io(path, e.error))?;
+        renamed();
     }
     drop(guard);
     if let Ok(d) = File::open(dir) {

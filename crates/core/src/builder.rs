@@ -299,6 +299,13 @@ impl IndexBuilder {
         self.weighing.is_some() && self.fingerprinter.params().resolution.is_some()
     }
 
+    /// How many documents added so far share their id with an earlier one, and the first such
+    /// id; `None` when every id is unique. An index file keeps every document it is given, so
+    /// a repeated id names two documents in its hits; an index set refuses repeats instead.
+    pub fn repeated_ids(&self) -> Option<(u64, &str)> {
+        repeated_ids(self.names())
+    }
+
     /// Number of documents added so far.
     pub fn len(&self) -> usize {
         self.names.len()
@@ -764,6 +771,29 @@ fn atomic_u16(v: &mut [u16]) -> &[AtomicU16] {
     unsafe { &*(v as *mut [u16] as *const [AtomicU16]) }
 }
 
+/// How many of `ids` share their id with an earlier one, and the first such id (in the order
+/// given); `None` when every id is unique. The ids' 128-bit hashes are sorted on every core,
+/// so millions of ids cost a fraction of a second and no set of them.
+pub fn repeated_ids<'a>(ids: impl IntoIterator<Item = &'a str>) -> Option<(u64, &'a str)> {
+    let ids: Vec<&str> = ids.into_iter().collect();
+    // Halves of the hash, not a u128: 24 bytes an id instead of 32.
+    let mut keyed: Vec<(u64, u64, u32)> = ids
+        .par_iter()
+        .enumerate()
+        .map(|(i, id)| {
+            let h = hash::h128(id.as_bytes(), 0);
+            ((h >> 64) as u64, h as u64, i as u32)
+        })
+        .collect();
+    keyed.par_sort_unstable();
+    // After sorting, the later of two neighbours with the same hash repeats an earlier id.
+    let (n, first) = keyed
+        .windows(2)
+        .filter(|w| (w[0].0, w[0].1) == (w[1].0, w[1].1))
+        .fold((0u64, u32::MAX), |(n, first), w| (n + 1, first.min(w[1].2)));
+    (n > 0).then(|| (n, ids[first as usize]))
+}
+
 /// Drops repeated references from `refs` (sorted) and returns their distinct keys, ascending:
 /// parts that start at a new key, each deduplicated in place on every core, then moved together
 /// (at 2 million documents, 15 million references: 0.1–0.36 s on one core before).
@@ -1182,6 +1212,41 @@ mod tests {
     /// index is byte for byte the one of the builder's own fingerprints: kept as they were,
     /// their longer material was read at the builder's stride, every document after the first
     /// with another's codes.
+    #[test]
+    fn repeated_ids_are_counted_as_a_set_would_count_them() {
+        use super::repeated_ids;
+        use crate::{IndexBuilder, Lang, Params};
+        use std::collections::HashSet;
+        // Against the obvious count: a set of the ids seen, in order.
+        let oracle = |ids: &[&str]| -> Option<(u64, String)> {
+            let mut seen = HashSet::new();
+            let mut later = ids.iter().filter(|id| !seen.insert(**id));
+            let first = later.next()?;
+            Some((1 + later.count() as u64, first.to_string()))
+        };
+        let cases: Vec<Vec<&str>> = vec![
+            vec![],
+            vec!["a"],
+            vec!["a", "b", "c"],
+            vec!["a", "b", "a"],
+            vec!["x", "y", "y", "x", "y", "z"],
+            vec!["", "", "é", "e\u{301}", "é"],
+        ];
+        for ids in cases {
+            let got = repeated_ids(ids.iter().copied()).map(|(n, f)| (n, f.to_string()));
+            assert_eq!(got, oracle(&ids), "{ids:?}");
+        }
+        let mut b = IndexBuilder::for_lang(Lang::En, Params::default()).unwrap();
+        for (id, text) in [
+            ("a", "Jupiter is a planet"),
+            ("b", "Mozart was a composer"),
+            ("a", "Saturn has rings"),
+        ] {
+            b.add(id, None, text);
+        }
+        assert_eq!(b.repeated_ids(), Some((1, "a")));
+    }
+
     #[test]
     fn fingerprints_of_other_caps_are_weighed_again() {
         use crate::sketch::Idf;

@@ -355,6 +355,19 @@ impl Additions {
     /// # Errors
     /// As [`SetWriter::add`].
     pub fn commit(self, writer: &mut SetWriter) -> Result<Committed> {
+        self.commit_and_then(writer, || {})
+    }
+
+    /// [`Additions::commit`], calling `added` once documents are committed, before segments
+    /// are merged ([`SetWriter::add_and_then`]); not called when nothing is added.
+    ///
+    /// # Errors
+    /// As [`SetWriter::add`].
+    pub fn commit_and_then(
+        self,
+        writer: &mut SetWriter,
+        added: impl FnOnce(),
+    ) -> Result<Committed> {
         if self.errors > 0 {
             return Ok(Committed::Refused {
                 errors: self.errors,
@@ -362,7 +375,11 @@ impl Additions {
             });
         }
         match self.builder {
-            Some(b) if !b.is_empty() => Ok(Committed::Added(writer.add(b, self.replace)?)),
+            Some(b) if !b.is_empty() => Ok(Committed::Added(writer.add_and_then(
+                b,
+                self.replace,
+                added,
+            )?)),
             _ => Ok(Committed::Nothing),
         }
     }

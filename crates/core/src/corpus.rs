@@ -1166,6 +1166,8 @@ pub fn from_vec(id: String, title: Option<String>, bytes: Vec<u8>, html: Option<
             id,
             kind: SkipKind::Binary,
             reason: match compression(&bytes) {
+                // An index below an input directory (a set's segments among them).
+                _ if bytes.starts_with(&crate::format::MAGIC) => "a pocketdex index (it keeps no text to index: not a document)".into(),
                 // A Spark output directory's part files, or one piped in.
                 _ if bytes.starts_with(b"PAR1") => "binary (a Parquet file, whose rows are read only from a file given by name, ending in .parquet, not below a directory or from standard input)".into(),
                 // Office documents and EPUB books are zip archives too.

@@ -234,6 +234,15 @@ impl Directory {
                 what: "the file is empty".into(),
             });
         }
+        // A few bytes that begin as an index does are a copy that stopped early too.
+        if bytes.len() < MAGIC.len() && MAGIC.starts_with(bytes) {
+            return Err(Error::Truncated {
+                what: format!(
+                    "{} bytes, the start of an index's magic and nothing more",
+                    bytes.len()
+                ),
+            });
+        }
         if bytes.len() < MAGIC.len() || bytes[..8] != MAGIC {
             return Err(Error::BadMagic);
         }
@@ -814,6 +823,20 @@ mod tests {
         // After a 32-byte header, two 32-byte entries and META (96..109) padded to 8.
         assert_eq!(dir.get(SectionId::Names).unwrap().range(), 112..152);
         assert!(dir.get(SectionId::Titles).is_none());
+    }
+
+    #[test]
+    fn a_file_shorter_than_the_magic_is_truncated_if_it_begins_as_one() {
+        for n in 1..MAGIC.len() {
+            let err = Directory::decode(&MAGIC[..n]).unwrap_err();
+            assert!(
+                matches!(&err, Error::Truncated { what } if what.starts_with(&format!("{n} bytes"))),
+                "{n}: {err}"
+            );
+        }
+        // Other short files are some other kind of file.
+        assert!(matches!(Directory::decode(b"PK\x03"), Err(Error::BadMagic)));
+        assert!(matches!(Directory::decode(b"\n"), Err(Error::BadMagic)));
     }
 
     /// A file of `version` with a META of 13 bytes and then a FILTER of 64: its bytes, and its

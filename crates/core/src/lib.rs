@@ -91,7 +91,7 @@ mod set;
 pub mod check;
 pub mod info;
 
-pub use builder::{BuildStats, IndexBuilder, PathCounts};
+pub use builder::{repeated_ids, BuildStats, IndexBuilder, PathCounts};
 pub use check::{Check, Verdict};
 pub use error::{Error, Result};
 pub use fingerprint::{Fingerprint, Fingerprinter, Params, QueryFingerprint};

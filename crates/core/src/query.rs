@@ -15,7 +15,8 @@ use std::borrow::Cow;
 pub struct QueryOptions {
     /// Keep at most this many hits (default 100: every near copy in all but huge clusters).
     pub top: usize,
-    /// Keep hits whose estimated similarity is at least this (default 0.5).
+    /// Keep hits whose estimated similarity, rounded to four decimals as the front ends print
+    /// it ([`rounded`]), is at least this (default 0.5).
     pub threshold: f32,
     /// Lookups per fuzzy band code (the code and its most likely neighbours; at least 1, the
     /// code itself); `None` = the index's default.
@@ -215,6 +216,7 @@ pub(crate) fn score_collisions<I: Iterator<Item = u64>>(
 ) -> Result<(usize, Vec<Hit>)> {
     let mut hits: Vec<Hit> = Vec::new();
     let mut candidates = 0;
+    let least = least_printed(threshold);
     for run in found.chunk_by(|a, b| a.0 == b.0) {
         candidates += 1;
         let doc = run[0].0;
@@ -222,7 +224,7 @@ pub(crate) fn score_collisions<I: Iterator<Item = u64>>(
             continue;
         };
         let score = estimate_similarity(sketch, words);
-        if score >= threshold {
+        if printed(score) >= least {
             hits.push(Hit {
                 doc,
                 score,
@@ -270,7 +272,35 @@ pub(crate) fn order_hits<'a, T>(
 
 #[cfg(test)]
 mod tests {
-    use super::is_self;
+    use super::{is_self, least_printed, printed, rounded};
+
+    /// A hit is kept when the score it is printed with (four decimals) reaches the threshold.
+    #[test]
+    fn a_threshold_keeps_what_prints_at_or_above_it() {
+        let kept = |score: f32, threshold: f32| printed(score) >= least_printed(threshold);
+        for (score, threshold, keep) in [
+            (0.90396, 0.904, true),  // printed 0.904
+            (0.90394, 0.904, false), // printed 0.9039
+            (0.9043, 0.9043, true),  // 0.9043 as f32 is a little above it
+            (0.90425, 0.9043, true),
+            (0.9042, 0.9043, false),
+            (0.5, 0.5, true),
+            (0.49994, 0.5, false),
+            (0.49996, 0.5, true),
+            (1.0, 1.0, true),
+            (0.0, 0.0, true),
+            (-0.2, 0.0, false),
+            (0.90396, 0.90395, true), // a fifth decimal: printed 0.904 ≥ 0.90395
+            (0.90392, 0.90395, false), // printed 0.9039 < 0.90395
+        ] {
+            assert_eq!(kept(score, threshold), keep, "{score} at {threshold}");
+            assert_eq!(
+                rounded(score) >= threshold as f64 - 1e-7,
+                keep,
+                "{score} at {threshold}"
+            );
+        }
+    }
 
     #[test]
     fn own_names_match_at_path_boundaries() {
@@ -289,7 +319,20 @@ mod tests {
 /// A score as the front ends print it: four decimals, so that float noise does not differ
 /// between them.
 pub fn rounded(score: f32) -> f64 {
-    (score as f64 * 10000.0).round() / 10000.0
+    printed(score) / 10000.0
+}
+
+/// A score in the units it is printed in: ten-thousandths.
+fn printed(score: f32) -> f64 {
+    (score as f64 * 10000.0).round()
+}
+
+/// The least printed score ([`printed`]) that is at least `threshold`: a hit is kept when the
+/// score it is printed with reaches the threshold, so that `--threshold 0.904` keeps a hit
+/// printed as 0.904. The margin absorbs the f32 of a decimal threshold (0.9043 is stored a
+/// little above it).
+fn least_printed(threshold: f32) -> f64 {
+    (threshold as f64 * 10000.0 - 1e-3).ceil()
 }
 
 pub(crate) fn serialize_score<S: serde::Serializer>(
@@ -324,6 +367,31 @@ pub struct HitRecord {
     /// were queried together: the same id may be in more than one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub index: Option<String>,
+}
+
+impl<D: AsRef<[u8]>> Index<D> {
+    /// The hits of `r` with their ids and titles, best first, as the front ends report them
+    /// (one index: no hit names its index).
+    ///
+    /// # Errors
+    /// As [`Index::name`], when the part of the file holding a name or title is damaged.
+    pub fn records(&self, r: &QueryResult) -> Result<Vec<HitRecord>> {
+        r.hits
+            .iter()
+            .enumerate()
+            .map(|(rank, h)| {
+                Ok(HitRecord {
+                    id: self.name(h.doc)?.unwrap_or_default().into_owned(),
+                    score: h.score,
+                    rank: rank + 1,
+                    codes: h.codes,
+                    path: h.path.name(),
+                    title: self.title(h.doc)?.map(|t| t.into_owned()),
+                    index: None,
+                })
+            })
+            .collect()
+    }
 }
 
 impl<D: AsRef<[u8]>> IndexSet<D> {

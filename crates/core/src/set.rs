@@ -151,17 +151,25 @@ impl Manifest {
     }
 
     /// Writes the manifest atomically (temporary file, fsync, rename, fsync of the directory).
-    fn write(&self, dir: &Path) -> Result<()> {
+    /// Writes the manifest into `dir`; `commit`, what the change was, is noted for a signal
+    /// handler in the same step as the rename ([`crate::atomic::write_committing`]).
+    fn write(&self, dir: &Path, commit: Option<String>) -> Result<()> {
         let file = ManifestFile {
             manifest: self.clone(),
             checksum: hex(self.checksum()),
         };
         let mut json = serde_json::to_vec_pretty(&file).expect("a manifest serializes");
         json.push(b'\n');
-        write_step(dir, &dir.join(MANIFEST), Step::ManifestWritten, |out| {
-            out.write_all(&json)?;
-            Ok(())
-        })
+        crate::atomic::write_committing(
+            dir,
+            &dir.join(MANIFEST),
+            || Step::ManifestWritten.reached(),
+            commit,
+            |out| {
+                out.write_all(&json)?;
+                Ok(())
+            },
+        )
     }
 
     /// The number of the next segment file: `next_segment`, or past every segment named if
@@ -848,6 +856,9 @@ pub struct SetWriter {
     /// What the next commit does, for a signal handler to say once it is committed
     /// ([`crate::atomic::note_committed`]).
     note: Option<String>,
+    /// This writer made the set's directory ([`SetWriter::create`] of a path that did not
+    /// exist): [`SetWriter::discard_unused`] removes it, and leaves a directory the user made.
+    made_dir: bool,
 }
 
 impl SetWriter {
@@ -870,6 +881,7 @@ impl SetWriter {
             schema,
             set,
             note: None,
+            made_dir: false,
         };
         w.collect_garbage();
         Ok(w)
@@ -979,6 +991,7 @@ impl SetWriter {
             manifest,
             schema,
             note: None,
+            made_dir: false,
         };
         if !repair.dropped.is_empty() {
             let mut m = w.manifest.clone();
@@ -1064,7 +1077,7 @@ impl SetWriter {
             let made = write_step(dir, &dir.join(SCHEMA), Step::SegmentWritten, |out| {
                 schema.finish(out).map(|_| ())
             })
-            .and_then(|()| Manifest::empty().write(dir));
+            .and_then(|()| Manifest::empty().write(dir, None));
             if let Err(e) = made {
                 let _ = std::fs::remove_file(dir.join(SCHEMA));
                 let _ = std::fs::remove_file(dir.join(LOCK));
@@ -1082,13 +1095,15 @@ impl SetWriter {
                 manifest,
                 schema,
                 note: None,
+                made_dir: !existed,
             }));
         }
     }
 
     /// Undoes [`SetWriter::create`] when nothing was added after all (a failed `add`, a
     /// `check --add` with nothing new): removes the manifest first (from then on the directory
-    /// is no set), the schema and the lock file, then the directory if nothing else is in it.
+    /// is no set), the schema and the lock file, then the directory if this writer made it and
+    /// nothing else is in it (an empty directory the user made stays).
     /// A set that has segments or has changed since it was created is left as it is.
     pub fn discard_unused(self) -> Result<()> {
         if self.manifest.generation != 0 || !self.manifest.segments.is_empty() {
@@ -1115,9 +1130,18 @@ impl SetWriter {
         // then finds its lock on a file no longer there and starts again (`lock_is_current`),
         // instead of creating the set in a directory this removes under it.
         let _ = std::fs::remove_file(dir.join(LOCK));
-        let _ = std::fs::remove_dir(&dir);
+        if self.made_dir {
+            let _ = std::fs::remove_dir(&dir);
+        }
         drop(self);
         Ok(())
+    }
+
+    /// True when this writer made the set's directory (it did not exist before
+    /// [`SetWriter::create`]); false for a directory that was there, empty, and for
+    /// [`SetWriter::open`].
+    pub fn made_directory(&self) -> bool {
+        self.made_dir
     }
 
     /// The set as it is now.
@@ -1141,6 +1165,18 @@ impl SetWriter {
     /// set is refused ([`Error::DuplicateId`]) unless `replace`, which deletes the old document
     /// in the same step. Nothing is changed when it fails.
     pub fn add(&mut self, builder: IndexBuilder, replace: bool) -> Result<Change> {
+        self.add_and_then(builder, replace, || {})
+    }
+
+    /// [`SetWriter::add`], calling `committed` once the documents are committed and before
+    /// segments are merged: a front end says what was added there (a signal during the merge
+    /// that follows then cuts short only the merge, not the answer).
+    pub fn add_and_then(
+        &mut self,
+        builder: IndexBuilder,
+        replace: bool,
+        committed: impl FnOnce(),
+    ) -> Result<Change> {
         let mut change = Change::default();
         if builder.is_empty() {
             return Ok(self.summary(change));
@@ -1184,6 +1220,7 @@ impl SetWriter {
             m.generation + 1
         ));
         self.commit_or_remove(m, &[file])?;
+        committed();
         match self.apply_merge_policy() {
             Ok(merged) => change.merged = merged,
             Err(e) => change.merge_failed = Some(e.to_string()),
@@ -1346,11 +1383,7 @@ impl SetWriter {
     /// Replaces the manifest by `m` and opens the new snapshot; removes files no longer named.
     fn commit(&mut self, mut m: Manifest) -> Result<()> {
         m.generation += 1;
-        let note = self.note.take();
-        m.write(&self.dir)?;
-        if let Some(note) = note {
-            crate::atomic::note_committed(note);
-        }
+        m.write(&self.dir, self.note.take())?;
         Step::Committed.reached();
         // The manifest on disk is `m` from here on, whatever follows.
         self.manifest = m.clone();
@@ -1623,7 +1656,7 @@ mod tests {
     fn manifests_that_would_repeat_segments_are_refused_and_stale_numbers_skipped() {
         let dir = tempfile::tempdir().unwrap();
         let read = |m: &Manifest| {
-            m.write(dir.path()).unwrap();
+            m.write(dir.path(), None).unwrap();
             Manifest::read(dir.path()).map_err(|e| e.to_string())
         };
         let mut m = Manifest::empty();

@@ -38,6 +38,7 @@ pub fn lang(code: &str) -> PyResult<Lang> {
 /// expected_docs: fix the codes' resolution for a collection that will grow to this size
 ///     (as `build --expected-docs`); by default it is chosen from the documents written.
 /// size_hint: at most this many documents will be added (draws fewer samples; same index).
+///     More than that are warned of when written: their index is coarser than `build`'s.
 /// idf: where the idf table comes from: "collection" (learned from the first 20,000
 ///     documents), "language" (the built-in table: a document's codes and scores then do not
 ///     depend on the rest of the collection, for shards), or the path of an index to copy it
@@ -71,6 +72,27 @@ struct State {
     skipped: Vec<(String, String)>,
     /// Rows offered so far (by `add` and `add_batch`): a None id is named by its row in them.
     rows: usize,
+    /// The `size_hint` given: codes are drawn for at most that many documents.
+    size_hint: Option<u64>,
+}
+
+impl State {
+    /// The documents and the hint when more documents were added than `size_hint` said.
+    fn over_hint(&self) -> Option<(usize, u64)> {
+        let n = self.inner.as_ref()?.len();
+        self.size_hint.filter(|&h| n as u64 > h).map(|h| (n, h))
+    }
+}
+
+/// Warns that a builder holds more documents than its `size_hint`: its codes were drawn for
+/// fewer, so the index is coarser than `pocketdex build` makes it (more candidates a query).
+fn warn_over_hint(py: Python<'_>, over: Option<(usize, u64)>) -> PyResult<()> {
+    let Some((n, hint)) = over else {
+        return Ok(());
+    };
+    crate::warn(py, &format!(
+        "{n} documents were added with size_hint={hint}: their codes were drawn for at most {hint}, so this index is coarser than `pocketdex build` makes it for {n} (more candidates per query); build again with a size_hint of at least {n}, or none"
+    ))
 }
 
 /// The state, held by one call: dropping it lets the next call in.
@@ -110,7 +132,7 @@ struct Step {
     start: usize,
     ids: Vec<Option<String>>,
     titles: Option<Vec<Option<String>>>,
-    fps: Vec<Option<Fingerprint>>,
+    fps: Vec<Fingerprinted>,
 }
 
 impl State {
@@ -154,11 +176,14 @@ impl State {
         &mut self,
         id: String,
         title: Option<&str>,
-        fp: Option<Fingerprint>,
+        fp: Fingerprinted,
     ) -> PyResult<Option<u32>> {
-        let Some(fp) = fp else {
-            self.skipped.push((id, "empty".into()));
-            return Ok(None);
+        let fp = match fp {
+            Ok(fp) => fp,
+            Err(why) => {
+                self.skipped.push((id, why.into()));
+                return Ok(None);
+            }
         };
         let inner = self.inner.as_mut().ok_or_else(written)?;
         let doc = inner
@@ -187,6 +212,7 @@ impl IndexBuilder {
             weighing,
             skipped: Vec::new(),
             rows: 0,
+            size_hint: None,
         };
         IndexBuilder {
             state: Mutex::new(state),
@@ -222,34 +248,31 @@ impl IndexBuilder {
     }
 }
 
-/// How many documents of `builder` repeat the id of an earlier one, and the first such id.
-fn repeated_ids(builder: &pocketdex::IndexBuilder) -> Option<(usize, String)> {
-    let mut seen = std::collections::HashSet::with_capacity(builder.len());
-    let mut repeated = None;
-    for name in builder.names() {
-        if !seen.insert(name) {
-            let r = repeated.get_or_insert((0, name.to_string()));
-            r.0 += 1;
-        }
-    }
-    repeated
-}
-
 fn written() -> PyErr {
     PyValueError::new_err("this IndexBuilder was written already; make a new one")
 }
 
+/// A document's fingerprint, or why it has none (it is skipped with that reason).
+type Fingerprinted = Result<Fingerprint, &'static str>;
+
 /// The fingerprint of a document's text as `pocketdex build` makes it from a JSON Lines record:
-/// markup removed when the text looks like HTML; `None` for a text of only white space. `f` is
-/// the builder's, so a weighed fingerprint is weighed as the builder would: its terms are shed
+/// markup removed when the text looks like HTML; no fingerprint for a null (None, NaN, NA) or
+/// a text of only white space, each skipped with its reason as `build` words it. `f` is the
+/// builder's, so a weighed fingerprint is weighed as the builder would: its terms are shed
 /// here, on the thread that allocated them ([`Fingerprint::shed_terms`]).
-fn fingerprint_doc(f: &Fingerprinter, text: &str) -> Option<Fingerprint> {
+fn fingerprint_doc(f: &Fingerprinter, text: Option<&str>) -> Fingerprinted {
+    let text = text.ok_or("no text (a null)")?;
     let plain = pocketdex::text::plain_text(text, None);
-    (!plain.trim().is_empty()).then(|| {
-        let mut fp = f.fingerprint(&plain);
-        fp.shed_terms();
-        fp
-    })
+    if plain.trim().is_empty() {
+        return Err(if text.trim().is_empty() {
+            "empty"
+        } else {
+            "no text (empty after removing markup)"
+        });
+    }
+    let mut fp = f.fingerprint(&plain);
+    fp.shed_terms();
+    Ok(fp)
 }
 
 /// `resolution=(bands, samples, rows)` or `(bands, samples, rows, similar_rows)`: small
@@ -401,7 +424,9 @@ impl IndexBuilder {
             }
             builder.size_hint(n);
         }
-        Ok(IndexBuilder::from_core(builder))
+        let b = IndexBuilder::from_core(builder);
+        b.state.lock().expect("new").size_hint = size_hint;
+        Ok(b)
     }
 
     /// like(index, *, segment=False) -> IndexBuilder
@@ -462,7 +487,7 @@ impl IndexBuilder {
             let id = id?;
             // Made before other threads' documents completed the idf table, it keeps its terms,
             // and the core builder weighs it as it adds it.
-            let fp = fingerprint_doc(&f, &text);
+            let fp = fingerprint_doc(&f, Some(&text));
             let mut state = self.hold()?;
             state.inner()?;
             state.rows += 1;
@@ -507,33 +532,35 @@ impl IndexBuilder {
     /// `bytes`, `name_bytes`, `paths`, `sections`, `resolution` and `repeated_ids`. The
     /// builder is spent (a path that cannot be written is refused first, and the builder kept).
     fn write(&self, py: Python<'_>, path: PathBuf) -> PyResult<Py<PyAny>> {
-        let (repeated, stats) = py.detach(|| -> PyResult<_> {
-            let builder = {
+        let (repeated, over, stats) = py.detach(|| -> PyResult<_> {
+            let (builder, over) = {
                 let mut state = self.hold()?;
                 state.inner()?;
                 // Before the builder is taken: a path that cannot be written leaves it as it was.
                 pocketdex::atomic::check_output(&path)
                     .and_then(|()| pocketdex::atomic::check_replaces_only_an_index(&path))
                     .map_err(|e| with_context("", e))?;
-                state.take()?
+                let over = state.over_hint();
+                (state.take()?, over)
             };
             // Written without holding the state: a call waiting for it finds it written.
-            let repeated = repeated_ids(&builder);
+            let repeated = crate::par(|| {
+                builder
+                    .repeated_ids()
+                    .map(|(n, first)| (n, first.to_string()))
+            });
             let stats = crate::par(|| builder.write_to_path(&path))
                 .map_err(|e| with_context(&format!("writing {}", path.display()), e))?;
-            Ok((repeated, stats))
+            Ok((repeated, over, stats))
         })?;
+        warn_over_hint(py, over)?;
         // As `pocketdex build` warns: both copies are indexed, and a lookup by id finds one.
         if let Some((n, first)) = &repeated {
-            let message = std::ffi::CString::new(format!(
-                "{n} document(s) share an id with an earlier one (first: {first:?}); both are indexed"
-            ))
-            .unwrap_or_default();
-            PyErr::warn(
+            crate::warn(
                 py,
-                &py.get_type::<pyo3::exceptions::PyUserWarning>(),
-                &message,
-                1,
+                &format!(
+                    "{n} document(s) share an id with an earlier one (first: {first:?}); both are indexed"
+                ),
             )?;
         }
         let mut stats = serde_json::to_value(&stats).expect("stats serialize");
@@ -546,12 +573,17 @@ impl IndexBuilder {
     /// The index file's bytes (a shard to send elsewhere). The builder is spent.
     #[pyo3(name = "to_bytes")]
     fn finish_bytes(&self, py: Python<'_>) -> PyResult<Py<PyBytes>> {
-        let out = py.detach(|| -> PyResult<_> {
-            let builder = self.hold()?.take()?;
+        let (out, over) = py.detach(|| -> PyResult<_> {
+            let (builder, over) = {
+                let mut state = self.hold()?;
+                let over = state.over_hint();
+                (state.take()?, over)
+            };
             let mut out = Vec::new();
             crate::par(|| builder.finish(&mut out)).map_err(to_py)?;
-            Ok(out)
+            Ok((out, over))
         })?;
+        warn_over_hint(py, over)?;
         Ok(PyBytes::new(py, &out).unbind())
     }
 
@@ -677,7 +709,7 @@ impl State {
                         let fps = crate::detach(py, || {
                             text_step
                                 .par_iter()
-                                .map(|t| t.as_deref().and_then(|t| fingerprint_doc(&f, t)))
+                                .map(|t| fingerprint_doc(&f, t.as_deref()))
                                 .collect()
                         });
                         let step = Step {
@@ -716,10 +748,10 @@ impl State {
             if n == 0 {
                 break;
             }
-            let fingerprint = |f: &Fingerprinter| -> Vec<Option<Fingerprint>> {
+            let fingerprint = |f: &Fingerprinter| -> Vec<Fingerprinted> {
                 text_step
                     .par_iter()
-                    .map(|t| t.as_deref().and_then(|t| fingerprint_doc(f, t)))
+                    .map(|t| fingerprint_doc(f, t.as_deref()))
                     .collect()
             };
             let fps = match pending.take() {

@@ -64,6 +64,11 @@ fn python_advice(mut message: String) -> String {
     }
     message
         .replace("(`--wait`)", "(wait=True)")
+        // The lock is the directory's: a thread of this process that writes holds it too.
+        .replace(
+            "another pocketdex process is changing",
+            "another writer (another process, or another thread of this one) is changing",
+        )
         .replace(
             "(`pocketdex build --segment-of SET`, or IndexBuilder::like(schema).with_set_sections())",
             "(IndexBuilder.like(set, segment=True))",

@@ -161,9 +161,11 @@ impl Hit {
         use std::hash::{Hash, Hasher};
         // Within one process only (Python's hash is not kept anywhere): any fixed hasher.
         let mut h = std::collections::hash_map::DefaultHasher::new();
+        // −0.0 == 0.0, so they hash alike.
+        let score = if self.score == 0.0 { 0.0 } else { self.score };
         (
             &self.id,
-            self.score.to_bits(),
+            score.to_bits(),
             self.rank,
             self.codes,
             &self.path,
@@ -266,11 +268,9 @@ impl Index {
                 .iter()
                 .all(|p| p.index.meta().params.similar_bands == 0)
         {
-            PyErr::warn(
+            crate::warn(
                 py,
-                &py.get_type::<pyo3::exceptions::PyUserWarning>(),
-                c"this index has no similar path (built with similar_bands=0): similar=True finds only what the default query finds",
-                1,
+                "this index has no similar path (built with similar_bands=0): similar=True finds only what the default query finds",
             )?;
         }
         Ok(())
@@ -328,7 +328,7 @@ impl Index {
                 again.display()
             )));
         }
-        crate::detach(py, || {
+        let index = crate::detach(py, || {
             let mut all: Option<IndexSet<Mmap>> = None;
             let mut opened = Vec::new();
             for p in &paths {
@@ -360,7 +360,15 @@ impl Index {
                 opened,
                 listed,
             })
-        })
+        })?;
+        // As `pocketdex query` notes it: such indexes answer, but not as one index would.
+        if !index.set.answers_as_one() {
+            crate::warn(
+                py,
+                "these indexes were built with other settings (lang, idf or expected_docs); each is queried with its own, and their scores come from different idf tables (shards that should answer as one index are built alike)",
+            )?;
+        }
+        Ok(index)
     }
 
     /// query(text, *, top=100, threshold=None, similar=False) -> list[Hit]

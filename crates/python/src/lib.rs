@@ -44,6 +44,17 @@ pub(crate) fn detach<T: Send>(py: Python<'_>, f: impl FnOnce() -> T + Send) -> T
     py.detach(|| par(f))
 }
 
+/// Warns the caller with a `UserWarning` (what the CLI notes on stderr).
+pub(crate) fn warn(py: Python<'_>, message: &str) -> PyResult<()> {
+    let message = std::ffi::CString::new(message).unwrap_or_default();
+    PyErr::warn(
+        py,
+        &py.get_type::<pyo3::exceptions::PyUserWarning>(),
+        &message,
+        1,
+    )
+}
+
 /// Runs `f` on a thread of this process's pool, where its parallel work runs. Not rayon's
 /// global pool: a process forked after a parallel call (multiprocessing's default on Linux, a
 /// Spark worker daemon) inherits that pool's state but not its threads, and its first parallel

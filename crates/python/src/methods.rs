@@ -425,11 +425,16 @@ pub fn dups(
     let mut text_column = Column::new(texts, "texts")?;
     let mut ids: Vec<String> = Vec::new();
     let mut store = detector.store();
+    // The row of each stored document: rows without text are set aside, not stored, so that
+    // they do not count in the collection a method weighs terms by (`pocketdex dups` skips
+    // them as it reads).
+    let mut rows_of: Vec<u32> = Vec::new();
+    let mut no_text: Vec<(usize, &'static str)> = Vec::new();
     loop {
         // Ctrl-C between steps of reading: the GIL is released within each.
         py.check_signals()?;
         let id_step = id_column.take(ids.len(), STEP)?;
-        let text_step = text_column.take(store.len(), STEP)?;
+        let text_step = text_column.take(ids.len(), STEP)?;
         if id_step.len() != text_step.len() {
             return Err(PyValueError::new_err(format!(
                 "ids and texts must be of one length; they differ after row {}",
@@ -446,22 +451,53 @@ pub fn dups(
                 .enumerate()
                 .map(|(i, id)| id.map_or_else(|| format!("row {}", row + i), |s| s.into_owned())),
         );
-        let prepared: Vec<Features> = crate::detach(py, || {
+        let prepared: Vec<Result<Features, &'static str>> = crate::detach(py, || {
             text_step
                 .par_iter()
                 .map(|t| {
-                    let plain = pocketdex::text::plain_text(t.as_deref().unwrap_or(""), None);
-                    detector.prepare(&plain)
+                    let Some(t) = t else {
+                        return Err("no text (a null)");
+                    };
+                    let plain = pocketdex::text::plain_text(t, None);
+                    if plain.trim().is_empty() {
+                        return Err("empty");
+                    }
+                    Ok(detector.prepare(&plain))
                 })
                 .collect()
         });
-        for f in prepared {
-            store.push(f).map_err(to_py)?;
+        for (i, f) in prepared.into_iter().enumerate() {
+            match f {
+                Ok(f) => {
+                    store.push(f).map_err(to_py)?;
+                    rows_of.push((row + i) as u32);
+                }
+                Err(why) => no_text.push((row + i, why)),
+            }
         }
     }
     store.seal().map_err(to_py)?;
     let outcome = crate::detach(py, || detector.find_in(&store)).map_err(to_py)?;
-    let groups = group_pairs(store.len(), &outcome.pairs);
+    // Groups of stored documents, numbered by their rows (in the same order: rows of stored
+    // documents ascend).
+    let row = |d: u32| rows_of[d as usize];
+    let groups: Vec<groups::Group> = group_pairs(store.len(), &outcome.pairs)
+        .into_iter()
+        .map(|mut g| {
+            g.members.iter_mut().for_each(|m| *m = row(*m));
+            g.pairs
+                .iter_mut()
+                .for_each(|p| (p.a, p.b) = (row(p.a), row(p.b)));
+            g
+        })
+        .collect();
+    let mut set_aside: Vec<(usize, String)> = outcome
+        .set_aside
+        .iter()
+        .map(|s| (row(s.doc) as usize, s.reason.clone()))
+        .chain(no_text.into_iter().map(|(r, why)| (r, why.to_string())))
+        .collect();
+    set_aside.sort_by_key(|s| s.0);
     let clusters = groups
         .iter()
         .enumerate()
@@ -482,11 +518,10 @@ pub fn dups(
         .collect();
     Ok(Dups {
         clusters,
-        rows: groups::clusters(store.len(), &groups),
-        set_aside: outcome
-            .set_aside
-            .iter()
-            .map(|s| (ids[s.doc as usize].clone(), s.reason.clone()))
+        rows: groups::clusters(ids.len(), &groups),
+        set_aside: set_aside
+            .into_iter()
+            .map(|(r, why)| (ids[r].clone(), why))
             .collect(),
         method: m.name(),
         threshold: detector.threshold(),

@@ -7,19 +7,22 @@ use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 use std::path::PathBuf;
 
-/// create_set(path, *, lang="en", expected_docs=1_000_000) -> bytes
+/// create_set(path, *, lang="en", expected_docs=1_000_000, wait=False) -> bytes
 ///
 /// Creates an index set at `path` (a str or os.PathLike: a new or empty directory) whose
 /// documents get the codes the language's idf table and a collection of `expected_docs` give
 /// them; returns its schema's bytes, from which shards are built
-/// (`IndexBuilder.like(schema, segment=True)`).
+/// (`IndexBuilder.like(schema, segment=True)`). While another writer creates a set there,
+/// raises BusyError, or with `wait=True` waits for it (and then raises ValueError: the
+/// directory is a set already).
 #[pyfunction]
-#[pyo3(signature = (path, *, lang = "en", expected_docs = 1_000_000))]
+#[pyo3(signature = (path, *, lang = "en", expected_docs = 1_000_000, wait = false))]
 pub fn create_set(
     py: Python<'_>,
     path: PathBuf,
     lang: &str,
     expected_docs: u64,
+    wait: bool,
 ) -> PyResult<Py<PyBytes>> {
     let schema = core_builder(
         self::lang(lang)?,
@@ -27,8 +30,15 @@ pub fn create_set(
         IdfSource::Language,
     )?;
     let label = format!("creating the index set {}", path.display());
-    py.detach(|| pocketdex::SetWriter::create(&path, schema))
-        .map_err(|e| with_context(&label, e))?;
+    py.detach(|| {
+        pocketdex::SetWriter::create_or_wait(&path, schema, wait)?.ok_or_else(|| {
+            pocketdex::Error::Invalid(format!(
+                "{} is an index set already; open it to change it",
+                path.display()
+            ))
+        })
+    })
+    .map_err(|e| with_context(&label, e))?;
     let bytes = std::fs::read(path.join(pocketdex::SCHEMA))
         .map_err(|e| with_context(&label, pocketdex::Error::io(&path, e)))?;
     Ok(PyBytes::new(py, &bytes).unbind())

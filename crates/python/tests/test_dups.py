@@ -72,7 +72,24 @@ def test_dups_errors():
         pocketdex.dups(["a", "b"], ["x"])
     found = pocketdex.dups(["a", "b"], ["", "Short text of a few words only."], method="minhash")
     assert found.clusters == [] and found.keep == [True, True]
-    assert [i for i, _ in found.set_aside] == ["a"]
+    assert found.set_aside == [("a", "empty")]
+
+
+def test_rows_without_text_weigh_nothing_as_the_cli_skips_them(samples):
+    # A null or empty row is set aside and kept, but counts in no method's collection (the
+    # fuzzy method weighs terms by it): the other rows score as without it, as `dups` does.
+    ids, texts = samples
+    ids, texts = ids[:60], texts[:60]
+    edited = texts[5].split()
+    edited[3] = edited[9] = "zebra"
+    ids, texts = ids + ["edited"], texts + [" ".join(edited)]
+    plain = pocketdex.dups(ids, texts, method="fuzzy", threshold=0.5)
+    with_gaps = pocketdex.dups(["x"] + ids + ["y", "z"], [None] + texts + ["", "<p></p>"], method="fuzzy", threshold=0.5)
+    assert [c.pairs for c in with_gaps.clusters] == [c.pairs for c in plain.clusters] != []
+    assert [c.rows for c in with_gaps.clusters] == [[r + 1 for r in c.rows] for c in plain.clusters]
+    assert with_gaps.set_aside == [("x", "no text (a null)"), ("y", "empty"), ("z", "empty")]
+    assert with_gaps.keep[0] and with_gaps.keep[-2:] == [True, True] and not with_gaps.keep[-3]
+    assert len(with_gaps.to_arrow()) == len(ids) + 3
 
 
 def test_the_readme_example_deduplicates_a_parquet_file(tmp_path, samples):

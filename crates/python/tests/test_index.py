@@ -186,6 +186,9 @@ def test_hits_fingerprints_and_clusters_pickle_as_values(tmp_path, samples):
         assert pool.map(_queried_in_a_child, [(str(path), texts[0])]) == [hits]
     with pytest.raises(ValueError, match="path is fuzzy, short, exact or similar"):
         pocketdex.Hit("a", 1.0, 1, 1, "elsewhere")
+    # Equal hits hash alike, whatever the sign of a zero.
+    zero, minus_zero = pocketdex.Hit("x", 0.0, 1, 1, "fuzzy"), pocketdex.Hit("x", -0.0, 1, 1, "fuzzy")
+    assert zero == minus_zero and hash(zero) == hash(minus_zero) and len({zero, minus_zero}) == 1
 
 
 def test_ids_are_ints_of_any_size_but_not_bools(tmp_path, samples):
@@ -663,3 +666,20 @@ def test_write_never_replaces_a_file_that_is_not_an_index(tmp_path, samples):
     again = pocketdex.IndexBuilder()
     again.add_batch(ids[:5], texts[:5])
     assert again.write(tmp_path / "a.pdx")["docs"] == 5
+
+
+def test_indexes_of_other_settings_are_noted_when_opened_together(tmp_path, samples):
+    import warnings
+
+    ids, texts = samples
+    # Shards built alike (the language's idf, the same expected size) answer as one index:
+    # nothing to say.
+    en = build(tmp_path, ids[:150], texts[:150], "en.pdx", idf="language", expected_docs=1000)
+    en2 = build(tmp_path, ids[150:], texts[150:], "en2.pdx", idf="language", expected_docs=1000)
+    de = build(tmp_path, ids[150:], texts[150:], "de.pdx", lang="de", idf="language", expected_docs=1000)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        pocketdex.Index([en, en2])
+    with pytest.warns(UserWarning, match="built with other settings"):
+        both = pocketdex.Index([en, de])
+    assert both.query(texts[0])[0].id == ids[0]

@@ -95,7 +95,7 @@ def test_arrays_of_the_null_type_are_all_none():
     b = pocketdex.IndexBuilder()
     assert b.add_batch(pa.nulls(2), TEXTS) == 2
     assert b.add_batch(["c", "d"], pa.nulls(2)) == 0
-    assert b.skipped == [("c", "empty"), ("d", "empty")]
+    assert b.skipped == [("c", "no text (a null)"), ("d", "no text (a null)")]
     assert pocketdex.Fingerprinter().fingerprint_batch(pa.nulls(3)) == [None, None, None]
 
 
@@ -148,7 +148,7 @@ def test_dictionary_arrays_missing_values_and_surrogates():
     # pandas' missing values (pd.NA, NaN) mean what None means: a missing id or text.
     b = pocketdex.IndexBuilder()
     assert b.add_batch(["a", "b", "c"], [TEXTS[0], float("nan"), TEXTS[1]]) == 2
-    assert b.skipped == [("b", "empty")]
+    assert b.skipped == [("b", "no text (a null)")]
     # A str of lone surrogates (os.fsdecode of invalid bytes) is said to be one.
     with pytest.raises(ValueError, match="lone surrogates"):
         pocketdex.IndexBuilder().add_batch(["ok", "caf\udce9.txt"], TEXTS)
@@ -179,6 +179,45 @@ def test_os_errors_have_errno_and_filename_and_like_takes_a_set(tmp_path):
     with pytest.raises(ValueError, match="must be outside the index set"):
         again.write(segment)
     assert segment.read_bytes() == before
+
+
+def test_more_documents_than_the_size_hint_are_warned_of(tmp_path):
+    texts = [f"document {i} about the crab {i * 7} of tide pool {i % 13}" for i in range(40)]
+    within = pocketdex.IndexBuilder(size_hint=40)
+    within.add_batch([str(i) for i in range(40)], texts)
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        within.write(tmp_path / "within.pdx")
+    over = pocketdex.IndexBuilder(size_hint=10)
+    over.add_batch([str(i) for i in range(40)], texts)
+    with pytest.warns(UserWarning, match=r"40 documents were added with size_hint=10"):
+        over.to_bytes()
+
+
+def test_create_set_waits_for_another_writer_when_asked(tmp_path):
+    import fcntl
+    import threading
+    import time
+
+    target = tmp_path / "busy.set"
+    target.mkdir()
+    # Another writer holds the set's lock (as a process creating it would).
+    with open(target / ".lock", "w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        with pytest.raises(pocketdex.BusyError, match=r"another writer \(another process, or another thread of this one\).*\(wait=True\)"):
+            pocketdex.create_set(target)
+        made: list = []
+        waiter = threading.Thread(target=lambda: made.append(pocketdex.create_set(target, wait=True)))
+        waiter.start()
+        time.sleep(0.3)
+        assert waiter.is_alive() and not made
+        fcntl.flock(held, fcntl.LOCK_UN)
+    waiter.join(30)
+    assert len(made) == 1 and made[0] == (target / "schema.pdx").read_bytes()
+    with pytest.raises(ValueError, match="is an index set already"):
+        pocketdex.create_set(target, wait=True)
 
 
 def test_argument_errors_say_what_is_expected(tmp_path):

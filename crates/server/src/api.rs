@@ -296,6 +296,18 @@ impl FromRequest<Arc<App>> for Payload {
                 ))
             }
         };
+        // A compressed body would be read as its compressed bytes: "not UTF-8" would mislead.
+        if let Some(coding) = req
+            .headers()
+            .get(header::CONTENT_ENCODING)
+            .map(|v| v.to_str().unwrap_or("?").trim().to_ascii_lowercase())
+            .filter(|c| !c.is_empty() && c != "identity")
+        {
+            return Err(ApiError::new(
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                format!("the body is sent with Content-Encoding: {coding}, which this server does not decode; send it uncompressed"),
+            ));
+        }
         let url_options = req
             .uri()
             .query()
@@ -355,7 +367,7 @@ impl Payload {
         }
         if let Some(q) = &self.url_options {
             return Err(ApiError::bad_request(format!(
-                "options of a JSON request go in its body, not the URL (?{q}); URL options are for a text/plain document"
+                "options of a JSON request go in its body, not the URL (?{q}); URL options go with a document sent as text/plain to /v1/query"
             )));
         }
         // A byte order mark, which some editors and Windows tools write, is no part of JSON.
@@ -415,9 +427,9 @@ impl Payload {
 fn plain_types(message: &str) -> String {
     let mut m = message.to_string();
     for (rust, json) in [
-        ("expected usize", "expected a whole number of at least 0"),
-        ("expected u64", "expected a whole number of at least 0"),
-        ("expected u32", "expected a whole number of at least 0"),
+        ("expected usize", "expected a whole number"),
+        ("expected u64", "expected a whole number"),
+        ("expected u32", "expected a whole number"),
         ("expected f32", "expected a number"),
         ("expected f64", "expected a number"),
         (
@@ -493,6 +505,7 @@ fn answer(s: &Snapshot, text: &str, opts: &QueryOptions) -> Result<QueryAnswer, 
         (status = 400, body = ErrorBody, description = "Malformed JSON, not UTF-8, or an option out of range"),
         (status = 413, body = ErrorBody, description = "The body is over --max-body"),
         (status = 415, body = ErrorBody, description = "Neither JSON nor plain text"),
+        (status = 500, body = ErrorBody, description = "A part of the index could not be read (damaged on disk since it was opened); the message says what to do"),
         (status = 503, body = ErrorBody, description = "Too many requests in flight, or over --timeout"),
     ))]
 pub async fn query(
@@ -509,8 +522,15 @@ pub async fn query(
         };
         (q.text, o)
     } else {
-        let Query(options) = Query::<Options>::try_from_uri(&uri)
-            .map_err(|e| ApiError::bad_request(e.body_text()))?;
+        let Query(options) = Query::<Options>::try_from_uri(&uri).map_err(|e| {
+            let why = e.body_text();
+            let why = why
+                .strip_prefix("Failed to deserialize query string: ")
+                .unwrap_or(&why);
+            ApiError::bad_request(format!(
+                "URL options: {why} (top is a whole number from 1 to 10000, threshold a number from 0 to 1, similar true or false)"
+            ))
+        })?;
         (payload.text()?, options)
     };
     let opts = options.query_options()?;
@@ -533,6 +553,7 @@ pub async fn query(
         (status = 400, body = ErrorBody, description = "Malformed JSON, an option out of range, or more than 10,000 texts"),
         (status = 413, body = ErrorBody, description = "The body is over --max-body"),
         (status = 415, body = ErrorBody, description = "Not JSON"),
+        (status = 500, body = ErrorBody, description = "A part of the index could not be read (damaged on disk since it was opened); the message says what to do"),
         (status = 503, body = ErrorBody, description = "Too many requests in flight, or over --timeout"),
     ))]
 pub async fn query_batch(
@@ -614,8 +635,16 @@ pub async fn check(
             if req.add {
                 // One writer at a time within the server; the set's lock keeps out other
                 // processes (waited for, as `check --add --wait`).
+                let waiting = |w: bool| {
+                    if let Some(d) = &deadline {
+                        d.waiting_for_lock(w);
+                    }
+                };
+                waiting(true);
                 let _one = app2.writing.lock().expect("not poisoned");
-                let mut writer = pocketdex::SetWriter::open(&app2.served.path, true)?;
+                let writer = pocketdex::SetWriter::open(&app2.served.path, true);
+                waiting(false);
+                let mut writer = writer?;
                 let (results, additions) = {
                     let mut check = Check::new(
                         writer.set(),
@@ -736,9 +765,10 @@ fn run_check(check: &mut Check<'_>, docs: &[CheckDocument]) -> Result<Vec<Verdic
         (status = 200, body = CompareAnswer, description = "Every measure, and both texts with shared index terms marked"),
         (status = 400, body = ErrorBody, description = "Malformed JSON, or neither or both of id and other"),
         (status = 404, body = ErrorBody, description = "No indexed document has that id, no text for it, or the server has no --texts"),
-        (status = 422, body = ErrorBody, description = "A text, or the indexed document's, cannot be read as a document (over the size limit, binary)"),
+        (status = 422, body = ErrorBody, description = "A text, or the indexed document's, cannot be read as a document (over the size limit, binary, empty)"),
         (status = 413, body = ErrorBody, description = "The body is over --max-body"),
         (status = 415, body = ErrorBody, description = "Not JSON"),
+        (status = 500, body = ErrorBody, description = "A part of the index could not be read (damaged on disk since it was opened); the message says what to do"),
         (status = 503, body = ErrorBody, description = "Too many requests in flight, or over --timeout"),
     ))]
 pub async fn compare(
@@ -804,6 +834,14 @@ pub async fn compare(
                     return Err(ApiError::new(
                         StatusCode::UNPROCESSABLE_ENTITY,
                         format!("{what} cannot be compared: binary (NUL or control bytes)"),
+                    ));
+                }
+                // As `pocketdex compare` refuses an empty file: every measure of nothing is
+                // 0 or 1, which says nothing about the other text.
+                if pocketdex::text::plain_text(t, None).trim().is_empty() {
+                    return Err(ApiError::new(
+                        StatusCode::UNPROCESSABLE_ENTITY,
+                        format!("{what} cannot be compared: empty (no text, or none once markup is removed)"),
                     ));
                 }
             }

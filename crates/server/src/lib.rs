@@ -186,9 +186,19 @@ async fn method_not_allowed(method: Method, uri: axum::http::Uri) -> Response {
 /// request answered 503 for its time changed nothing, and one whose commit began is answered
 /// with what it did, however long that takes.
 #[derive(Default)]
-pub struct Deadline(std::sync::atomic::AtomicU8);
+pub struct Deadline(std::sync::atomic::AtomicU8, std::sync::atomic::AtomicBool);
 
 impl Deadline {
+    /// Says whether the request waits for the set's lock (another writer holds it), for the
+    /// timeout's answer to say what held it up.
+    pub fn waiting_for_lock(&self, waiting: bool) {
+        self.1.store(waiting, std::sync::atomic::Ordering::Release);
+    }
+
+    fn is_waiting_for_lock(&self) -> bool {
+        self.1.load(std::sync::atomic::Ordering::Acquire)
+    }
+
     const RUNNING: u8 = 0;
     const COMMITTING: u8 = 1;
     const TIMED_OUT: u8 = 2;
@@ -224,25 +234,62 @@ async fn limits(State(app): State<Arc<App>>, mut req: Request, next: Next) -> Re
         );
         r.headers_mut()
             .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+        // Its body is not read (see below).
+        if has_body(&req) {
+            r.headers_mut()
+                .insert(header::CONNECTION, HeaderValue::from_static("close"));
+        }
         return r;
     };
     let timeout = app.config.timeout;
     let deadline = Arc::new(Deadline::default());
     req.extensions_mut().insert(deadline.clone());
+    let has_body = has_body(&req);
     let run = next.run(req);
     tokio::pin!(run);
-    match tokio::time::timeout(timeout, &mut run).await {
+    let mut r = match tokio::time::timeout(timeout, &mut run).await {
         Ok(r) => r,
-        Err(_) if deadline.time_out() => answer(
-            StatusCode::SERVICE_UNAVAILABLE,
-            format!(
-                "the request took longer than {} s (serve --timeout); it changed nothing",
-                timeout.as_secs_f64()
-            ),
-        ),
+        Err(_) if deadline.time_out() => {
+            let seconds = timeout.as_secs_f64();
+            if deadline.is_waiting_for_lock() {
+                let mut r = answer(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    format!(
+                        "the request waited longer than {seconds} s (serve --timeout) for the index set's lock, which another writer holds (a `pocketdex add`, `delete`, `merge` or `check --add`, or another request's add); it changed nothing: send it again"
+                    ),
+                );
+                r.headers_mut()
+                    .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+                r
+            } else {
+                answer(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    format!(
+                        "the request took longer than {seconds} s (serve --timeout); it changed nothing"
+                    ),
+                )
+            }
+        }
         // A commit has begun: its answer says what it did.
         Err(_) => run.await,
+    };
+    // An error may be answered before the body is read (an unknown route, a wrong type, a body
+    // over the limit); what is left of it would be read as the next request, so hyper closes
+    // the connection, and a client that sent the body after the headers must be told.
+    if has_body && (r.status().is_client_error() || r.status().is_server_error()) {
+        r.headers_mut()
+            .insert(header::CONNECTION, HeaderValue::from_static("close"));
     }
+    r
+}
+
+/// True when a request says that a body follows its head.
+fn has_body(req: &Request) -> bool {
+    let h = req.headers();
+    h.contains_key(header::TRANSFER_ENCODING)
+        || h.get(header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.trim() != "0")
 }
 
 /// Serves on `listener` until `shutdown` completes, then finishes the requests in flight.

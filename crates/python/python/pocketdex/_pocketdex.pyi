@@ -1,7 +1,7 @@
 """Types of the extension module; the docstrings are on the objects themselves (help())."""
 
 import os
-from typing import Any, Iterable, List, Optional, Sequence, SupportsIndex, Tuple, Union, final
+from typing import Any, ClassVar, Iterable, List, Optional, Sequence, SupportsIndex, Tuple, Union, final
 
 __all__ = [
     "__version__",
@@ -159,6 +159,8 @@ class Cluster:
         self,
     ) -> Tuple[type, Tuple[int, List[str], List[int], str, List[Tuple[str, str, float]]]]: ...
     def __eq__(self, value: object, /) -> bool: ...
+    # Mutable lists inside: a cluster keys no dict and joins no set.
+    __hash__: ClassVar[None]  # type: ignore[assignment]
     @property
     def id(self) -> int: ...
     @property
@@ -197,5 +199,5 @@ def dups(
     lang: str = "en",
     verify: bool = True,
 ) -> Dups: ...
-def create_set(path: _StrPath, *, lang: str = "en", expected_docs: int = 1_000_000) -> bytes: ...
+def create_set(path: _StrPath, *, lang: str = "en", expected_docs: int = 1_000_000, wait: bool = False) -> bytes: ...
 def adopt_segments(path: _StrPath, files: Union[_StrPath, Sequence[_StrPath]], *, wait: bool = False) -> int: ...
