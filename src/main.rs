@@ -20,6 +20,7 @@ macro_rules! eprint {
 
 mod cli;
 
+use std::io::Write;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
@@ -47,10 +48,10 @@ fn main() -> ExitCode {
                         Some(pocketdex::Error::Busy { .. })
                     )
                 });
-                println!(
-                    "{}",
-                    serde_json::json!({"type": "error", "message": causes(&e), "busy": busy})
-                );
+                // Not println!, which panics when the reader is gone.
+                let line =
+                    serde_json::json!({"type": "error", "message": causes(&e), "busy": busy});
+                let _ = writeln!(std::io::stdout(), "{line}");
             }
             ExitCode::from(2)
         }
@@ -108,19 +109,29 @@ fn clean_up_on_signals() {
                 let _ = signal_hook::low_level::emulate_default_handler(signal);
                 std::process::exit(128 + signal);
             });
-            // Interrupted after a change was committed (an `add` or `check --add` merging
-            // segments): the change stands, and a script must not take it for undone and make
-            // it again. The command's answer is printed whole first (not with the list of
-            // temporary files held: the command may still need it; at most 10 s, for a
-            // reader that stopped reading), then what the merge began is removed and the
-            // command's own status given.
+            // Interrupted after a change was committed (an `add` merging segments, a `check
+            // --add` printing its verdicts or merging): the change stands, and a script must
+            // not take it for undone and make it again. (What a merge in progress began was
+            // removed above: it stops here anyway.) The command's answer is printed whole
+            // first, without the list of temporary files held, at most 10 s (for a reader that
+            // stopped reading); then the command's own status is given.
             let status = cli::util::answered(std::time::Duration::from_secs(10));
             pocketdex::atomic::remove_in_flight(|_| {
                 let what = pocketdex::atomic::committed().unwrap_or_default();
-                eprintln!(
-                    "\npocketdex: interrupted after the change was committed: {what}; only the merge of segments that follows was cut short, and the set is sound"
-                );
-                std::process::exit(status.into());
+                match status {
+                    Some(status) => {
+                        eprintln!(
+                            "\npocketdex: interrupted after the change was committed: {what}; only the merge of segments that follows was cut short, and the set is sound"
+                        );
+                        std::process::exit(status.into());
+                    }
+                    None => {
+                        eprintln!(
+                            "\npocketdex: interrupted after the change was committed ({what}) while its answer could not be written; the set is sound"
+                        );
+                        std::process::exit(2);
+                    }
+                }
             });
         }
     });

@@ -233,6 +233,34 @@ fn dups_text_output_threshold_and_exit_statuses() {
     assert!(stderr(&o).contains("threshold"), "{}", stderr(&o));
     let o = pocketdex(&["dups", "no/such/dir"]);
     assert_eq!(o.status.code(), Some(2));
+
+    // Repeated ids: the rows of -o cannot be joined back by id, and the warning says how.
+    let tmp = tempfile::tempdir().unwrap();
+    let input = tmp.path().join("rep.jsonl");
+    let text = "the quick brown fox jumps over the lazy dog near the river bank today";
+    std::fs::write(
+        &input,
+        format!(
+            "{}\n{}\n",
+            serde_json::json!({"id": "a", "text": text}),
+            serde_json::json!({"id": "a", "text": text})
+        ),
+    )
+    .unwrap();
+    let rows = tmp.path().join("rows.jsonl");
+    let o = pocketdex(&[
+        "dups",
+        input.to_str().unwrap(),
+        "-o",
+        rows.to_str().unwrap(),
+        "-q",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("join the rows back to the documents by their order"),
+        "{}",
+        stderr(&o)
+    );
 }
 
 #[test]

@@ -21,8 +21,9 @@ use std::process::ExitCode;
 /// FILE holds the groups: the JSON Lines of `pocketdex dups --json` or `groups.jsonl` of
 /// `pocketdex report` (lines with a "members" list; other lines are ignored), the rows of
 /// `pocketdex dups -o rows.jsonl` (grouped by "cluster_id"), or plain text with one group per
-/// line, ids separated by white space. Groups that share a document are merged; a file with no
-/// group is an error.
+/// line, ids separated by white space. Groups that share a document are merged. An empty file
+/// (`dups` found no group) leaves the run as it is; a file whose lines hold no group at all
+/// (not a groups file) is an error.
 ///
 /// The collapsed run goes to stdout (or --output); counts go to stderr.
 #[derive(clap::Args, Debug)]

@@ -661,6 +661,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 path.display()
             );
         }
+        // Said whatever --quiet says: a join by id would keep or drop the wrong copy.
+        if let Some((_, first)) = pocketdex::repeated_ids(found.ids.iter().map(String::as_str)) {
+            eprintln!(
+                "warning: ids repeat (first: {}), so rows of {} with the same id are different documents: join the rows back to the documents by their order (one row per document read, in input order, skipped ones aside), not by id",
+                util::printable(first),
+                path.display()
+            );
+        }
     }
     if !args.quiet {
         found.report_left_out(args.verbose);

@@ -373,6 +373,8 @@ fn commit_batch(
     created: bool,
     start: Instant,
 ) -> anyhow::Result<ExitCode> {
+    // A signal during the merge after the commit stops with what this call exits with.
+    util::status_after_commit(if summary.had_errors() { 2 } else { 0 });
     let change = writer.add(builder, args.replace)?;
     warn_merge_failed(&args.index, &change);
     if !args.quiet {
@@ -760,38 +762,40 @@ pub fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
     let additions = check.finish();
     let mut refused = None;
     let mut added = None;
-    // The verdicts of committed documents are printed before the merge that may follow, and
-    // whole even when a signal comes after the commit (which then stops with this status).
-    let mut printed: std::io::Result<bool> = Ok(false);
+    // The verdicts are printed once the step is done, the set's lock let go (a slow reader of
+    // them holds up no other writer), and before the merge that may follow; a signal after
+    // the commit waits for them and stops with this command's status.
     let made_dir = writer.as_ref().is_some_and(|w| w.made_directory());
+    let mut answering = None;
     if let Some(mut w) = writer {
-        let answering = util::answering(if near_copies > 0 { 1 } else { 0 });
-        let committed = additions.commit_and_then(&mut w, || {
-            printed = held
-                .iter()
-                .try_for_each(|v| print_check(&mut out, &args, v))
-                .and_then(|()| out.flush())
-                .map(|()| true);
-            drop(answering);
-        });
+        util::status_after_commit(if near_copies > 0 { 1 } else { 0 });
+        answering = Some(util::answering());
+        let committed = additions.commit_unmerged(&mut w);
         if created && !matches!(committed, Ok(Committed::Added(_))) {
             // Nothing was added: the set this call created goes again.
             let _ = w.discard_unused();
         }
-        match committed? {
+        match committed.inspect_err(|_| util::status_after_commit(2))? {
             Committed::Refused { held_ids, .. } => refused = Some(held_ids),
-            Committed::Added(change) => {
-                warn_merge_failed(&args.index, &change);
-                added = Some(change)
-            }
+            Committed::Added(change) => added = Some(change),
             Committed::Nothing => {}
         }
     }
-    if !printed? {
-        for mut v in held {
-            v.added &= refused.is_none();
-            print_check(&mut out, &args, &v)?;
+    for mut v in held {
+        v.added &= refused.is_none();
+        print_check(&mut out, &args, &v).inspect_err(|_| util::status_after_commit(2))?;
+    }
+    out.flush().inspect_err(|_| util::status_after_commit(2))?;
+    drop(answering);
+    if let Some(change) = &mut added {
+        // Merged by a writer of its own: when another has taken the lock meanwhile, its own
+        // change merges instead.
+        match SetWriter::open(&args.index, false) {
+            Ok(mut w) => w.merge_as_policy_asks(change),
+            Err(pocketdex::Error::Busy { .. }) => {}
+            Err(e) => change.merge_failed = Some(e.to_string()),
         }
+        warn_merge_failed(&args.index, change);
     }
     out.flush()?;
     if let Some(held_ids) = refused {

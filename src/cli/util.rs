@@ -127,30 +127,39 @@ impl InputArgs {
 static ANSWERING: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 /// The exit status a signal after the commit stops the process with: the committed
-/// command's own (0 for an `add`; `check --add`'s says whether a near copy was found).
+/// command's own ([`status_after_commit`]).
 static STATUS_AFTER_COMMIT: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0);
 
+/// Says what the command's exit status is once its change is committed (`add`: 2 when some
+/// inputs could not be read; `check --add`: 1 when a near copy was found), for a signal that
+/// comes after the commit.
+pub fn status_after_commit(status: u8) {
+    STATUS_AFTER_COMMIT.store(status, std::sync::atomic::Ordering::SeqCst);
+}
+
 /// Holds back a signal handler that finds a change committed (see [`answered`]) until the
-/// guard is dropped, and says what the command's exit status is once it commits.
-pub fn answering(status_after_commit: u8) -> std::sync::MutexGuard<'static, ()> {
-    STATUS_AFTER_COMMIT.store(status_after_commit, std::sync::atomic::Ordering::SeqCst);
+/// guard is dropped: the command prints its answer meanwhile.
+pub fn answering() -> std::sync::MutexGuard<'static, ()> {
     ANSWERING.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// For a signal handler once a change is committed: waits until the command's answer is
-/// printed ([`answering`]), at most `patience` (a reader that stopped reading must not keep
-/// the process from ending), and returns the exit status to stop with.
-pub fn answered(patience: std::time::Duration) -> u8 {
+/// printed ([`answering`]) and returns the exit status to stop with; `None` when it was not
+/// printed within `patience` (a reader that stopped reading must not keep the process from
+/// ending).
+pub fn answered(patience: std::time::Duration) -> Option<u8> {
     let until = std::time::Instant::now() + patience;
-    while std::time::Instant::now() < until {
+    loop {
         match ANSWERING.try_lock() {
-            Ok(_) | Err(std::sync::TryLockError::Poisoned(_)) => break,
-            Err(std::sync::TryLockError::WouldBlock) => {
+            Ok(_) | Err(std::sync::TryLockError::Poisoned(_)) => {
+                return Some(STATUS_AFTER_COMMIT.load(std::sync::atomic::Ordering::SeqCst))
+            }
+            Err(std::sync::TryLockError::WouldBlock) if std::time::Instant::now() < until => {
                 std::thread::sleep(std::time::Duration::from_millis(5))
             }
+            Err(std::sync::TryLockError::WouldBlock) => return None,
         }
     }
-    STATUS_AFTER_COMMIT.load(std::sync::atomic::Ordering::SeqCst)
 }
 
 /// A size in bytes: a number, optionally followed by K, M or G (KiB, MiB, GiB; `KiB`, `MB`

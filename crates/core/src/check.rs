@@ -355,19 +355,19 @@ impl Additions {
     /// # Errors
     /// As [`SetWriter::add`].
     pub fn commit(self, writer: &mut SetWriter) -> Result<Committed> {
-        self.commit_and_then(writer, || {})
+        let mut committed = self.commit_unmerged(writer)?;
+        if let Committed::Added(change) = &mut committed {
+            writer.merge_as_policy_asks(change);
+        }
+        Ok(committed)
     }
 
-    /// [`Additions::commit`], calling `added` once documents are committed, before segments
-    /// are merged ([`SetWriter::add_and_then`]); not called when nothing is added.
+    /// [`Additions::commit`] without the merge that may follow ([`SetWriter::add_unmerged`]):
+    /// a front end answers first, then merges ([`SetWriter::merge_as_policy_asks`]).
     ///
     /// # Errors
     /// As [`SetWriter::add`].
-    pub fn commit_and_then(
-        self,
-        writer: &mut SetWriter,
-        added: impl FnOnce(),
-    ) -> Result<Committed> {
+    pub fn commit_unmerged(self, writer: &mut SetWriter) -> Result<Committed> {
         if self.errors > 0 {
             return Ok(Committed::Refused {
                 errors: self.errors,
@@ -375,11 +375,7 @@ impl Additions {
             });
         }
         match self.builder {
-            Some(b) if !b.is_empty() => Ok(Committed::Added(writer.add_and_then(
-                b,
-                self.replace,
-                added,
-            )?)),
+            Some(b) if !b.is_empty() => Ok(Committed::Added(writer.add_unmerged(b, self.replace)?)),
             _ => Ok(Committed::Nothing),
         }
     }

@@ -1165,18 +1165,18 @@ impl SetWriter {
     /// set is refused ([`Error::DuplicateId`]) unless `replace`, which deletes the old document
     /// in the same step. Nothing is changed when it fails.
     pub fn add(&mut self, builder: IndexBuilder, replace: bool) -> Result<Change> {
-        self.add_and_then(builder, replace, || {})
+        let mut change = self.add_unmerged(builder, replace)?;
+        if change.added > 0 {
+            self.merge_as_policy_asks(&mut change);
+        }
+        Ok(change)
     }
 
-    /// [`SetWriter::add`], calling `committed` once the documents are committed and before
-    /// segments are merged: a front end says what was added there (a signal during the merge
-    /// that follows then cuts short only the merge, not the answer).
-    pub fn add_and_then(
-        &mut self,
-        builder: IndexBuilder,
-        replace: bool,
-        committed: impl FnOnce(),
-    ) -> Result<Change> {
+    /// [`SetWriter::add`] without the merge that follows: the documents are committed as a
+    /// segment of their own. A front end that answers before merging (`check --add` prints its
+    /// verdicts, and lets the lock go while it does) merges later, with
+    /// [`SetWriter::merge_as_policy_asks`] on a writer of its own.
+    pub fn add_unmerged(&mut self, builder: IndexBuilder, replace: bool) -> Result<Change> {
         let mut change = Change::default();
         if builder.is_empty() {
             return Ok(self.summary(change));
@@ -1220,12 +1220,18 @@ impl SetWriter {
             m.generation + 1
         ));
         self.commit_or_remove(m, &[file])?;
-        committed();
+        Ok(self.summary(change))
+    }
+
+    /// Merges segments as the merge policy asks (the newest ones, while an older one holds at
+    /// most twice the newer's documents), recording in `change` what was merged or why the
+    /// merge failed: committed documents stay in either way.
+    pub fn merge_as_policy_asks(&mut self, change: &mut Change) {
         match self.apply_merge_policy() {
-            Ok(merged) => change.merged = merged,
+            Ok(merged) => change.merged += merged,
             Err(e) => change.merge_failed = Some(e.to_string()),
         }
-        Ok(self.summary(change))
+        *change = self.summary(std::mem::take(change));
     }
 
     /// Deletes the live documents with these ids; returns, per id, whether it was found.

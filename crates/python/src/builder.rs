@@ -532,16 +532,17 @@ impl IndexBuilder {
     /// `bytes`, `name_bytes`, `paths`, `sections`, `resolution` and `repeated_ids`. The
     /// builder is spent (a path that cannot be written is refused first, and the builder kept).
     fn write(&self, py: Python<'_>, path: PathBuf) -> PyResult<Py<PyAny>> {
-        let (repeated, over, stats) = py.detach(|| -> PyResult<_> {
-            let (builder, over) = {
+        // Warned of before the builder is spent: under `-W error` it is then still there.
+        warn_over_hint(py, self.with_state(py, |state| Ok(state.over_hint()))?)?;
+        let (repeated, stats) = py.detach(|| -> PyResult<_> {
+            let builder = {
                 let mut state = self.hold()?;
                 state.inner()?;
                 // Before the builder is taken: a path that cannot be written leaves it as it was.
                 pocketdex::atomic::check_output(&path)
                     .and_then(|()| pocketdex::atomic::check_replaces_only_an_index(&path))
                     .map_err(|e| with_context("", e))?;
-                let over = state.over_hint();
-                (state.take()?, over)
+                state.take()?
             };
             // Written without holding the state: a call waiting for it finds it written.
             let repeated = crate::par(|| {
@@ -551,9 +552,8 @@ impl IndexBuilder {
             });
             let stats = crate::par(|| builder.write_to_path(&path))
                 .map_err(|e| with_context(&format!("writing {}", path.display()), e))?;
-            Ok((repeated, over, stats))
+            Ok((repeated, stats))
         })?;
-        warn_over_hint(py, over)?;
         // As `pocketdex build` warns: both copies are indexed, and a lookup by id finds one.
         if let Some((n, first)) = &repeated {
             crate::warn(
@@ -573,17 +573,13 @@ impl IndexBuilder {
     /// The index file's bytes (a shard to send elsewhere). The builder is spent.
     #[pyo3(name = "to_bytes")]
     fn finish_bytes(&self, py: Python<'_>) -> PyResult<Py<PyBytes>> {
-        let (out, over) = py.detach(|| -> PyResult<_> {
-            let (builder, over) = {
-                let mut state = self.hold()?;
-                let over = state.over_hint();
-                (state.take()?, over)
-            };
+        warn_over_hint(py, self.with_state(py, |state| Ok(state.over_hint()))?)?;
+        let out = py.detach(|| -> PyResult<_> {
+            let builder = self.hold()?.take()?;
             let mut out = Vec::new();
             crate::par(|| builder.finish(&mut out)).map_err(to_py)?;
-            Ok((out, over))
+            Ok(out)
         })?;
-        warn_over_hint(py, over)?;
         Ok(PyBytes::new(py, &out).unbind())
     }
 

@@ -459,8 +459,13 @@ pub fn dups(
                         return Err("no text (a null)");
                     };
                     let plain = pocketdex::text::plain_text(t, None);
+                    // As `IndexBuilder.skipped` and the CLI word them.
                     if plain.trim().is_empty() {
-                        return Err("empty");
+                        return Err(if t.trim().is_empty() {
+                            "empty"
+                        } else {
+                            "no text (empty after removing markup)"
+                        });
                     }
                     Ok(detector.prepare(&plain))
                 })

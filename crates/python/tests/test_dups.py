@@ -87,7 +87,7 @@ def test_rows_without_text_weigh_nothing_as_the_cli_skips_them(samples):
     with_gaps = pocketdex.dups(["x"] + ids + ["y", "z"], [None] + texts + ["", "<p></p>"], method="fuzzy", threshold=0.5)
     assert [c.pairs for c in with_gaps.clusters] == [c.pairs for c in plain.clusters] != []
     assert [c.rows for c in with_gaps.clusters] == [[r + 1 for r in c.rows] for c in plain.clusters]
-    assert with_gaps.set_aside == [("x", "no text (a null)"), ("y", "empty"), ("z", "empty")]
+    assert with_gaps.set_aside == [("x", "no text (a null)"), ("y", "empty"), ("z", "no text (empty after removing markup)")]
     assert with_gaps.keep[0] and with_gaps.keep[-2:] == [True, True] and not with_gaps.keep[-3]
     assert len(with_gaps.to_arrow()) == len(ids) + 3
 

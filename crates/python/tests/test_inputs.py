@@ -192,8 +192,14 @@ def test_more_documents_than_the_size_hint_are_warned_of(tmp_path):
         within.write(tmp_path / "within.pdx")
     over = pocketdex.IndexBuilder(size_hint=10)
     over.add_batch([str(i) for i in range(40)], texts)
+    # Warned of before the builder is spent: a warning made an error leaves it to write.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(UserWarning, match=r"40 documents were added with size_hint=10"):
+            over.to_bytes()
+    assert len(over) == 40
     with pytest.warns(UserWarning, match=r"40 documents were added with size_hint=10"):
-        over.to_bytes()
+        assert over.to_bytes()
 
 
 def test_create_set_waits_for_another_writer_when_asked(tmp_path):
