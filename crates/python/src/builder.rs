@@ -261,6 +261,15 @@ type Fingerprinted = Result<Fingerprint, &'static str>;
 /// builder's, so a weighed fingerprint is weighed as the builder would: its terms are shed
 /// here, on the thread that allocated them ([`Fingerprint::shed_terms`]).
 fn fingerprint_doc(f: &Fingerprinter, text: Option<&str>) -> Fingerprinted {
+    let plain = plain_text(text)?;
+    let mut fp = f.fingerprint(&plain);
+    fp.shed_terms();
+    Ok(fp)
+}
+
+/// A row's text as `pocketdex build` reads it (markup removed when it looks like HTML), or why
+/// it has none, in `build`'s words: a null (None, NaN, NA), only white space, only markup.
+pub(crate) fn plain_text(text: Option<&str>) -> Result<std::borrow::Cow<'_, str>, &'static str> {
     let text = text.ok_or("no text (a null)")?;
     let plain = pocketdex::text::plain_text(text, None);
     if plain.trim().is_empty() {
@@ -270,9 +279,7 @@ fn fingerprint_doc(f: &Fingerprinter, text: Option<&str>) -> Fingerprinted {
             "no text (empty after removing markup)"
         });
     }
-    let mut fp = f.fingerprint(&plain);
-    fp.shed_terms();
-    Ok(fp)
+    Ok(plain)
 }
 
 /// `resolution=(bands, samples, rows)` or `(bands, samples, rows, similar_rows)`: small

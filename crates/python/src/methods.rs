@@ -455,19 +455,8 @@ pub fn dups(
             text_step
                 .par_iter()
                 .map(|t| {
-                    let Some(t) = t else {
-                        return Err("no text (a null)");
-                    };
-                    let plain = pocketdex::text::plain_text(t, None);
-                    // As `IndexBuilder.skipped` and the CLI word them.
-                    if plain.trim().is_empty() {
-                        return Err(if t.trim().is_empty() {
-                            "empty"
-                        } else {
-                            "no text (empty after removing markup)"
-                        });
-                    }
-                    Ok(detector.prepare(&plain))
+                    // Set aside as `IndexBuilder.skipped` and the CLI word it.
+                    crate::builder::plain_text(t.as_deref()).map(|p| detector.prepare(&p))
                 })
                 .collect()
         });
