@@ -1447,12 +1447,11 @@ fn a_dry_run_says_what_adding_would_and_check_add_refuses_what_add_refuses() {
             .spawn()
             .unwrap();
         use std::io::Write;
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(text.as_bytes())
-            .unwrap();
+        // A command refused before it reads (a blank --stdin-id) may be gone already.
+        let wrote = child.stdin.take().unwrap().write_all(text.as_bytes());
+        if let Err(e) = wrote {
+            assert_eq!(e.kind(), std::io::ErrorKind::BrokenPipe, "{e}");
+        }
         child.wait_with_output().unwrap()
     };
     let o = stdin_check(
