@@ -295,6 +295,8 @@ pub struct Found {
     pub bytes: u64,
     /// Seconds for reading and finding.
     pub seconds: f64,
+    /// How many documents repeat an earlier one's id, and the first such id.
+    pub repeated_ids: Option<(u64, String)>,
 }
 
 /// Reads the inputs, prepares every document (in parallel, while reading) and finds the pairs.
@@ -414,10 +416,10 @@ pub fn detect(
             ids.len()
         );
     }
-    if !quiet {
-        if let Some((n, first)) = pocketdex::repeated_ids(ids.iter().map(String::as_str)) {
-            util::warn_repeated_ids(n, first, "each is treated as its own document");
-        }
+    let repeated_ids =
+        pocketdex::repeated_ids(ids.iter().map(String::as_str)).map(|(n, f)| (n, f.to_string()));
+    if let Some((n, first)) = repeated_ids.as_ref().filter(|_| !quiet) {
+        util::warn_repeated_ids(*n, first, "each is treated as its own document");
     }
     store.seal()?;
     let outcome = detector.find_in(&store)?;
@@ -431,6 +433,7 @@ pub fn detect(
         skipped,
         bytes,
         seconds: start.elapsed().as_secs_f64(),
+        repeated_ids,
     })
 }
 
@@ -662,7 +665,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             );
         }
         // Said whatever --quiet says: a join by id would keep or drop the wrong copy.
-        if let Some((_, first)) = pocketdex::repeated_ids(found.ids.iter().map(String::as_str)) {
+        if let Some((_, first)) = &found.repeated_ids {
             eprintln!(
                 "warning: ids repeat (first: {}), so rows of {} with the same id are different documents: join the rows back to the documents by their order (one row per document read, in input order, skipped ones aside), not by id",
                 util::printable(first),

@@ -431,8 +431,8 @@ impl IndexBuilder {
             }
             builder.size_hint(n);
         }
-        let b = IndexBuilder::from_core(builder);
-        b.state.lock().expect("new").size_hint = size_hint;
+        let mut b = IndexBuilder::from_core(builder);
+        b.state.get_mut().expect("new").size_hint = size_hint;
         Ok(b)
     }
 
