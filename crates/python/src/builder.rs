@@ -74,6 +74,10 @@ struct State {
     rows: usize,
     /// The `size_hint` given: codes are drawn for at most that many documents.
     size_hint: Option<u64>,
+    /// A batch for an index set (`pocketdex.add`): every document needs an id (a "row N" of
+    /// one call would be refused by the next), and an error adds nothing, so its message
+    /// does not say that the rows before it were added.
+    for_set: bool,
 }
 
 impl State {
@@ -201,6 +205,29 @@ impl State {
 }
 
 impl IndexBuilder {
+    /// A builder of documents for an index set (`SetWriter::builder`, or `like` its schema),
+    /// whose rows all need ids; see `State::for_set`.
+    pub(crate) fn for_set(inner: pocketdex::IndexBuilder) -> IndexBuilder {
+        let mut b = IndexBuilder::from_core(inner);
+        b.state
+            .get_mut()
+            .unwrap_or_else(PoisonError::into_inner)
+            .for_set = true;
+        b
+    }
+
+    /// The core builder (possibly empty) and the rows skipped, as (id, reason); this builder
+    /// is spent.
+    pub(crate) fn take_parts(
+        &self,
+        py: Python<'_>,
+    ) -> PyResult<(pocketdex::IndexBuilder, Vec<(String, String)>)> {
+        self.with_state(py, |state| {
+            let inner = state.inner.take().ok_or_else(written)?;
+            Ok((inner, std::mem::take(&mut state.skipped)))
+        })
+    }
+
     fn from_core(inner: pocketdex::IndexBuilder) -> IndexBuilder {
         let (fingerprinter, weighing) = match inner.weighing_fingerprinter() {
             Some(f) => (Arc::new(f.clone()), true),
@@ -213,6 +240,7 @@ impl IndexBuilder {
             skipped: Vec::new(),
             rows: 0,
             size_hint: None,
+            for_set: false,
         };
         IndexBuilder {
             state: Mutex::new(state),
@@ -334,6 +362,7 @@ pub fn params(
 }
 
 /// `idf=`: where a builder's idf table comes from, as `build --idf` names it.
+#[derive(Clone)]
 pub enum IdfSource {
     /// Learned from the first documents.
     Collection,
@@ -512,7 +541,7 @@ impl IndexBuilder {
     /// cannot be read ends the batch at its row: the rows before it are added, and the error
     /// names the row.
     #[pyo3(signature = (ids, texts, titles = None))]
-    fn add_batch(
+    pub(crate) fn add_batch(
         &self,
         py: Python<'_>,
         ids: &Bound<'_, PyAny>,
@@ -652,14 +681,17 @@ impl State {
             let mut id_step = owned(id_step);
             // An id no one could print or delete by ends the batch at its row, as a value that
             // cannot be read does.
-            let unprintable = id_step.iter().position(|id| {
-                id.as_deref()
-                    .is_some_and(|id| !pocketdex::check::is_printable_id(id))
+            let for_set = self.for_set;
+            let unprintable = id_step.iter().position(|id| match id.as_deref() {
+                Some(id) => !pocketdex::check::is_printable_id(id),
+                None => for_set,
             });
             let id_error = match unprintable {
                 Some(at) => {
-                    let why =
-                        crate::inputs::unprintable(id_step[at].as_deref().unwrap_or(""), true);
+                    let why = match id_step[at].as_deref() {
+                        Some(id) => crate::inputs::unprintable(id, !for_set),
+                        None => crate::inputs::NONE_ID.to_string(),
+                    };
                     id_step.truncate(at);
                     Some(ReadError {
                         err: PyValueError::new_err(format!("row {}: {why}", row + at)),
@@ -724,6 +756,8 @@ impl State {
                         crate::detach(py, || self.push_step(step))?;
                     }
                     return Err(match e {
+                        // The caller says that nothing was added.
+                        ReadError { err, ours: true } if self.for_set => err,
                         ReadError { err, ours: true } => PyErr::from_type(
                             err.get_type(py),
                             format!(

@@ -59,11 +59,14 @@ fn python_advice(mut message: String) -> String {
     ] {
         if let Some(at) = message.find(create) {
             message.truncate(at);
-            message.push_str("; create one with pocketdex.create_set(path)");
+            message.push_str(
+                "; create one with pocketdex.add(path, ids, texts) (or, for shards, pocketdex.create_set(path))",
+            );
         }
     }
     message
         .replace("(`--wait`)", "(wait=True)")
+        .replace("(`--replace`)", "(replace=True)")
         // The lock is the directory's: a thread of this process that writes holds it too.
         .replace(
             "another pocketdex process is changing",
@@ -78,16 +81,24 @@ fn python_advice(mut message: String) -> String {
             "(IndexBuilder.like(set, segment=True))",
         )
         .replace("leave out --public-key", "leave out public_key")
-        .replace(
-            "(`pocketdex delete SET ID`)",
-            "(`pocketdex delete SET ID` on the command line)",
-        )
+        .replace("(`pocketdex delete SET ID`)", "(pocketdex.delete(path, ids))")
 }
 
 /// The exception for a core error, its message prefixed with `context` (a path) as the CLI
 /// prefixes it: I/O errors are `OSError`s (`FileNotFoundError`, `PermissionError`), invalid
 /// arguments `ValueError`s, a damaged or foreign file `CorruptIndexError`.
 pub fn with_context(context: &str, e: Error) -> PyErr {
+    // A signal (Ctrl-C) interrupted a wait (for a set's lock): Python's KeyboardInterrupt.
+    let interrupted = match e.kind() {
+        Error::Io { source, .. } => source.kind() == std::io::ErrorKind::Interrupted,
+        Error::Path { kind, .. } => *kind == std::io::ErrorKind::Interrupted,
+        _ => false,
+    };
+    if interrupted {
+        if let Err(signal) = Python::attach(|py| py.check_signals()) {
+            return signal;
+        }
+    }
     // An I/O error names its file already.
     let named = matches!(&e, Error::Io { path: Some(_), .. } | Error::Path { .. });
     let message = if context.is_empty() || named {

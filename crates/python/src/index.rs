@@ -26,7 +26,7 @@ pub fn map_file(path: &Path) -> PyResult<pocketdex::Index<Mmap>> {
 }
 
 /// One index file or set, as the CLI's INDEX argument: a directory must be a set.
-fn open_one(path: &Path) -> PyResult<(IndexSet<Mmap>, Option<pocketdex::Index<Mmap>>)> {
+pub(crate) fn open_one(path: &Path) -> PyResult<(IndexSet<Mmap>, Option<pocketdex::Index<Mmap>>)> {
     let label = path.display().to_string();
     if path.is_dir() {
         if !pocketdex::is_set(path) {

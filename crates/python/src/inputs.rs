@@ -64,6 +64,9 @@ pub fn unprintable(id: &str, by_row: bool) -> String {
     )
 }
 
+/// Why a row of an index set's batch without an id is refused.
+pub const NONE_ID: &str = "the id is None: every document of an index set needs an id of its own";
+
 /// An error reading a column's value.
 pub struct ReadError {
     pub err: PyErr,

@@ -35,6 +35,10 @@ fn _pocketdex(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(methods::methods, m)?)?;
     m.add_function(wrap_pyfunction!(sets::create_set, m)?)?;
     m.add_function(wrap_pyfunction!(sets::adopt_segments, m)?)?;
+    m.add_function(wrap_pyfunction!(sets::add, m)?)?;
+    m.add_function(wrap_pyfunction!(sets::delete, m)?)?;
+    m.add_function(wrap_pyfunction!(sets::check, m)?)?;
+    m.add_function(wrap_pyfunction!(sets::merge, m)?)?;
     Ok(())
 }
 

@@ -315,7 +315,7 @@ def test_errors_are_python_exceptions_with_the_cli_messages(tmp_path, cli, sampl
     with pytest.raises(ValueError, match="not an index set"):
         pocketdex.Index(tmp_path / "dir")
     # Advice names the Python call, not the command line's.
-    with pytest.raises(FileNotFoundError, match=r"does not exist; create one with pocketdex\.create_set\(path\): '"):
+    with pytest.raises(FileNotFoundError, match=r"does not exist; create one with pocketdex\.add\(path, ids, texts\) \(or, for shards, pocketdex\.create_set\(path\)\): '"):
         pocketdex.adopt_segments(tmp_path / "no.set", [tmp_path / "text.pdx"])
     with pytest.raises(ValueError, match="unknown language"):
         pocketdex.IndexBuilder(lang="xx")

@@ -11,6 +11,13 @@ Build an index, query it with whole documents, and find near-duplicate groups in
         print(hit.id, hit.score)
     found = pocketdex.dups(ids, texts, method="minhash")   # clusters; found.keep per row
 
+An index set (a directory) changes: `add`, `delete`, `check` (the submission check, with
+`add=True` adding each new document) and `merge`, as the command line's commands of those names::
+
+    pocketdex.add("archive", ids, texts)                     # creates the set when missing
+    for v in pocketdex.check("archive", [text], [sub_id], add=True):
+        print(v["status"], v["hits"])    # "new" (added), "near-copy", or "error" (then nothing is added)
+
 Index files are those of the `pocketdex` command line: either opens what the other writes.
 Collections built in pieces: `create_set` makes an index set and returns its schema, shards are
 built with `IndexBuilder.like(schema, segment=True)` anywhere, and `adopt_segments` adds them;
@@ -32,10 +39,14 @@ from ._pocketdex import (
     PocketdexError,
     SignatureError,
     __version__,
+    add,
     adopt_segments,
+    check,
     create_set,
+    delete,
     dups,
     fingerprint,
+    merge,
     methods,
 )
 
@@ -54,9 +65,13 @@ __all__ = [
     "PocketdexError",
     "SignatureError",
     "__version__",
+    "add",
     "adopt_segments",
+    "check",
     "create_set",
+    "delete",
     "dups",
     "fingerprint",
+    "merge",
     "methods",
 ]

@@ -23,6 +23,10 @@ __all__ = [
     "methods",
     "create_set",
     "adopt_segments",
+    "add",
+    "delete",
+    "check",
+    "merge",
 ]
 
 __version__: str
@@ -199,5 +203,41 @@ def dups(
     lang: str = "en",
     verify: bool = True,
 ) -> Dups: ...
-def create_set(path: _StrPath, *, lang: str = "en", expected_docs: int = 1_000_000, wait: bool = False) -> bytes: ...
+def create_set(
+    path: _StrPath,
+    *,
+    lang: str = "en",
+    expected_docs: int = 1_000_000,
+    idf: _StrPath = "language",
+    wait: bool = False,
+) -> bytes: ...
 def adopt_segments(path: _StrPath, files: Union[_StrPath, Sequence[_StrPath]], *, wait: bool = False) -> int: ...
+def add(
+    path: _StrPath,
+    ids: _IdColumn,
+    texts: _Column,
+    titles: Optional[_Column] = None,
+    *,
+    replace: bool = False,
+    lang: Optional[str] = None,
+    expected_docs: Optional[int] = None,
+    idf: Optional[_StrPath] = None,
+    wait: bool = False,
+) -> dict[str, Any]: ...
+def delete(path: _StrPath, ids: Union[str, SupportsIndex, _IdColumn], *, wait: bool = False) -> List[bool]: ...
+def check(
+    path: _StrPath,
+    texts: _Column,
+    ids: Optional[_IdColumn] = None,
+    titles: Optional[_Column] = None,
+    *,
+    threshold: float = 0.8,
+    top: int = 10,
+    add: bool = False,
+    replace: bool = False,
+    lang: Optional[str] = None,
+    expected_docs: Optional[int] = None,
+    idf: Optional[_StrPath] = None,
+    wait: bool = False,
+) -> List[dict[str, Any]]: ...
+def merge(path: _StrPath, out: Optional[_StrPath] = None, *, wait: bool = False) -> dict[str, Any]: ...
