@@ -499,3 +499,44 @@ fn a_check_run_adds_its_new_documents_or_none() {
     assert!(matches!(c, Committed::Nothing), "{c:?}");
     assert_eq!(w.set().live_docs(), 52);
 }
+
+/// A run with `replace` answers as checking and adding one document at a time does: a later
+/// document is no near copy of a text an earlier one of the run replaced, and meets the text
+/// that replaced it.
+#[test]
+fn a_replacing_check_run_answers_as_one_document_at_a_time() {
+    use pocketdex::check::Status;
+    use pocketdex::Check;
+    let docs = samples();
+    let p = params(1_000_000);
+    let dir = tempfile::tempdir().unwrap();
+    let run = |w: &mut SetWriter, batch: &[(&str, &str)]| -> Vec<Status> {
+        let mut check = Check::new(w.set(), Some(w.builder()), 10, 0.8, true).unwrap();
+        let f = check.fingerprinter().clone();
+        let statuses = batch
+            .iter()
+            .map(|(id, text)| check.check(id, None, f.fingerprint(text)).unwrap().status)
+            .collect();
+        check.finish().commit(w).unwrap();
+        statuses
+    };
+    // docs[3] is revised into docs[60]'s text; then its old text comes as a new document,
+    // then the revision again under another id.
+    let batch: [(&str, &str); 3] = [
+        (&docs[3].0, &docs[60].1),
+        ("old", &docs[3].1),
+        ("again", &docs[60].1),
+    ];
+    let mut one = SetWriter::create(&dir.path().join("one"), builder(&p)).unwrap();
+    add_batch(&mut one, &docs[..50]);
+    let singly: Vec<Status> = batch
+        .iter()
+        .flat_map(|d| run(&mut one, std::slice::from_ref(d)))
+        .collect();
+    assert_eq!(singly, [Status::New, Status::New, Status::NearCopy]);
+    let mut all = SetWriter::create(&dir.path().join("all"), builder(&p)).unwrap();
+    add_batch(&mut all, &docs[..50]);
+    assert_eq!(run(&mut all, &batch), singly);
+    assert_eq!(all.set().live_docs(), one.set().live_docs());
+    assert!(all.set().find("old").unwrap().is_some());
+}

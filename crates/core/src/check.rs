@@ -85,6 +85,8 @@ pub struct Check<'a> {
     /// The resolution of the pending documents' codes: the set's.
     resolution: Resolution,
     ids: HashSet<String>,
+    /// Ids the set holds that new documents of this run take (`replace`).
+    replaced: HashSet<String>,
     /// Documents of this run that are errors: verdicts of [`Status::Error`] and
     /// [`Check::unchecked`] documents.
     errors: usize,
@@ -144,6 +146,7 @@ impl<'a> Check<'a> {
             replace,
             pending: Vec::new(),
             ids: HashSet::new(),
+            replaced: HashSet::new(),
             errors: 0,
             held_ids: 0,
         })
@@ -185,8 +188,11 @@ impl<'a> Check<'a> {
             })
             .collect::<Result<_>>()?;
         if self.replace && self.check_ids {
-            // The document this one replaces is going: a revision of itself is no near copy.
-            near.retain(|n| n.id != id);
+            // The document this one replaces is going, as are those earlier documents of this
+            // run replace: a revision of itself is no near copy, nor is a later document a
+            // near copy of a text that one document at a time would have replaced already
+            // (the text that replaced it is among the pending ones).
+            near.retain(|n| n.id != id && !self.replaced.contains(&n.id));
         }
         if !self.pending.is_empty() {
             self.near_pending(&fp, &mut near)?;
@@ -218,6 +224,9 @@ impl<'a> Check<'a> {
                         format!("id {id:?} is already in the set (replace it, or give another id)")
                     });
                 } else {
+                    if self.replace && self.set.find(id)?.is_some() {
+                        self.replaced.insert(id.to_string());
+                    }
                     keep = true;
                 }
             }
