@@ -315,8 +315,27 @@ fn ids_are_unique_unless_replaced() {
     b.add(&docs[3].0, None, &docs[10].1);
     let err = w.add(b, false).unwrap_err();
     assert!(
-        matches!(err, pocketdex::Error::DuplicateId { ref id, file: None } if id == &docs[3].0),
+        matches!(err, pocketdex::Error::DuplicateId { ref id, file: None, more: 0, .. } if id == &docs[3].0),
         "{err}"
+    );
+    assert_eq!(w.set().live_docs(), 50);
+    // Every held id of a batch is counted in the one refusal, the first few named.
+    let mut b = w.builder();
+    for d in &docs[3..9] {
+        b.add(&d.0, None, &docs[60].1);
+    }
+    let err = w.add(b, false).unwrap_err();
+    assert!(
+        matches!(err, pocketdex::Error::DuplicateId { ref id, more: 5, ref others, .. } if id == &docs[3].0 && others.len() == 3),
+        "{err}"
+    );
+    let message = err.to_string();
+    assert!(
+        message.contains(&format!(
+            "(and 5 more: {:?}, {:?}, {:?}, …)",
+            docs[4].0, docs[5].0, docs[6].0
+        )),
+        "{message}"
     );
     assert_eq!(w.set().live_docs(), 50);
     // Twice in one batch: refused.

@@ -101,19 +101,37 @@ pub enum Error {
         advice: Option<&'static str>,
     },
     /// A document id that an index set already holds.
-    #[error("{}", duplicate_id(id, file.as_deref()))]
+    #[error("{}", duplicate_id(id, file.as_deref(), *more, others))]
     DuplicateId {
-        /// The id.
+        /// The id (the first of the batch the set holds).
         id: String,
         /// The file being adopted that holds it (`None`: documents being added).
         file: Option<PathBuf>,
+        /// How many more ids of the documents being added the set holds: one message names
+        /// them all, not one per try.
+        more: u64,
+        /// The first few of those.
+        others: Vec<String>,
     },
 }
 
 /// The message of [`Error::DuplicateId`]: what to do differs for a document being added (take
 /// another id, or replace) and a piece being adopted (its segment cannot replace a document).
-fn duplicate_id(id: &str, file: Option<&std::path::Path>) -> String {
+fn duplicate_id(id: &str, file: Option<&std::path::Path>, more: u64, others: &[String]) -> String {
+    let also = match more {
+        0 => String::new(),
+        n => {
+            let named: Vec<String> = others.iter().map(|o| format!("{o:?}")).collect();
+            let rest = if (others.len() as u64) < n {
+                ", …"
+            } else {
+                ""
+            };
+            format!(" (and {n} more: {}{rest})", named.join(", "))
+        }
+    };
     match file {
+        None if more > 0 => format!("document id {id:?} is already in the index set{also}; give the new documents other ids, or replace the old ones (`--replace`)"),
         None => format!("document id {id:?} is already in the index set; give the new document another id, or replace the old one (`--replace`)"),
         Some(f) => format!(
             "{}: document id {id:?} is already in the index set; delete it from the set first (`pocketdex delete SET ID`), or build the piece without it",

@@ -1184,6 +1184,8 @@ impl SetWriter {
         // Ids unique within the batch and, unless replaced, new to the set.
         let mut seen = std::collections::HashSet::new();
         let mut replaced: Vec<(usize, u32)> = Vec::new();
+        // Without `replace`, every held id is counted, so that one refusal names them all.
+        let mut held: Vec<&str> = Vec::new();
         for name in builder.names() {
             if !seen.insert(name) {
                 return Err(Error::Invalid(format!(
@@ -1192,13 +1194,19 @@ impl SetWriter {
             }
             if let Some(at) = self.set.find(name)? {
                 if !replace {
-                    return Err(Error::DuplicateId {
-                        id: name.into(),
-                        file: None,
-                    });
+                    held.push(name);
+                    continue;
                 }
                 replaced.push(at);
             }
+        }
+        if let Some((first, rest)) = held.split_first() {
+            return Err(Error::DuplicateId {
+                id: first.to_string(),
+                file: None,
+                more: rest.len() as u64,
+                others: rest.iter().take(3).map(|s| s.to_string()).collect(),
+            });
         }
         change.added = builder.len() as u64;
         change.deleted = replaced.len() as u64;
@@ -1315,6 +1323,8 @@ impl SetWriter {
                     return Err(Error::DuplicateId {
                         id: name,
                         file: Some(path.clone()),
+                        more: 0,
+                        others: Vec::new(),
                     });
                 }
                 if !seen.insert(name) {

@@ -47,6 +47,9 @@ def test_ids_are_unique_and_errors_add_nothing(tmp_path, samples):
     generation = pocketdex.Index(s).info()["generation"]
     with pytest.raises(pocketdex.DuplicateIdError, match=r"is already in the index set.*\(replace=True\)"):
         pocketdex.add(s, [ids[20], ids[3]], [texts[20], texts[3]])
+    # One refusal names every held id of the batch.
+    with pytest.raises(pocketdex.DuplicateIdError, match=rf'{ids[3]!r} is already in the index set \(and 2 more: "{ids[4]}", "{ids[5]}"\); give the new documents other ids'.replace("'", '"')):
+        pocketdex.add(s, ids[3:6], texts[3:6])
     with pytest.raises(ValueError, match="row 1: the id is None"):
         pocketdex.add(s, [ids[20], None], [texts[20], texts[21]])
     with pytest.raises(ValueError, match=r'all 2 were skipped \("a": empty; "b": no text \(empty after removing markup\)\)'):
