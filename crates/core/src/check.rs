@@ -211,7 +211,7 @@ impl<'a> Check<'a> {
             true => {
                 if !is_printable_id(id) {
                     message = Some(format!(
-                        "id {id:?} is blank or holds control characters: give the document an id that can be printed and deleted by"
+                        "id {id:?} is blank or holds control characters: give the document an id that prints on one line, which `delete` can then be given"
                     ));
                 } else if !self.ids.insert(id.to_string()) {
                     message = Some(format!("id {id:?} is given twice"));

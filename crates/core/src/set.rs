@@ -848,7 +848,7 @@ pub struct SetWriter {
     dir: PathBuf,
     /// Held for the writer's lifetime (an OS lock, released when the file closes, also on a
     /// crash).
-    _lock: File,
+    _lock: SetLock,
     manifest: Manifest,
     schema: Index<Mmap>,
     /// The current snapshot, kept in step with the manifest.
@@ -1063,7 +1063,7 @@ impl SetWriter {
             if is_set(dir) {
                 return Ok(None);
             }
-            if !lock_is_current(dir, &lock) {
+            if !lock_is_current(dir, &lock.0) {
                 continue;
             }
             if !only_leftovers(dir)? {
@@ -1611,8 +1611,18 @@ fn lock_is_current(dir: &Path, lock: &File) -> bool {
     }
 }
 
+/// The set's writer lock, let go explicitly when dropped: a process forked while it was held
+/// shares its open file, which would otherwise keep the lock for as long as the child lives.
+struct SetLock(File);
+
+impl Drop for SetLock {
+    fn drop(&mut self) {
+        let _ = self.0.unlock();
+    }
+}
+
 /// Takes the set's writer lock.
-fn lock(dir: &Path, wait: bool) -> Result<File> {
+fn lock(dir: &Path, wait: bool) -> Result<SetLock> {
     let path = dir.join(LOCK);
     let file = File::options()
         .create(true)
@@ -1633,7 +1643,7 @@ fn lock(dir: &Path, wait: bool) -> Result<File> {
             Err(std::fs::TryLockError::Error(e)) => return Err(Error::io(&path, e)),
         }
     }
-    Ok(file)
+    Ok(SetLock(file))
 }
 
 /// The first two of `paths` that name the same file or directory (by their canonical paths,

@@ -81,6 +81,19 @@ fn python_advice(mut message: String) -> String {
             "(IndexBuilder.like(set, segment=True))",
         )
         .replace("leave out --public-key", "leave out public_key")
+        .replace(
+            "`pocketdex add SET DOC...`, then `pocketdex merge SET -o FILE.pdx` to ship one file",
+            "pocketdex.add(directory, ids, texts), then pocketdex.merge(directory, out=file) to ship one file",
+        )
+        .replace("(a directory made by `pocketdex add`)", "(a directory made by pocketdex.add)")
+        .replace(
+            "(documents join a set with `pocketdex add`, pieces built apart with `pocketdex adopt`)",
+            "(documents join a set with pocketdex.add, pieces built apart with pocketdex.adopt_segments)",
+        )
+        .replace(
+            "pass a file written by `pocketdex build`",
+            "pass a file written by IndexBuilder.write or `pocketdex build`",
+        )
         .replace("(`pocketdex delete SET ID`)", "(pocketdex.delete(path, ids))")
 }
 

@@ -31,7 +31,7 @@ pub(crate) fn open_one(path: &Path) -> PyResult<(IndexSet<Mmap>, Option<pocketde
     if path.is_dir() {
         if !pocketdex::is_set(path) {
             return Err(PyValueError::new_err(format!(
-                "{label} is a directory but not an index set (it has no {}); pass an index file, or a set made by `pocketdex add`",
+                "{label} is a directory but not an index set (it has no {}); pass an index file, or an index set (made by pocketdex.add)",
                 pocketdex::MANIFEST
             )));
         }

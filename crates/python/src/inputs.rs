@@ -102,6 +102,14 @@ impl<'py> Column<'py> {
                 "{what} must be a list (or an iterable or pyarrow array) of values, not one str"
             )));
         }
+        // Iterated, bytes are ints: b"ab" would be the ids "97" and "98".
+        if obj.is_instance_of::<pyo3::types::PyBytes>()
+            || obj.is_instance_of::<pyo3::types::PyByteArray>()
+        {
+            return Err(PyTypeError::new_err(format!(
+                "{what} must be a list (or an iterable or pyarrow array) of values, not one bytes value"
+            )));
+        }
         let kind = if obj.hasattr("__arrow_c_array__")? {
             arrow_chunks(vec![import(obj, what)?])
         } else if obj.hasattr("__arrow_c_stream__")? && obj.hasattr("chunks")? {

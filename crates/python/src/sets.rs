@@ -360,7 +360,8 @@ fn nothing_to_add(skipped: &[(String, String)]) -> String {
 /// Ids as given: a list (or any iterable) or a pyarrow array of str or int, or one str or int,
 /// read as `IndexBuilder.add_batch` reads them.
 fn id_list(ids: &Bound<'_, PyAny>) -> PyResult<Vec<String>> {
-    if ids.is_instance_of::<PyString>() || ids.is_instance_of::<pyo3::types::PyInt>() {
+    // One id: a str, or an int of any kind (a NumPy integer too), which is not iterable.
+    if ids.is_instance_of::<PyString>() || ids.try_iter().is_err() {
         return Ok(vec![crate::inputs::id_of(ids)?]);
     }
     let mut column = crate::inputs::Column::new(ids, "ids")?;
@@ -513,7 +514,7 @@ pub fn check(
             "lang, expected_docs and idf apply when check(add=True) creates a set; without add the index is only read",
         ));
     }
-    if replace && !add && !path.is_dir() {
+    if replace && !add && path.is_file() && pocketdex::is_index_file(&path) {
         return Err(PyValueError::new_err(format!(
             "replace applies to an index set (with add=True, or without it to say what add=True, replace=True would do); {} is an index file, which never changes",
             path.display()

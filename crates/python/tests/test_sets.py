@@ -2,6 +2,7 @@
 command line's commands of the same names on the sample documents."""
 
 import fcntl
+import os
 import threading
 import time
 
@@ -102,6 +103,14 @@ def test_delete_then_merge(tmp_path, cli, samples):
     assert len(json_lines(cli("info", str(s), "--json"))[0]["segments"]) == 1
     with pytest.raises(TypeError, match="an id is a str or an int, not float"):
         pocketdex.delete(s, [1.5])
+    # Iterated, bytes would be ints: refused, as one str is taken as one id.
+    with pytest.raises(TypeError, match="not one bytes value"):
+        pocketdex.delete(s, b"x")
+    with pytest.raises(TypeError, match="not one bytes value"):
+        pocketdex.add(s, b"ab", texts[:2])
+    np = pytest.importorskip("numpy")
+    pocketdex.add(s, [9], [texts[72]])
+    assert pocketdex.delete(s, np.int64(9)) == [True]
 
 
 def test_the_files_a_set_function_refuses(tmp_path, cli, samples):
@@ -123,6 +132,36 @@ def test_the_files_a_set_function_refuses(tmp_path, cli, samples):
         pocketdex.merge(tmp_path / "nothing")
     with pytest.raises(ValueError, match="cannot learn its idf table"):
         pocketdex.add(tmp_path / "s", ["a"], ["text"], idf="collection")
+    with pytest.raises(ValueError, match="replace applies to an index set"):
+        pocketdex.check(one, ["text"], replace=True)
+    with pytest.raises(FileNotFoundError):
+        pocketdex.check(tmp_path / "nothing", ["text"], replace=True)
+
+
+def test_a_process_forked_while_a_writer_holds_the_lock_does_not_keep_it(tmp_path, samples):
+    ids, texts = samples
+    s = tmp_path / "archive"
+    children = []
+
+    def rows():
+        # Read while the call that creates the set holds its lock.
+        yield texts[0]
+        pid = os.fork()
+        if pid == 0:
+            time.sleep(10)
+            os._exit(0)
+        children.append(pid)
+        yield texts[1]
+
+    try:
+        pocketdex.add(s, ids[:2], rows())
+        assert children
+        # The child still lives, with the lock's file open: the lock is free all the same.
+        assert pocketdex.add(s, [ids[2]], [texts[2]])["live_docs"] == 3
+    finally:
+        for pid in children:
+            os.kill(pid, 9)
+            os.waitpid(pid, 0)
 
 
 def test_a_callers_exception_passes_through_and_adds_nothing(tmp_path, samples):
