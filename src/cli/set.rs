@@ -30,13 +30,7 @@ impl WriterArgs {
         schema: &pocketdex::Index<memmap2::Mmap>,
     ) -> anyhow::Result<SetWriter> {
         let writer = self.open(path)?;
-        pocketdex::atomic::check_writable(&path.join(pocketdex::MANIFEST))?;
-        if writer.schema().schema_key() != schema.schema_key() {
-            anyhow::bail!(
-                "{} was made again while the documents were read (another schema): run the command again",
-                path.display()
-            );
-        }
+        writer.agrees_with_read(schema)?;
         Ok(writer)
     }
 
@@ -161,52 +155,27 @@ impl CreateArgs {
         path: &Path,
         schema: &pocketdex::Index<memmap2::Mmap>,
     ) -> anyhow::Result<()> {
-        let meta = schema.meta();
-        if let Some(lang) = self.lang {
-            if lang.code() != meta.lang {
-                anyhow::bail!(
-                    "{} holds documents in language {}, not {}; --lang applies when a set is created",
-                    path.display(),
-                    meta.lang,
-                    lang.code()
-                );
-            }
-        }
-        if let Some(idf) = &self.idf {
-            // The table the set has may be given again (a script that always passes its
-            // options); another one is refused.
-            let given = match idf {
-                util::IdfSource::Language => Lang::ALL
-                    .into_iter()
-                    .find(|l| l.code() == meta.lang)
-                    .map(|l| pocketdex::sketch::Idf::builtin(l).id()),
-                util::IdfSource::Collection => None,
-                util::IdfSource::From(file) => util::open_index(file, util::Access::Scan)?
+        let idf = match &self.idf {
+            None => None,
+            Some(util::IdfSource::Language) => Some(pocketdex::GivenIdf::Language),
+            Some(util::IdfSource::Collection) => Some(pocketdex::GivenIdf::Table {
+                named: "collection".into(),
+                id: None,
+            }),
+            Some(util::IdfSource::From(file)) => Some(pocketdex::GivenIdf::Table {
+                named: file.display().to_string(),
+                id: util::open_index(file, util::Access::Scan)?
                     .fingerprinter()
                     .idf()
                     .map(|i| i.id()),
-            };
-            let has = schema.fingerprinter().idf().map(|i| i.id());
-            if given.is_none() || given != has {
-                anyhow::bail!(
-                    "{} has another idf table than --idf {}; --idf applies when a set is created",
-                    path.display(),
-                    match idf {
-                        util::IdfSource::Language => "language".to_string(),
-                        util::IdfSource::Collection => "collection".to_string(),
-                        util::IdfSource::From(f) => f.display().to_string(),
-                    }
-                );
-            }
+            }),
+        };
+        pocketdex::NewSetOptions {
+            lang: self.lang,
+            expected_docs: self.expected_docs,
+            idf,
         }
-        if let Some(n) = self.expected_docs {
-            if Resolution::for_docs(n) != schema.resolution() {
-                anyhow::bail!(
-                    "{} was created for another size (its codes' resolution is fixed); --expected-docs applies when a set is created",
-                    path.display()
-                );
-            }
-        }
+        .agree_with(path, schema)?;
         Ok(())
     }
 }
@@ -975,8 +944,6 @@ pub fn merge(args: MergeArgs) -> anyhow::Result<ExitCode> {
     match &args.output {
         // A snapshot is exported without the writer's lock: from read-only media too.
         Some(out) => {
-            pocketdex::atomic::check_output(out)?;
-            pocketdex::atomic::check_replaces_only_an_index(out)?;
             let stats = pocketdex::export_set(&args.index, out)
                 .with_context(|| format!("writing {}", out.display()))?;
             if !args.quiet {

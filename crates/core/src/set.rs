@@ -62,6 +62,76 @@ pub fn not_a_set(path: &Path) -> Error {
     })
 }
 
+/// The options a writer was given for a new set, which fix it for its life: an existing set
+/// must agree with each one given (a script that always passes them works; other values are
+/// refused, not ignored). Shared by every front end that creates sets.
+#[derive(Clone, Debug, Default)]
+pub struct NewSetOptions {
+    /// `--lang`.
+    pub lang: Option<crate::Lang>,
+    /// `--expected-docs`.
+    pub expected_docs: Option<u64>,
+    /// `--idf`.
+    pub idf: Option<GivenIdf>,
+}
+
+/// An idf table given for a new set (`--idf`).
+#[derive(Clone, Debug)]
+pub enum GivenIdf {
+    /// The set's language's built-in table.
+    Language,
+    /// Another table: how it was given (a file's path, `collection`), and its id
+    /// ([`crate::sketch::Idf::id`]; `None`: no table, which no set has).
+    Table {
+        /// How it was given, for messages.
+        named: String,
+        /// Its id.
+        id: Option<u64>,
+    },
+}
+
+impl NewSetOptions {
+    /// Refuses options that disagree with the set at `path`, whose schema is `schema`.
+    pub fn agree_with(&self, path: &Path, schema: &Index<Mmap>) -> Result<()> {
+        let meta = schema.meta();
+        if let Some(lang) = self.lang.filter(|l| l.code() != meta.lang) {
+            return Err(Error::Invalid(format!(
+                "{} holds documents in language {}, not {}; --lang applies when a set is created",
+                path.display(),
+                meta.lang,
+                lang.code()
+            )));
+        }
+        if let Some(idf) = &self.idf {
+            let (named, given) = match idf {
+                GivenIdf::Language => (
+                    "language",
+                    crate::Lang::ALL
+                        .into_iter()
+                        .find(|l| l.code() == meta.lang)
+                        .map(|l| crate::sketch::Idf::builtin(l).id()),
+                ),
+                GivenIdf::Table { named, id } => (named.as_str(), *id),
+            };
+            if given.is_none() || given != schema.fingerprinter().idf().map(|i| i.id()) {
+                return Err(Error::Invalid(format!(
+                    "{} has another idf table than --idf {named}; --idf applies when a set is created",
+                    path.display()
+                )));
+            }
+        }
+        if let Some(n) = self.expected_docs {
+            if crate::fingerprint::Resolution::for_docs(n) != schema.resolution() {
+                return Err(Error::Invalid(format!(
+                    "{} was created for another size (its codes' resolution is fixed); --expected-docs applies when a set is created",
+                    path.display()
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
 /// True when `path` is an index set (a directory with a manifest).
 pub fn is_set(path: &Path) -> bool {
     path.join(MANIFEST).is_file()
@@ -1154,6 +1224,21 @@ impl SetWriter {
         &self.schema
     }
 
+    /// Refuses to go on with documents read and fingerprinted, before this writer took the
+    /// lock, with `schema` (the set's, read without the lock): a set made again meanwhile, of
+    /// another schema, would not fit them, and a manifest that cannot be replaced is said
+    /// before their segment is written.
+    pub fn agrees_with_read(&self, schema: &Index<Mmap>) -> Result<()> {
+        crate::atomic::check_writable(&self.dir.join(MANIFEST))?;
+        if self.schema.schema_key() != schema.schema_key() {
+            return Err(Error::Invalid(format!(
+                "{} was made again while the documents were read (another schema): run the command again",
+                self.dir.display()
+            )));
+        }
+        Ok(())
+    }
+
     /// A builder for documents to add: the set's parameters, classes, stopwords, idf table and
     /// resolution. Fingerprint with its [`IndexBuilder::fingerprinter`] on any thread.
     pub fn builder(&self) -> IndexBuilder {
@@ -1473,6 +1558,9 @@ impl SetWriter {
 /// plain index file (what [`SetWriter::export`] writes), without the writer's lock: a set on
 /// read-only media, or one a writer is changing, is exported as the snapshot it had when opened.
 pub fn export_set(dir: &Path, path: &Path) -> Result<BuildStats> {
+    // Before any work: an output in the set, not writable, or a file that is no index.
+    crate::atomic::check_output(path)?;
+    crate::atomic::check_replaces_only_an_index(path)?;
     if !is_set(dir) {
         return Err(not_a_set(dir));
     }

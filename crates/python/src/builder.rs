@@ -756,7 +756,8 @@ impl State {
                         crate::detach(py, || self.push_step(step))?;
                     }
                     return Err(match e {
-                        // The caller says that nothing was added.
+                        // An index set's batch adds nothing on an error, the rows before it
+                        // neither (`pocketdex.add` says so).
                         ReadError { err, ours: true } if self.for_set => err,
                         ReadError { err, ours: true } => PyErr::from_type(
                             err.get_type(py),

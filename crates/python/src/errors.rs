@@ -81,6 +81,12 @@ fn python_advice(mut message: String) -> String {
             "(IndexBuilder.like(set, segment=True))",
         )
         .replace("leave out --public-key", "leave out public_key")
+        // The options of a new set (`NewSetOptions`), as `add` and `check` name them.
+        .replace("--lang applies", "lang applies")
+        .replace("--expected-docs applies", "expected_docs applies")
+        .replace("than --idf ", "than idf=")
+        .replace("--idf applies", "idf applies")
+        .replace("run the command again", "call again")
         .replace(
             "`pocketdex add SET DOC...`, then `pocketdex merge SET -o FILE.pdx` to ship one file",
             "pocketdex.add(directory, ids, texts), then pocketdex.merge(directory, out=file) to ship one file",

@@ -6,7 +6,6 @@ use crate::builder::{core_builder, json_to_py, lang, params, IdfSource, IndexBui
 use crate::errors::with_context;
 use crate::inputs::NONE_ID;
 use pocketdex::check::Committed;
-use pocketdex::fingerprint::Resolution;
 use pocketdex::{Check, Fingerprint, Lang, SetWriter};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -139,43 +138,28 @@ impl NewSet {
     }
 
     fn agrees_with(&self, path: &Path, schema: &pocketdex::Index<memmap2::Mmap>) -> PyResult<()> {
-        if let Some(l) = self.lang.filter(|l| l.code() != schema.meta().lang) {
-            return Err(PyValueError::new_err(format!(
-                "{} holds documents in language {}, not {}; lang applies when a set is created",
-                path.display(),
-                schema.meta().lang,
-                l.code()
-            )));
-        }
-        if let Some(idf) = &self.idf {
-            // The table the set has may be given again; another one is refused.
-            let given = match idf {
-                IdfSource::Language => Lang::ALL
-                    .into_iter()
-                    .find(|l| l.code() == schema.meta().lang)
-                    .map(|l| pocketdex::sketch::Idf::builtin(l).id()),
-                IdfSource::Collection => None,
-                IdfSource::Index(file) => crate::index::map_file(file)?
+        let idf = match &self.idf {
+            None => None,
+            Some(IdfSource::Language) => Some(pocketdex::GivenIdf::Language),
+            Some(IdfSource::Collection) => Some(pocketdex::GivenIdf::Table {
+                named: "collection".into(),
+                id: None,
+            }),
+            Some(IdfSource::Index(file)) => Some(pocketdex::GivenIdf::Table {
+                named: file.display().to_string(),
+                id: crate::index::map_file(file)?
                     .fingerprinter()
                     .idf()
                     .map(|i| i.id()),
-            };
-            if given.is_none() || given != schema.fingerprinter().idf().map(|i| i.id()) {
-                return Err(PyValueError::new_err(format!(
-                    "{} has another idf table than the idf given; idf applies when a set is created",
-                    path.display()
-                )));
-            }
+            }),
+        };
+        pocketdex::NewSetOptions {
+            lang: self.lang,
+            expected_docs: self.expected_docs,
+            idf,
         }
-        if let Some(n) = self.expected_docs {
-            if Resolution::for_docs(n) != schema.resolution() {
-                return Err(PyValueError::new_err(format!(
-                    "{} was created for another size (its codes' resolution is fixed); expected_docs applies when a set is created",
-                    path.display()
-                )));
-            }
-        }
-        Ok(())
+        .agree_with(path, schema)
+        .map_err(|e| with_context("", e))
     }
 
     /// Creates the set at `path` under its lock, or `None` when another writer made one
@@ -205,20 +189,12 @@ fn open_as_read(
     wait: bool,
 ) -> PyResult<SetWriter> {
     let label = path.display().to_string();
-    let writer = py
-        .detach(|| {
-            let w = SetWriter::open(path, wait)?;
-            // Before the segment is written, not after: a manifest that cannot be replaced.
-            pocketdex::atomic::check_writable(&path.join(pocketdex::MANIFEST))?;
-            Ok::<_, pocketdex::Error>(w)
-        })
-        .map_err(|e| with_context(&label, e))?;
-    if writer.schema().schema_key() != schema.schema_key() {
-        return Err(PyValueError::new_err(format!(
-            "{label} was made again while the documents were read (another schema): call again"
-        )));
-    }
-    Ok(writer)
+    py.detach(|| {
+        let w = SetWriter::open(path, wait)?;
+        w.agrees_with_read(schema)?;
+        Ok(w)
+    })
+    .map_err(|e| with_context(&label, e))
 }
 
 /// Warns, when the merge after a change failed, that the change stands (the CLI says so on
@@ -432,11 +408,7 @@ pub fn merge(
     match out {
         Some(out) => {
             let stats = py
-                .detach(|| {
-                    pocketdex::atomic::check_output(&out)?;
-                    pocketdex::atomic::check_replaces_only_an_index(&out)?;
-                    crate::par(|| pocketdex::export_set(&path, &out))
-                })
+                .detach(|| crate::par(|| pocketdex::export_set(&path, &out)))
                 .map_err(|e| with_context(&format!("writing {}", out.display()), e))?;
             json_to_py(py, &serde_json::to_value(&stats).expect("stats serialize"))
         }
