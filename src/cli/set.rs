@@ -158,17 +158,11 @@ impl CreateArgs {
         let idf = match &self.idf {
             None => None,
             Some(util::IdfSource::Language) => Some(pocketdex::GivenIdf::Language),
-            Some(util::IdfSource::Collection) => Some(pocketdex::GivenIdf::Table {
-                named: "collection".into(),
-                id: None,
-            }),
-            Some(util::IdfSource::From(file)) => Some(pocketdex::GivenIdf::Table {
-                named: file.display().to_string(),
-                id: util::open_index(file, util::Access::Scan)?
-                    .fingerprinter()
-                    .idf()
-                    .map(|i| i.id()),
-            }),
+            Some(util::IdfSource::Collection) => Some(pocketdex::GivenIdf::collection()),
+            Some(util::IdfSource::From(file)) => Some(pocketdex::GivenIdf::of_index(
+                file,
+                &util::open_index(file, util::Access::Scan)?,
+            )),
         };
         pocketdex::NewSetOptions {
             lang: self.lang,

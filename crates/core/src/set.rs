@@ -90,6 +90,25 @@ pub enum GivenIdf {
     },
 }
 
+impl GivenIdf {
+    /// `--idf collection`: a table learned from the documents that come first, which no set
+    /// has.
+    pub fn collection() -> GivenIdf {
+        GivenIdf::Table {
+            named: "collection".into(),
+            id: None,
+        }
+    }
+
+    /// The table of `index`, given as the index file `file`.
+    pub fn of_index<D: AsRef<[u8]>>(file: &Path, index: &Index<D>) -> GivenIdf {
+        GivenIdf::Table {
+            named: file.display().to_string(),
+            id: index.fingerprinter().idf().map(|i| i.id()),
+        }
+    }
+}
+
 impl NewSetOptions {
     /// Refuses options that disagree with the set at `path`, whose schema is `schema`.
     pub fn agree_with(&self, path: &Path, schema: &Index<Mmap>) -> Result<()> {

@@ -141,17 +141,11 @@ impl NewSet {
         let idf = match &self.idf {
             None => None,
             Some(IdfSource::Language) => Some(pocketdex::GivenIdf::Language),
-            Some(IdfSource::Collection) => Some(pocketdex::GivenIdf::Table {
-                named: "collection".into(),
-                id: None,
-            }),
-            Some(IdfSource::Index(file)) => Some(pocketdex::GivenIdf::Table {
-                named: file.display().to_string(),
-                id: crate::index::map_file(file)?
-                    .fingerprinter()
-                    .idf()
-                    .map(|i| i.id()),
-            }),
+            Some(IdfSource::Collection) => Some(pocketdex::GivenIdf::collection()),
+            Some(IdfSource::Index(file)) => Some(pocketdex::GivenIdf::of_index(
+                file,
+                &crate::index::map_file(file)?,
+            )),
         };
         pocketdex::NewSetOptions {
             lang: self.lang,
