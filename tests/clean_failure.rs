@@ -171,7 +171,9 @@ fn kill_9_at_real_moments_of_the_write_phase() {
 fn concurrent_builds_into_one_directory_leave_each_other_alone() {
     let tmp = tempfile::tempdir().unwrap();
     let slow = tmp.path().join("slow.pdx");
-    let mut child = stalled_build(&slow, 1_500);
+    // Stalled long enough for the second build to finish first on a loaded machine (the whole
+    // test suite at once): 1.5 s was not, once.
+    let mut child = stalled_build(&slow, 6_000);
     wait_for_temporary(tmp.path(), &mut child);
     // A second build into the same directory while the first one's file is being written.
     let o = bin()

@@ -430,6 +430,15 @@ fn every_error_is_json_with_a_message() {
         .post_json("/v1/query/batch", &json!([["a"]]))
         .error(400);
     assert!(m.contains("must be a JSON object"), "{m}");
+    // An empty JSON body is said to be empty, on every JSON endpoint.
+    for path in [q, "/v1/query/batch", "/v1/check"] {
+        for body in [&b""[..], b"  \n"] {
+            let m = server
+                .request("POST", path, Some("application/json"), body)
+                .error(400);
+            assert!(m.starts_with("the body is empty: send "), "{path}: {m}");
+        }
+    }
     let m = server.post_text("/v1/query/batch", "a").error(415);
     assert!(m.contains("application/json"), "{m}");
     let m = server

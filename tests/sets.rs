@@ -559,3 +559,57 @@ fn a_replacing_check_run_answers_as_one_document_at_a_time() {
     assert_eq!(all.set().live_docs(), one.set().live_docs());
     assert!(all.set().find("old").unwrap().is_some());
 }
+
+/// A set without segments (just created) is checked against as any set is: without adding,
+/// every document is new unless an earlier one of the run is its near copy, as when adding.
+#[test]
+fn a_set_without_segments_is_checked_against_without_adding() {
+    use pocketdex::check::Status;
+    use pocketdex::Check;
+    let docs = samples();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("new");
+    let p = params(1_000_000);
+    drop(SetWriter::create(&path, builder(&p)).unwrap());
+    let batch = [&docs[0].1, &docs[1].1, &docs[0].1];
+    let run = |adding: bool| -> Vec<Status> {
+        let set = IndexSet::open(&path).unwrap();
+        assert!(set.parts().is_empty());
+        let w = adding.then(|| SetWriter::open(&path, false).unwrap());
+        let mut check = Check::new(&set, w.as_ref().map(|w| w.builder()), 10, 0.8, false).unwrap();
+        let f = check.fingerprinter().clone();
+        batch
+            .iter()
+            .enumerate()
+            .map(|(i, t)| {
+                check
+                    .check(&i.to_string(), None, f.fingerprint(t))
+                    .unwrap()
+                    .status
+            })
+            .collect()
+    };
+    assert_eq!(run(false), [Status::New, Status::New, Status::NearCopy]);
+    assert_eq!(run(false), run(true));
+}
+
+/// A set's directory holds its own files alone: no new set is made inside it, however deep.
+#[test]
+fn no_set_is_created_inside_another() {
+    let dir = tempfile::tempdir().unwrap();
+    let outer = dir.path().join("outer");
+    let p = params(1_000_000);
+    drop(SetWriter::create(&outer, builder(&p)).unwrap());
+    for inner in [outer.join("inner"), outer.join("damaged/deeper")] {
+        let e = SetWriter::create(&inner, builder(&p))
+            .err()
+            .expect("refused");
+        assert!(
+            e.to_string().contains("cannot lie inside the index set"),
+            "{e}"
+        );
+        assert!(!inner.exists());
+    }
+    // Beside it, a set is made as anywhere.
+    drop(SetWriter::create(&dir.path().join("beside"), builder(&p)).unwrap());
+}

@@ -325,6 +325,19 @@ fn check_delete_and_their_exit_statuses() {
         "{a}"
     );
     assert!(a.contains("\"id\":\"Information.txt\""));
+    // An empty list of ids from standard input deletes nothing and says so.
+    let o = bin()
+        .args(["delete", s(&set), "-", "-q"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    ok(&o);
+    assert!(
+        stderr(&o).contains("standard input held no ids; nothing is deleted"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(answers(&set), a);
     // A plain index file cannot change.
     let file = tmp.path().join("x.pdx");
     ok(&pocketdex(&[
@@ -847,6 +860,20 @@ fn unchecked_documents_are_errors_and_failures_leave_nothing() {
     failed_with(
         &pocketdex(&["add", s(&set), s(&new), "--idf", s(&sample), "--replace"]),
         "has another idf table than --idf",
+    );
+    // A set names its own table (its schema's), as the set being joined: it agrees.
+    ok(&pocketdex(&[
+        "add",
+        s(&set),
+        s(&new),
+        "--idf",
+        s(&set),
+        "--replace",
+        "-q",
+    ]));
+    failed_with(
+        &pocketdex(&["add", s(&set), s(&new), "--idf", "missing.pdx"]),
+        "missing.pdx does not exist",
     );
     // A revision that replaces its own id is not a near copy of the document it replaces;
     // without --replace it is.
@@ -1668,4 +1695,66 @@ fn a_set_is_neither_a_place_for_outputs_nor_documents() {
     let info: serde_json::Value =
         serde_json::from_str(&stdout(&pocketdex(&["info", s(&beside), "--json"]))).unwrap();
     assert_eq!(info["documents"], 1, "{info}");
+}
+
+/// The segment files in `set` that its manifest does not name.
+fn unnamed_segments(set: &Path) -> Vec<String> {
+    let m: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(set.join("pocketdex-set.json")).unwrap())
+            .unwrap();
+    let named: Vec<&str> = m["manifest"]["segments"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["file"].as_str().unwrap())
+        .collect();
+    files(set)
+        .into_iter()
+        .filter(|f| f.starts_with("seg-") && f.ends_with(".pdx") && !named.contains(&f.as_str()))
+        .collect()
+}
+
+/// SIGTERM while a change is under way leaves the old or the new state and no segment file
+/// that the manifest does not name: neither a new one renamed into place before the manifest
+/// that would name it, nor the old ones of a committed merge (the next writer would remove
+/// them, but a set that no one writes to again would keep them).
+#[test]
+fn a_signal_leaves_no_segment_the_manifest_does_not_name() {
+    let (tmp, set) = sample_set();
+    ok(&pocketdex(&["add", s(&set), "samples/query", "-q"]));
+    let before = answers(&set);
+    // An add stalled with its segment in place, before the manifest names it; a merge stalled
+    // after its commit, before it removes the segments it merged.
+    for (args, step, unnamed_while_stalled) in [
+        (
+            vec!["add", s(&set), "samples/wiki-en", "--replace", "-q"],
+            "segment-renamed",
+            1,
+        ),
+        (vec!["merge", s(&set), "-q"], "committed", 2),
+    ] {
+        let mut child = bin()
+            .args(&args)
+            .env("POCKETDEX_STALL_AT", step)
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let start = std::time::Instant::now();
+        while unnamed_segments(&set).len() < unnamed_while_stalled {
+            assert!(
+                child.try_wait().unwrap().is_none(),
+                "{step}: ended before stalling"
+            );
+            assert!(start.elapsed().as_secs() < 60, "{step}: never stalled");
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+        let o = child.wait_with_output().unwrap();
+        assert!(stderr(&o).contains("interrupted"), "{step}: {}", stderr(&o));
+        assert_eq!(unnamed_segments(&set), Vec::<String>::new(), "{step}");
+        ok(&pocketdex(&["verify", s(&set)]));
+        // Replacing documents by themselves, or merging, answers as before.
+        assert_eq!(answers(&set), before, "{step}");
+    }
+    drop(tmp);
 }

@@ -107,7 +107,7 @@ pub struct Args {
     /// Where the idf table that weighs samples and sketches comes from: `collection` (learned
     /// from the first N ≤ 20,000 documents: the samples weigh its N/2 + 500 most frequent terms
     /// by their own idf, the sketch up to 10,500, as many as the rarer rest need to weigh
-    /// alike) adapts to the collection's vocabulary, boilerplate included; `language` (the built-in table of --lang) and an index FILE.pdx (its table
+    /// alike) adapts to the collection's vocabulary, boilerplate included; `language` (the built-in table of --lang) and an index FILE.pdx or set (its table
     /// copied) fix it, so that a document gets the same codes and scores in any build with the
     /// same --expected-docs: shards built apart then answer together as one index.
     #[arg(long, value_name = "collection|language|FILE.pdx", default_value = "collection",
@@ -297,6 +297,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         return Ok(status);
     }
     let secs = start.elapsed().as_secs_f64();
+    let paths = stats.paths.expect("a build fingerprints its documents");
     eprintln!(
         "indexed {} ({} of text) in {secs:.2} s ({} documents/s); {} skipped",
         util::plural(docs, "document"),
@@ -306,10 +307,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     );
     eprintln!(
         "paths: {} fuzzy, {} short (MinHash), {} both, {} exact; resolution: {}, {} per band, {} per short band, {} per similar band",
-        stats.paths.fuzzy,
-        stats.paths.short,
-        stats.paths.both,
-        stats.paths.exact,
+        paths.fuzzy,
+        paths.short,
+        paths.both,
+        paths.exact,
         util::plural(stats.resolution.bands, "band"),
         util::plural(stats.resolution.samples, "sample"),
         util::plural(stats.resolution.short_rows, "row"),

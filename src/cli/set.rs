@@ -64,7 +64,8 @@ pub struct CreateArgs {
     expected_docs: Option<u64>,
     /// Where the set's idf table comes from (a new set only): `language` (the built-in table of
     /// --lang) or an index FILE.pdx whose table is copied, e.g. one built from a representative
-    /// part of the collection, so that its boilerplate weighs little [default: language].
+    /// part of the collection, so that its boilerplate weighs little, or an index set's (its
+    /// schema's) [default: language].
     #[arg(long, value_name = "language|FILE.pdx", value_parser = util::IdfSource::parse,
           help_heading = "A new set")]
     idf: Option<util::IdfSource>,
@@ -432,6 +433,11 @@ pub fn delete(args: DeleteArgs) -> anyhow::Result<ExitCode> {
     // An id given twice is deleted once and counted once.
     let mut seen = std::collections::HashSet::new();
     ids.retain(|id| seen.insert(id.clone()));
+    if ids.is_empty() {
+        // Only `-` gives none: an empty list of takedowns is no error, but an operator whose
+        // ids file came out empty should hear of it.
+        eprintln!("pocketdex: warning: standard input held no ids; nothing is deleted");
+    }
     let mut writer = args.writer.open(&args.index)?;
     let (found, change) = writer.delete(&ids)?;
     let missing: Vec<&String> = ids

@@ -199,20 +199,26 @@ pub enum IdfSource {
     /// Learned from the first 20,000 documents of this build: adapts to a specialised
     /// vocabulary, but a document's codes and scores depend on what else the build holds.
     Collection,
-    /// Copied from an index file: a collection's own weights, fixed for every piece built
-    /// with them.
+    /// Copied from an index file (or an index set's schema): a collection's own weights, fixed
+    /// for every piece built with them.
     From(PathBuf),
 }
 
 impl IdfSource {
-    /// Parses `language`, `collection` or the path of an index file.
+    /// Parses `language`, `collection` or the path of an index file or set.
     pub fn parse(s: &str) -> Result<IdfSource, String> {
         match s {
             "language" => Ok(IdfSource::Language),
             "collection" => Ok(IdfSource::Collection),
+            path if pocketdex::is_set(Path::new(path)) => {
+                Ok(IdfSource::From(Path::new(path).join(pocketdex::SCHEMA)))
+            }
             path if Path::new(path).is_file() => Ok(IdfSource::From(path.into())),
+            path if !Path::new(path).exists() => Err(format!(
+                "{path} does not exist; give `language`, `collection` or an index file or set to copy the table from"
+            )),
             other => Err(format!(
-                "expected `language`, `collection` or an index file to copy the table from; {other} is none of them"
+                "expected `language`, `collection` or an index file or set to copy the table from; {other} is none of them"
             )),
         }
     }

@@ -34,15 +34,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     util::for_each_index(&args.indexes, |path| {
         let set = util::open_indexes(std::slice::from_ref(path), util::Access::Scan)?;
         args.trust.check(&set, std::slice::from_ref(path))?;
-        // A file's errors name it already (as the set's part); a set's name a segment.
-        set.verify().map_err(|e| match path.is_dir() {
-            true => anyhow::anyhow!(
-                "{}: {e}; restore the damaged file from a copy of the set's directory, or `pocketdex repair {}` drops a damaged segment and lists its documents' ids",
-                path.display(),
-                path.display()
-            ),
-            false => anyhow::Error::from(e),
-        })?;
+        // A file's errors name it already (as the set's part); a set's name the segment's path,
+        // with what mends it.
+        set.verify()?;
         if args.quiet {
             return Ok(());
         }

@@ -35,7 +35,8 @@ fn in_flight() -> MutexGuard<'static, Vec<PathBuf>> {
     IN_FLIGHT.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// For a signal handler: removes every temporary file this process is writing, then runs
+/// For a signal handler: removes every temporary file this process is writing (and, in the
+/// index sets it writes, the segment files their manifests do not name), then runs
 /// `then`, which should end the process (e.g. by re-raising the signal), with the list of
 /// temporary files held, so that no write can rename its file into place any more. Returns the
 /// number of files removed if `then` returns.
@@ -45,6 +46,9 @@ pub fn remove_in_flight(then: impl FnOnce(usize)) -> usize {
         .iter()
         .filter(|p| std::fs::remove_file(p).is_ok())
         .count();
+    // No write renames its file into place now (it is gone, or renamed already): what the
+    // manifests of the sets being written name is final, and their other segments can go.
+    let removed = removed + crate::set::remove_unnamed_segments();
     then(removed);
     removed
 }
@@ -111,6 +115,19 @@ pub fn check_writable(path: &Path) -> Result<()> {
         return Err(Error::Invalid(
             "-o - (standard output) is not supported here: give the name of the file to write (./- for a file named -)".into(),
         ));
+    }
+    if path.as_os_str().is_empty() {
+        return Err(Error::Invalid(
+            "the output path is empty: give the name of the file to write".into(),
+        ));
+    }
+    // A name ending in a slash names a directory, existing or not.
+    if path.as_os_str().as_encoded_bytes().ends_with(b"/") && !path.is_dir() {
+        return Err(Error::Invalid(format!(
+            "{} ends in a slash, which names a directory; give the name of the file to write, e.g. {}",
+            path.display(),
+            path.join("index.pdx").display()
+        )));
     }
     check_replaceable(path)?;
     if path.is_dir() {
@@ -274,6 +291,22 @@ pub fn check_not_in_a_set(path: &Path) -> Result<()> {
         return Err(Error::Invalid(format!(
             "{} must be outside the index set {}, whose files are its writers' own (a segment's name would replace a live segment or be removed as a crash's leftover); write it elsewhere (documents join a set with `pocketdex add`, pieces built apart with `pocketdex adopt`)",
             path.display(),
+            set.display()
+        )));
+    }
+    Ok(())
+}
+
+/// Refuses a new index set at `dir` inside another one's directory: a set's directory holds
+/// its writers' files alone (a backup by copying it would carry the other set along, and
+/// `repair` moves what it does not know).
+pub(crate) fn check_new_set_outside_sets(dir: &Path) -> Result<()> {
+    let Some(real) = resolved(dir) else {
+        return Ok(());
+    };
+    if let Some(set) = real.ancestors().skip(1).find(|d| crate::set::is_set(d)) {
+        return Err(Error::Invalid(format!(
+            "a new index set cannot lie inside the index set {}, whose directory holds the set's own files; create it elsewhere",
             set.display()
         )));
     }
@@ -614,6 +647,16 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("does not exist"), "{e}");
+        // A name with a trailing slash names a directory, made or not; no name is no file.
+        let e = check_writable(&dir.path().join("new/"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("ends in a slash") && e.contains("new/index.pdx"),
+            "{e}"
+        );
+        let e = check_writable(Path::new("")).unwrap_err().to_string();
+        assert!(e.contains("the output path is empty"), "{e}");
         check_writable(&dir.path().join("x.pdx")).unwrap();
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
     }

@@ -134,8 +134,9 @@ pub struct BuildStats {
     pub name_bytes: u64,
     /// Bytes per section, in file order.
     pub sections: Vec<(String, u64)>,
-    /// Documents per path.
-    pub paths: PathCounts,
+    /// Documents per path; `None` when the documents' codes were copied, not made (an export
+    /// of a set's segments keeps their codes, which do not say which path made them).
+    pub paths: Option<PathCounts>,
     /// The resolution of the codes.
     pub resolution: Resolution,
 }
@@ -495,7 +496,7 @@ impl IndexBuilder {
             refs,
             resolution,
             set_sections,
-            paths,
+            paths: Some(paths),
         }
         .write(out)
     }
@@ -528,7 +529,8 @@ pub(crate) struct Parts {
     pub refs: Vec<(u64, u32)>,
     pub resolution: Resolution,
     pub set_sections: bool,
-    pub paths: PathCounts,
+    /// Documents per path, when they were fingerprinted (see [`BuildStats::paths`]).
+    pub paths: Option<PathCounts>,
 }
 
 impl Parts {

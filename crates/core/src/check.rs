@@ -100,7 +100,8 @@ impl<'a> Check<'a> {
     /// to it; `replace` then lets a new document take the id of one the set holds.
     ///
     /// # Errors
-    /// [`crate::Error::Invalid`] without a builder when the set holds no index to check against.
+    /// [`crate::Error::Invalid`] without a builder when `set` is no index set and holds no
+    /// index to check against; what opening a set's schema returns.
     pub fn new(
         set: &'a IndexSet<Mmap>,
         builder: Option<IndexBuilder>,
@@ -108,15 +109,24 @@ impl<'a> Check<'a> {
         threshold: f32,
         replace: bool,
     ) -> Result<Check<'a>> {
-        let resolution = set.parts().first().map(|p| p.index.resolution());
+        let mut resolution = set.parts().first().map(|p| p.index.resolution());
         let fingerprinter = match (&builder, set.parts().first()) {
             (Some(b), _) => b.fingerprinter().clone(),
             (None, Some(p)) => p.index.fingerprinter().clone(),
-            (None, None) => {
-                return Err(crate::Error::Invalid(
-                    "the index holds no documents to check against".into(),
-                ))
-            }
+            // A set without segments (new, or merged after every document was deleted): its
+            // schema says how its documents are fingerprinted, and every one is new unless an
+            // earlier one of the run is its near copy.
+            (None, None) => match set.schema()? {
+                Some(schema) => {
+                    resolution = Some(schema.resolution());
+                    schema.fingerprinter().clone()
+                }
+                None => {
+                    return Err(crate::Error::Invalid(
+                        "the index holds no documents to check against".into(),
+                    ))
+                }
+            },
         };
         let resolution = fingerprinter
             .params()

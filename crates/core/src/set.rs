@@ -283,7 +283,8 @@ fn hex(v: u64) -> String {
     format!("{v:016x}")
 }
 
-/// The steps of a change at which the crash tests stop the process (`POCKETDEX_CRASH_AT`).
+/// The steps of a change at which the crash tests stop the process (`POCKETDEX_CRASH_AT`), and
+/// the interruption tests stall it (`POCKETDEX_STALL_AT`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Step {
     /// A new file is written and synced under its temporary name.
@@ -311,6 +312,10 @@ impl Step {
     fn reached(self) {
         if std::env::var_os("POCKETDEX_CRASH_AT").is_some_and(|v| v == self.name()) {
             std::process::abort();
+        }
+        // The interruption tests' hook: a minute's stall here, for a signal to come.
+        if std::env::var_os("POCKETDEX_STALL_AT").is_some_and(|v| v == self.name()) {
+            std::thread::sleep(std::time::Duration::from_secs(60));
         }
     }
 }
@@ -709,6 +714,23 @@ impl<D: AsRef<[u8]>> IndexSet<D> {
             .all(|w| w[0].index.schema_key() == w[1].index.schema_key())
     }
 
+    /// The schema of an index set (the empty index whose parameters every segment shares),
+    /// mapped from its directory; `None` for index files opened together.
+    ///
+    /// # Errors
+    /// What opening the schema's file returns (a set whose schema is damaged or missing).
+    pub fn schema(&self) -> Result<Option<Index<Mmap>>> {
+        match &self.dir {
+            Some(dir) => {
+                let path = dir.join(SCHEMA);
+                map(&path, None)
+                    .map(Some)
+                    .map_err(|e| advised(&path, e, MENDS))
+            }
+            None => Ok(None),
+        }
+    }
+
     /// The set's directory, when this is an index set.
     pub fn dir(&self) -> Option<&Path> {
         self.dir.as_deref()
@@ -771,7 +793,14 @@ impl<D: AsRef<[u8]>> IndexSet<D> {
             same_schema(&path, &schema, &self.parts)?;
         }
         for p in &self.parts {
-            p.verify()?;
+            match (&self.dir, p.verify()) {
+                (_, Ok(())) => {}
+                // A set's segment is named by its path, with what mends a set (`repair`).
+                (Some(dir), Err(Error::InFile { error, .. })) => {
+                    return Err(advised(&dir.join(&p.file), *error, MENDS))
+                }
+                (_, Err(e)) => return Err(e),
+            }
         }
         Ok(())
     }
@@ -1043,7 +1072,11 @@ impl SetWriter {
             let live = entry.docs as u64 - entry.deleted.len() as u64;
             let mut d = DroppedSegment {
                 file: entry.file.clone(),
-                why: why.to_string(),
+                // The file is named beside it.
+                why: match why {
+                    Error::InFile { error, .. } => error.to_string(),
+                    e => e.to_string(),
+                },
                 live_docs: live,
                 ids: Vec::new(),
                 unread: live,
@@ -1097,7 +1130,8 @@ impl SetWriter {
     /// sketches `schema` gives them. `schema` must be empty and fix both its idf table
     /// ([`IndexBuilder::with_idf`]) and its resolution ([`Params::resolution`](crate::Params)):
     /// nothing about a set may depend on which documents came first. Fails with
-    /// [`Error::Busy`] while another process is creating it, and when it is a set already.
+    /// [`Error::Busy`] while another process is creating it, when it is a set already, and
+    /// inside another set's directory.
     pub fn create(dir: &Path, schema: IndexBuilder) -> Result<SetWriter> {
         Self::create_or_wait(dir, schema, false)?.ok_or_else(|| {
             Error::Invalid(format!(
@@ -1125,6 +1159,9 @@ impl SetWriter {
             return Err(Error::Invalid(
                 "an index set needs a directory's name, and the path is empty".into(),
             ));
+        }
+        if !is_set(dir) {
+            crate::atomic::check_new_set_outside_sets(dir)?;
         }
         loop {
             if is_set(dir) {
@@ -1642,7 +1679,7 @@ fn parts_of(schema: &Index<Mmap>, parts: &[Part<Mmap>], set_sections: bool) -> R
         refs,
         resolution: schema.resolution(),
         set_sections,
-        paths: Default::default(),
+        paths: None,
     })
 }
 
@@ -1651,22 +1688,7 @@ impl SetWriter {
     /// or replaced by a merge). Readers that mapped them keep their maps; a reader between
     /// reading the manifest and mapping its segments retries with the new manifest.
     fn collect_garbage(&self) {
-        let Ok(entries) = std::fs::read_dir(&self.dir) else {
-            return;
-        };
-        let live: std::collections::HashSet<&str> = self
-            .manifest
-            .segments
-            .iter()
-            .map(|s| s.file.as_str())
-            .collect();
-        for e in entries.flatten() {
-            let name = e.file_name();
-            let Some(name) = name.to_str() else { continue };
-            if name.starts_with("seg-") && name.ends_with(".pdx") && !live.contains(name) {
-                let _ = std::fs::remove_file(e.path());
-            }
-        }
+        remove_unnamed(&self.dir, &self.manifest);
         // Temporary files only when their writer is gone (they are locked while written): the
         // front ends refuse outputs here, but a program of the user's may be writing one.
         crate::atomic::remove_stale(&self.dir);
@@ -1718,14 +1740,62 @@ fn lock_is_current(dir: &Path, lock: &File) -> bool {
     }
 }
 
-/// The set's writer lock, let go explicitly when dropped: a process forked while it was held
-/// shares its open file, which would otherwise keep the lock for as long as the child lives.
-struct SetLock(File);
+/// The set's writer lock (and the set's directory), let go explicitly when dropped: a process
+/// forked while it was held shares its open file, which would otherwise keep the lock for as
+/// long as the child lives.
+struct SetLock(File, PathBuf);
 
 impl Drop for SetLock {
     fn drop(&mut self) {
+        locked().retain(|d| d != &self.1);
         let _ = self.0.unlock();
     }
+}
+
+/// The directories of the sets whose writer lock this process holds.
+static LOCKED: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+
+fn locked() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
+    // A panic while the list was held leaves it intact: it is always consistent.
+    LOCKED.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// For [`crate::atomic::remove_in_flight`], once no temporary file can be renamed into place any
+/// more: in every set this process writes, removes the segment files its manifest does not
+/// name (a new segment renamed into place before the manifest that would name it, old ones a
+/// committed merge had not removed yet), which the next writer would otherwise remove. Returns
+/// how many.
+pub(crate) fn remove_unnamed_segments() -> usize {
+    locked()
+        .iter()
+        .map(|dir| match Manifest::read(dir) {
+            Ok(m) => remove_unnamed(dir, &m),
+            // No manifest yet (a set being created): nothing names a segment, and none is made.
+            Err(_) => 0,
+        })
+        .sum()
+}
+
+/// Removes the segment files in `dir` that manifest `m` does not name; returns how many.
+fn remove_unnamed(dir: &Path, m: &Manifest) -> usize {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    let live: std::collections::HashSet<&str> =
+        m.segments.iter().map(|s| s.file.as_str()).collect();
+    entries
+        .flatten()
+        .filter(|e| {
+            let name = e.file_name();
+            let Some(name) = name.to_str() else {
+                return false;
+            };
+            name.starts_with("seg-")
+                && name.ends_with(".pdx")
+                && !live.contains(name)
+                && std::fs::remove_file(e.path()).is_ok()
+        })
+        .count()
 }
 
 /// Takes the set's writer lock.
@@ -1750,7 +1820,8 @@ fn lock(dir: &Path, wait: bool) -> Result<SetLock> {
             Err(std::fs::TryLockError::Error(e)) => return Err(Error::io(&path, e)),
         }
     }
-    Ok(SetLock(file))
+    locked().push(dir.to_path_buf());
+    Ok(SetLock(file, dir.to_path_buf()))
 }
 
 /// The first two of `paths` that name the same file or directory (by their canonical paths,

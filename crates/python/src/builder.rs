@@ -11,7 +11,7 @@ use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyString};
 use rayon::prelude::*;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::thread::ThreadId;
 
@@ -396,6 +396,25 @@ impl<'py> FromPyObject<'_, 'py> for IdfSource {
     }
 }
 
+/// The error for an `idf` path that names no index file (`choices`: what idf may be): a file
+/// name that names nothing is a missing file, as Python's own calls say; a bare word
+/// ("colection") is more likely a misspelt keyword.
+pub fn no_idf_file(path: &Path, choices: &str) -> PyErr {
+    let file_like = path.extension().is_some() || path.components().count() > 1;
+    if path.exists() || !file_like {
+        PyValueError::new_err(format!(
+            "idf must be {choices}; {} is none of them",
+            path.display()
+        ))
+    } else {
+        pyo3::exceptions::PyFileNotFoundError::new_err((
+            2, // ENOENT
+            format!("idf={} does not exist; give {choices}", path.display()),
+            path.display().to_string(),
+        ))
+    }
+}
+
 /// A builder weighing with the idf table `idf` names (as `build --idf`).
 pub fn core_builder(
     lang: Lang,
@@ -407,23 +426,17 @@ pub fn core_builder(
         IdfSource::Collection => builder,
         IdfSource::Language => builder.with_idf(Idf::builtin(lang)),
         IdfSource::Index(path) => {
+            // A set's table is its schema's.
+            let path = if pocketdex::is_set(&path) {
+                path.join(pocketdex::SCHEMA)
+            } else {
+                path
+            };
             if !path.is_file() {
-                let message = format!(
-                    "idf must be \"collection\", \"language\" or an index file to copy the table from; {} is none of them",
-                    path.display()
-                );
-                // A file name that names nothing is a missing file, as Python's own calls say;
-                // a bare word ("colection") is more likely a misspelt keyword.
-                let file_like = path.extension().is_some() || path.components().count() > 1;
-                return Err(if path.exists() || !file_like {
-                    PyValueError::new_err(message)
-                } else {
-                    pyo3::exceptions::PyFileNotFoundError::new_err((
-                        2, // ENOENT
-                        message,
-                        path.display().to_string(),
-                    ))
-                });
+                return Err(no_idf_file(
+                    &path,
+                    "\"collection\", \"language\" or an index file or set to copy the table from",
+                ));
             }
             builder
                 .with_idf_of(&crate::index::map_file(&path)?)

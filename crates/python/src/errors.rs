@@ -101,6 +101,15 @@ fn python_advice(mut message: String) -> String {
             "pass a file written by IndexBuilder.write or `pocketdex build`",
         )
         .replace("(`pocketdex delete SET ID`)", "(pocketdex.delete(path, ids))")
+        // What mends damage, as Python calls it.
+        .replace(
+            "run `pocketdex verify` on it",
+            "check it with pocketdex.Index(path).verify()",
+        )
+        .replace(
+            "`pocketdex repair SET` drops it",
+            "pocketdex.repair(path) drops it",
+        )
 }
 
 /// The exception for a core error, its message prefixed with `context` (a path) as the CLI
@@ -120,8 +129,10 @@ pub fn with_context(context: &str, e: Error) -> PyErr {
     }
     // An I/O error names its file already.
     let named = matches!(&e, Error::Io { path: Some(_), .. } | Error::Path { .. });
-    let message = if context.is_empty() || named {
-        e.to_string()
+    let message = e.to_string();
+    // ... and so does a message that begins with the context ("x is not an index set").
+    let message = if context.is_empty() || named || message.starts_with(&format!("{context} ")) {
+        message
     } else {
         format!("{context}: {e}")
     };

@@ -247,7 +247,7 @@ fn type_name(obj: &Bound<'_, PyAny>) -> String {
         .unwrap_or_else(|_| "?".into())
 }
 
-/// One Python value: a `str`, an `int` (ids), or `None`.
+/// One Python value: a `str`, an `int` (ids), a number or a boolean (titles), or `None`.
 fn py_value(item: &Bound<'_, PyAny>, what: &str) -> PyResult<Option<String>> {
     if item.is_none() {
         return Ok(None);
@@ -265,9 +265,26 @@ fn py_value(item: &Bound<'_, PyAny>, what: &str) -> PyResult<Option<String>> {
     if what == "ids" {
         return id_of(item).map(Some);
     }
+    // A title that is a number or a boolean is its text, as in an Arrow column (and in
+    // `pocketdex build`'s JSON Lines and Parquet): `true`, `3`, `2.5`.
+    if what == "titles" {
+        if let Ok(b) = item.cast::<pyo3::types::PyBool>() {
+            return Ok(Some(b.is_true().to_string()));
+        }
+        if item.is_instance_of::<pyo3::types::PyInt>() {
+            return Ok(Some(item.call_method0("__index__")?.str()?.to_string()));
+        }
+        if let Ok(f) = item.cast::<pyo3::types::PyFloat>() {
+            return Ok(Some(f.value().to_string()));
+        }
+    }
     Err(PyTypeError::new_err(format!(
         "{what} must hold str{} values, not {}",
-        if what == "ids" { " or int" } else { "" },
+        match what {
+            "ids" => " or int",
+            "titles" => ", int, float or bool",
+            _ => "",
+        },
         type_name(item)
     )))
 }

@@ -39,6 +39,7 @@ fn _pocketdex(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sets::delete, m)?)?;
     m.add_function(wrap_pyfunction!(sets::check, m)?)?;
     m.add_function(wrap_pyfunction!(sets::merge, m)?)?;
+    m.add_function(wrap_pyfunction!(sets::repair, m)?)?;
     Ok(())
 }
 

@@ -92,6 +92,14 @@ fn set_schema(lang: Lang, expected_docs: u64, idf: IdfSource) -> PyResult<pocket
             "a set cannot learn its idf table from the documents that come first; give idf=\"language\" or the path of an index file whose table to copy",
         ));
     }
+    if let IdfSource::Index(path) = &idf {
+        if !path.exists() {
+            return Err(crate::builder::no_idf_file(
+                path,
+                "\"language\" or an index file or set whose table to copy",
+            ));
+        }
+    }
     core_builder(lang, params(Some(expected_docs), None, None)?, idf)
 }
 
@@ -374,6 +382,39 @@ pub fn delete(
     .map_err(|e| with_context(&label, e))
 }
 
+/// repair(path, *, wait=False) -> dict
+///
+/// Makes a damaged index set sound again, as `pocketdex repair` does, under the set's lock
+/// (while another writer holds it, raises BusyError, or with `wait=True` waits): every segment
+/// is checked, every byte, and one that is damaged, missing or not the file the manifest names
+/// is dropped, its file moved to the set's `damaged/` directory; a damaged schema is written
+/// again from a sound segment. The set then answers as one index of the documents left: add
+/// the dropped ones again from their sources. A set with nothing wrong is left as it is.
+///
+/// Returns what `add` returns of the set after (`segments`, `live_docs`, `generation`, ...),
+/// `schema_rewritten`, and `dropped`: per segment dropped, a dict of `file`, `why`,
+/// `live_docs` (what the set lost), `ids` (those that could still be read, to add again),
+/// `unread` (live documents whose ids could not be read) and `kept_as` (where the file was
+/// moved, or None when there was none).
+#[pyfunction]
+#[pyo3(signature = (path, *, wait = false))]
+pub fn repair(py: Python<'_>, path: PathBuf, wait: bool) -> PyResult<Py<PyAny>> {
+    if path.is_file() && pocketdex::is_index_file(&path) {
+        return Err(PyValueError::new_err(format!(
+            "{} is one index file, which repair cannot mend: rebuild it or restore a good copy (repair drops the damaged segments of an index set)",
+            path.display()
+        )));
+    }
+    let repair = py
+        .detach(|| SetWriter::repair(&path, wait))
+        .map_err(|e| with_context(&format!("repairing {}", path.display()), e))?;
+    let extra = serde_json::json!({
+        "schema_rewritten": repair.schema_rewritten,
+        "dropped": repair.dropped,
+    });
+    change_dict(py, &path, &repair.change, extra)
+}
+
 /// merge(path, out=None, *, wait=False) -> dict
 ///
 /// Merges every segment of the index set at `path` into one, dropping deleted documents, as
@@ -382,8 +423,9 @@ pub fn delete(
 /// documents as one plain index file there instead (outside the set; byte for byte what an
 /// `IndexBuilder` of the set's parameters writes for them), without the set's lock (so
 /// `wait` does not apply), and
-/// returns what was written: `docs`, `codes`, `refs`, `bytes`, `name_bytes`, `paths`,
-/// `sections`, `resolution`.
+/// returns what was written: `docs`, `codes`, `refs`, `bytes`, `name_bytes`, `sections`,
+/// `resolution`, and `paths` None (the segments' codes are copied, and do not say which path
+/// made them).
 #[pyfunction]
 #[pyo3(signature = (path, out = None, *, wait = false))]
 pub fn merge(

@@ -66,6 +66,15 @@ def test_columns_of_the_types_a_parquet_file_may_have():
         assert numbered.to_bytes() == plain.to_bytes()
     with pytest.raises(TypeError, match="texts must be an Arrow column of strings or bytes, not Float64"):
         pocketdex.IndexBuilder().add_batch(["a", "b"], pa.array([1.0, 2.0]))
+    # A list's numbers and booleans are titles as an Arrow column's are.
+    for values in [[1.5, 3.0], [5, 7], [True, False]]:
+        listed = pocketdex.IndexBuilder()
+        listed.add_batch(["a", "b"], TEXTS, values)
+        arrow = pocketdex.IndexBuilder()
+        arrow.add_batch(["a", "b"], TEXTS, pa.array(values))
+        assert listed.to_bytes() == arrow.to_bytes()
+    with pytest.raises(TypeError, match="titles must hold str, int, float or bool values, not bytes"):
+        pocketdex.IndexBuilder().add_batch(["a", "b"], TEXTS, [b"x", "y"])
 
 
 def test_ids_no_one_could_print_or_delete_are_refused():

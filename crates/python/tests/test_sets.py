@@ -3,6 +3,7 @@ command line's commands of the same names on the sample documents."""
 
 import fcntl
 import os
+import shutil
 import threading
 import time
 
@@ -36,6 +37,8 @@ def test_add_in_batches_then_merge_writes_the_build_of_all(tmp_path, cli, sample
     assert pocketdex.Index(s).query(edited) == pocketdex.Index(one).query(edited)
     exported = pocketdex.merge(s, out=tmp_path / "shipped.pdx")
     assert exported["docs"] == len(ids)
+    # Copied codes do not say which path made them: no counts rather than zeros.
+    assert exported["paths"] is None
     assert (tmp_path / "shipped.pdx").read_bytes() == one.read_bytes()
     # The CLI reads what Python wrote.
     assert json_lines(cli("info", str(s), "--json"))[0]["live_documents"] == len(ids)
@@ -273,3 +276,60 @@ def test_check_and_add(tmp_path, samples):
     v = pocketdex.check(s, [copy], [ids[0]], add=True, replace=True)
     assert (v[0]["status"], v[0]["added"]) == ("new", True)
     assert len(pocketdex.Index(s)) == 2
+
+
+def test_a_new_set_before_its_first_documents(tmp_path, samples):
+    ids, texts = samples
+    s = tmp_path / "new"
+    pocketdex.create_set(s)
+    # A check without adding answers as one that adds would: each new, but a repeat of an
+    # earlier text of the call.
+    v = pocketdex.check(s, [texts[0], texts[1], texts[0]], ["a", "b", "c"])
+    assert [x["status"] for x in v] == ["new", "new", "near-copy"]
+    assert v[2]["hits"][0] == {"id": "a", "score": 1.0, "codes": v[2]["hits"][0]["codes"], "path": "submitted"}
+    assert len(pocketdex.Index(s)) == 0
+    # A new set takes another set's table (its schema's); a missing file is said to be one.
+    copied = pocketdex.add(tmp_path / "copied", ids[:5], texts[:5], idf=s)
+    assert copied["created"] and copied["added"] == 5
+    with pytest.raises(FileNotFoundError, match=r"idf=.*missing\.pdx does not exist; give \"language\" or"):
+        pocketdex.create_set(tmp_path / "other", idf=tmp_path / "missing.pdx")
+    # No set inside another's directory; a file is named once in the refusal.
+    with pytest.raises(ValueError, match="cannot lie inside the index set"):
+        pocketdex.add(s / "inner", ids[:1], texts[:1])
+    (tmp_path / "plain.txt").write_text("text")
+    with pytest.raises(ValueError) as e:
+        pocketdex.delete(tmp_path / "plain.txt", ["a"])
+    assert str(e.value).count("plain.txt") == 1
+
+
+def test_repair_drops_a_damaged_segment_as_the_cli_does(tmp_path, cli, samples):
+    ids, texts = samples
+    s = tmp_path / "archive"
+    pocketdex.add(s, ids[:100], texts[:100])
+    pocketdex.add(s, ids[100:110], texts[100:110])
+    assert pocketdex.repair(s)["dropped"] == []
+    newest = max(s.glob("seg-*.pdx"))
+    # A byte of its sketches: the names, and so the ids to add again, can still be read.
+    [sketches] = [x for x in pocketdex.Index(newest).info()["sections"] if x["name"] == "SKETCHES"]
+    data = bytearray(newest.read_bytes())
+    data[sketches["offset"] + sketches["len"] // 2] ^= 0x41
+    newest.write_bytes(bytes(data))
+    # The advice names Python's calls, not the command line's.
+    with pytest.raises(pocketdex.CorruptIndexError) as e:
+        pocketdex.Index(s).verify()
+    assert "pocketdex.repair(path)" in str(e.value) and "`pocketdex" not in str(e.value)
+    copy = tmp_path / "copy"
+    shutil.copytree(s, copy)
+    r = pocketdex.repair(s)
+    [d] = r["dropped"]
+    assert d["file"] == newest.name and d["live_docs"] == 10 and d["unread"] == 0
+    assert d["why"].startswith("checksum mismatch")
+    assert sorted(d["ids"]) == sorted(ids[100:110])
+    assert r["live_docs"] == 100 and not r["schema_rewritten"]
+    assert (s / "damaged" / newest.name).exists()
+    pocketdex.Index(s).verify()
+    # The command line's repair of the same damage drops the same.
+    by_cli = json_lines(cli("repair", str(copy), "--json", ok=(1,)))[0]
+    assert [x["ids"] for x in by_cli["dropped"]] == [d["ids"]]
+    with pytest.raises(ValueError, match="one index file, which repair cannot mend"):
+        pocketdex.repair(one_build(cli, tmp_path))

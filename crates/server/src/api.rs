@@ -381,6 +381,11 @@ impl Payload {
                 e.valid_up_to()
             )));
         }
+        if bytes.trim_ascii().is_empty() {
+            return Err(ApiError::bad_request(format!(
+                "the body is empty: send {what} as a JSON object, {{...}} (see /v1/openapi.json)"
+            )));
+        }
         // serde reads a struct from an array too, by position: `["text", 5]` is not a request.
         if bytes.trim_ascii_start().first() != Some(&b'{') {
             return Err(ApiError::bad_request(format!(

@@ -48,6 +48,7 @@ from ._pocketdex import (
     fingerprint,
     merge,
     methods,
+    repair,
 )
 
 __all__ = [
@@ -74,4 +75,5 @@ __all__ = [
     "fingerprint",
     "merge",
     "methods",
+    "repair",
 ]

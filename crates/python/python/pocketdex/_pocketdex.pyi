@@ -27,6 +27,7 @@ __all__ = [
     "delete",
     "check",
     "merge",
+    "repair",
 ]
 
 __version__: str
@@ -35,6 +36,8 @@ FORMAT_VERSION: int
 # A column of values: a list or any iterable, or a pyarrow Array / ChunkedArray.
 _Column = Union[Iterable[Optional[str]], Any]
 _IdColumn = Union[Iterable[Union[str, SupportsIndex, None]], Any]
+# Titles may also be numbers and booleans: their text.
+_TitleColumn = Union[Iterable[Union[str, int, float, bool, None]], Any]
 _StrPath = Union[str, "os.PathLike[str]"]
 
 class PocketdexError(Exception): ...
@@ -59,7 +62,7 @@ class IndexBuilder:
     def like(index: Union[_StrPath, bytes], *, segment: bool = False) -> "IndexBuilder": ...
     def add(self, id: Union[str, SupportsIndex], text: str, title: Optional[str] = None) -> Optional[int]: ...
     def add_batch(
-        self, ids: _IdColumn, texts: _Column, titles: Optional[_Column] = None
+        self, ids: _IdColumn, texts: _Column, titles: Optional[_TitleColumn] = None
     ) -> int: ...
     def write(self, path: _StrPath) -> dict[str, Any]: ...
     def to_bytes(self) -> bytes: ...
@@ -216,7 +219,7 @@ def add(
     path: _StrPath,
     ids: _IdColumn,
     texts: _Column,
-    titles: Optional[_Column] = None,
+    titles: Optional[_TitleColumn] = None,
     *,
     replace: bool = False,
     lang: Optional[str] = None,
@@ -229,7 +232,7 @@ def check(
     path: _StrPath,
     texts: _Column,
     ids: Optional[_IdColumn] = None,
-    titles: Optional[_Column] = None,
+    titles: Optional[_TitleColumn] = None,
     *,
     threshold: float = 0.8,
     top: int = 10,
@@ -241,3 +244,4 @@ def check(
     wait: bool = False,
 ) -> List[dict[str, Any]]: ...
 def merge(path: _StrPath, out: Optional[_StrPath] = None, *, wait: bool = False) -> dict[str, Any]: ...
+def repair(path: _StrPath, *, wait: bool = False) -> dict[str, Any]: ...
