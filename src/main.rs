@@ -27,7 +27,8 @@ fn main() -> ExitCode {
     let args = cli::Cli::parse_args();
     let json = args.json_output();
     explain_sigbus();
-    // A server stops on SIGTERM by finishing its requests; it writes no temporary files.
+    // A server stops on SIGTERM by finishing its requests, the writes of `/v1/check` with
+    // them: what a write it could not finish left, the next writer removes.
     if !args.is_serve() {
         clean_up_on_signals();
     }
@@ -99,29 +100,33 @@ fn clean_up_on_signals() {
     };
     std::thread::spawn(move || {
         if let Some(signal) = signals.forever().next() {
-            pocketdex::atomic::remove_in_flight(|removed| {
+            pocketdex::atomic::remove_in_flight(|removed, held| {
                 if pocketdex::atomic::committed().is_some() {
                     return;
                 }
-                if removed > 0 {
+                // Ending here: the segments no manifest names can go too (a new one renamed
+                // into place before the manifest that would have named it).
+                if removed + held.remove_unnamed_segments() > 0 {
                     eprintln!("\npocketdex: interrupted; the unfinished output was removed");
                 }
                 let _ = signal_hook::low_level::emulate_default_handler(signal);
                 std::process::exit(128 + signal);
             });
             // Interrupted after a change was committed (an `add` merging segments, a `check
-            // --add` printing its verdicts or merging): the change stands, and a script must
-            // not take it for undone and make it again. (What a merge in progress began was
-            // removed above: it stops here anyway.) The command's answer is printed whole
-            // first, without the list of temporary files held, at most 10 s (for a reader that
-            // stopped reading); then the command's own status is given.
+            // --add` printing its verdicts or merging, a `merge` or `delete` removing the files
+            // it no longer needs): the change stands, and a script must not take it for undone
+            // and make it again. What follows it goes on meanwhile: the command's answer is
+            // printed whole first, without the list of temporary files held, at most 10 s (for
+            // a reader that stopped reading); then what it left unfinished is removed and the
+            // command's own status is given.
             let status = cli::util::answered(std::time::Duration::from_secs(10));
-            pocketdex::atomic::remove_in_flight(|_| {
+            pocketdex::atomic::remove_in_flight(|_, held| {
+                held.remove_unnamed_segments();
                 let what = pocketdex::atomic::committed().unwrap_or_default();
                 match status {
                     Some(status) => {
                         eprintln!(
-                            "\npocketdex: interrupted after the change was committed: {what}; only the merge of segments that follows was cut short, and the set is sound"
+                            "\npocketdex: interrupted after the change was committed: {what}; the set is sound (what came after the change, such as a merge of segments, was cut short)"
                         );
                         std::process::exit(status.into());
                     }

@@ -1723,15 +1723,23 @@ fn a_signal_leaves_no_segment_the_manifest_does_not_name() {
     let (tmp, set) = sample_set();
     ok(&pocketdex(&["add", s(&set), "samples/query", "-q"]));
     let before = answers(&set);
-    // An add stalled with its segment in place, before the manifest names it; a merge stalled
-    // after its commit, before it removes the segments it merged.
-    for (args, step, unnamed_while_stalled) in [
+    assert!(files(&set).iter().filter(|f| f.starts_with("seg-")).count() >= 2);
+    // An add stalled with its segment in place, before the manifest names it: interrupted, it
+    // changed nothing. A merge stalled after its commit, before it removes the segments it
+    // merged: the merge stands (status 0, saying so).
+    for (args, step, unnamed_while_stalled, said) in [
         (
             vec!["add", s(&set), "samples/wiki-en", "--replace", "-q"],
             "segment-renamed",
             1,
+            "interrupted; the unfinished output was removed",
         ),
-        (vec!["merge", s(&set), "-q"], "committed", 2),
+        (
+            vec!["merge", s(&set), "-q"],
+            "committed",
+            2,
+            "interrupted after the change was committed",
+        ),
     ] {
         let mut child = bin()
             .args(&args)
@@ -1750,7 +1758,14 @@ fn a_signal_leaves_no_segment_the_manifest_does_not_name() {
         }
         unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
         let o = child.wait_with_output().unwrap();
-        assert!(stderr(&o).contains("interrupted"), "{step}: {}", stderr(&o));
+        assert!(stderr(&o).contains(said), "{step}: {}", stderr(&o));
+        if step == "committed" {
+            ok(&o);
+            assert_eq!(
+                files(&set).iter().filter(|f| f.starts_with("seg-")).count(),
+                1
+            );
+        }
         assert_eq!(unnamed_segments(&set), Vec::<String>::new(), "{step}");
         ok(&pocketdex(&["verify", s(&set)]));
         // Replacing documents by themselves, or merging, answers as before.

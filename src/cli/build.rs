@@ -110,7 +110,7 @@ pub struct Args {
     /// alike) adapts to the collection's vocabulary, boilerplate included; `language` (the built-in table of --lang) and an index FILE.pdx or set (its table
     /// copied) fix it, so that a document gets the same codes and scores in any build with the
     /// same --expected-docs: shards built apart then answer together as one index.
-    #[arg(long, value_name = "collection|language|FILE.pdx", default_value = "collection",
+    #[arg(long, value_name = "collection|language|FILE.pdx|SET", default_value = "collection",
           value_parser = util::IdfSource::parse, help_heading = "Fingerprint parameters")]
     idf: util::IdfSource,
     /// Use z-scores instead of relative deviations from the reference.

@@ -66,7 +66,7 @@ pub struct CreateArgs {
     /// --lang) or an index FILE.pdx whose table is copied, e.g. one built from a representative
     /// part of the collection, so that its boilerplate weighs little, or an index set's (its
     /// schema's) [default: language].
-    #[arg(long, value_name = "language|FILE.pdx", value_parser = util::IdfSource::parse,
+    #[arg(long, value_name = "language|FILE.pdx|SET", value_parser = util::IdfSource::parse,
           help_heading = "A new set")]
     idf: Option<util::IdfSource>,
 }

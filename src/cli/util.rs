@@ -210,10 +210,9 @@ impl IdfSource {
         match s {
             "language" => Ok(IdfSource::Language),
             "collection" => Ok(IdfSource::Collection),
-            path if pocketdex::is_set(Path::new(path)) => {
-                Ok(IdfSource::From(Path::new(path).join(pocketdex::SCHEMA)))
+            path if pocketdex::index_file_of(Path::new(path)).is_file() => {
+                Ok(IdfSource::From(pocketdex::index_file_of(Path::new(path))))
             }
-            path if Path::new(path).is_file() => Ok(IdfSource::From(path.into())),
             path if !Path::new(path).exists() => Err(format!(
                 "{path} does not exist; give `language`, `collection` or an index file or set to copy the table from"
             )),

@@ -35,22 +35,33 @@ fn in_flight() -> MutexGuard<'static, Vec<PathBuf>> {
     IN_FLIGHT.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// For a signal handler: removes every temporary file this process is writing (and, in the
-/// index sets it writes, the segment files their manifests do not name), then runs
+/// For a signal handler: removes every temporary file this process is writing, then runs
 /// `then`, which should end the process (e.g. by re-raising the signal), with the list of
 /// temporary files held, so that no write can rename its file into place any more. Returns the
 /// number of files removed if `then` returns.
-pub fn remove_in_flight(then: impl FnOnce(usize)) -> usize {
+pub fn remove_in_flight(then: impl FnOnce(usize, &Held)) -> usize {
     let list = in_flight();
     let removed = list
         .iter()
         .filter(|p| std::fs::remove_file(p).is_ok())
         .count();
-    // No write renames its file into place now (it is gone, or renamed already): what the
-    // manifests of the sets being written name is final, and their other segments can go.
-    let removed = removed + crate::set::remove_unnamed_segments();
-    then(removed);
+    then(removed, &Held(()));
     removed
+}
+
+/// What [`remove_in_flight`] gives its `then`: while it lives, no temporary file of this
+/// process can be renamed into place.
+pub struct Held(());
+
+impl Held {
+    /// In every index set this process writes (holds the writer lock of), removes the segment
+    /// files its manifest on disk does not name: a new one renamed into place before the
+    /// manifest that would name it, or old ones a committed merge had not removed yet, which
+    /// the next writer would otherwise remove. Returns how many. Only for a `then` that ends
+    /// the process: one that goes on could write a manifest that names such a file.
+    pub fn remove_unnamed_segments(&self) -> usize {
+        crate::set::remove_unnamed_segments()
+    }
 }
 
 /// What this process has committed that a later step of the same call must not be taken to
@@ -59,9 +70,13 @@ pub fn remove_in_flight(then: impl FnOnce(usize)) -> usize {
 /// again and be refused their ids).
 static COMMITTED: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
 
-/// Records that a change is committed (what it was, for a signal handler to say).
+/// Records that a change is committed (what it was, for a signal handler to say): the first
+/// of a call, which the commits that follow it (merges of segments) do not replace.
 pub fn note_committed(what: String) {
-    *COMMITTED.lock().unwrap_or_else(|e| e.into_inner()) = Some(what);
+    COMMITTED
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .get_or_insert(what);
 }
 
 /// The change this process committed, if any ([`note_committed`]).
@@ -284,10 +299,7 @@ pub fn check_not_input<P: AsRef<Path>>(output: &Path, inputs: &[P]) -> Result<()
 /// one with a segment's name that the manifest does not list is removed as a crash's leftover.
 /// The one rule for every front end (`merge -o`, `build --segment-of` included).
 pub fn check_not_in_a_set(path: &Path) -> Result<()> {
-    let Some(real) = resolved(path) else {
-        return Ok(());
-    };
-    if let Some(set) = real.ancestors().find(|d| crate::set::is_set(d)) {
+    if let Some(set) = set_holding(path, 0) {
         return Err(Error::Invalid(format!(
             "{} must be outside the index set {}, whose files are its writers' own (a segment's name would replace a live segment or be removed as a crash's leftover); write it elsewhere (documents join a set with `pocketdex add`, pieces built apart with `pocketdex adopt`)",
             path.display(),
@@ -297,14 +309,21 @@ pub fn check_not_in_a_set(path: &Path) -> Result<()> {
     Ok(())
 }
 
+/// The index set whose directory `path` is (unless `skip` is 1), or lies in or below, by its
+/// real path.
+fn set_holding(path: &Path, skip: usize) -> Option<PathBuf> {
+    resolved(path)?
+        .ancestors()
+        .skip(skip)
+        .find(|d| crate::set::is_set(d))
+        .map(Path::to_path_buf)
+}
+
 /// Refuses a new index set at `dir` inside another one's directory: a set's directory holds
 /// its writers' files alone (a backup by copying it would carry the other set along, and
 /// `repair` moves what it does not know).
 pub(crate) fn check_new_set_outside_sets(dir: &Path) -> Result<()> {
-    let Some(real) = resolved(dir) else {
-        return Ok(());
-    };
-    if let Some(set) = real.ancestors().skip(1).find(|d| crate::set::is_set(d)) {
+    if let Some(set) = set_holding(dir, 1) {
         return Err(Error::Invalid(format!(
             "a new index set cannot lie inside the index set {}, whose directory holds the set's own files; create it elsewhere",
             set.display()

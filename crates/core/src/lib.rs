@@ -106,7 +106,7 @@ pub const FORMAT_VERSION: u32 = format::VERSION;
 pub use query::{rounded, Hit, HitRecord, QueryOptions, QueryResult};
 pub use reference::{Classes, Reference};
 pub use set::{
-    export_set, is_set, not_a_set, repeated_path, Change, DroppedSegment, GivenIdf, IndexSet,
-    NewSetOptions, Part, Repair, SetHit, SetQueryResult, SetWriter, MANIFEST, SCHEMA,
+    export_set, index_file_of, is_set, not_a_set, repeated_path, Change, DroppedSegment, GivenIdf,
+    IndexSet, NewSetOptions, Part, Repair, SetHit, SetQueryResult, SetWriter, MANIFEST, SCHEMA,
 };
 pub use text::{Analyzer, Lang};

@@ -35,6 +35,20 @@ const MANIFEST_VERSION: u32 = 1;
 /// leave about log₂ n of them, and each document is rewritten about log₂ n times.
 const MERGE_RATIO: u64 = 2;
 
+/// The index file whose parameters and idf table `path` names: an index set's schema, or the
+/// file itself (`--idf`, `idf=`: a table copied from a file or from the set being joined).
+pub fn index_file_of(path: &Path) -> PathBuf {
+    if is_set(path) {
+        path.join(SCHEMA)
+    } else {
+        path.to_path_buf()
+    }
+}
+
+/// What mends a set whose schema is damaged or missing.
+const SCHEMA_MENDS: &str = "in an index set, restore it from a copy of the set's directory, \
+                            or `pocketdex repair SET` writes it again from a sound segment";
+
 /// What mends a set whose segment is damaged or missing.
 const MENDS: &str = "in an index set, restore the segment from a copy of the set's directory, \
                      or `pocketdex repair SET` drops it and lists its documents' ids";
@@ -502,10 +516,11 @@ impl<D: AsRef<[u8]>> Part<D> {
             .last()
             .is_some_and(|&d| d >= self.index.doc_count())
         {
-            return Err(Error::format(format!(
-                "{}: a deleted document is out of range",
-                self.file
-            )));
+            return Err(Error::InFile {
+                file: self.file.clone(),
+                error: Box::new(Error::format("a deleted document is out of range")),
+                advice: None,
+            });
         }
         Ok(())
     }
@@ -725,7 +740,7 @@ impl<D: AsRef<[u8]>> IndexSet<D> {
                 let path = dir.join(SCHEMA);
                 map(&path, None)
                     .map(Some)
-                    .map_err(|e| advised(&path, e, MENDS))
+                    .map_err(|e| advised(&path, e, SCHEMA_MENDS))
             }
             None => Ok(None),
         }
@@ -788,8 +803,10 @@ impl<D: AsRef<[u8]>> IndexSet<D> {
     pub fn verify(&self) -> Result<()> {
         if let Some(dir) = &self.dir {
             let path = dir.join(SCHEMA);
-            let schema = map(&path, None)?;
-            schema.verify().map_err(|e| in_file(&path, e))?;
+            let schema = map(&path, None).map_err(|e| advised(&path, e, SCHEMA_MENDS))?;
+            schema
+                .verify()
+                .map_err(|e| advised(&path, e, SCHEMA_MENDS))?;
             same_schema(&path, &schema, &self.parts)?;
         }
         for p in &self.parts {
@@ -799,7 +816,8 @@ impl<D: AsRef<[u8]>> IndexSet<D> {
                 (Some(dir), Err(Error::InFile { error, .. })) => {
                     return Err(advised(&dir.join(&p.file), *error, MENDS))
                 }
-                (_, Err(e)) => return Err(e),
+                (Some(dir), Err(e)) => return Err(advised(&dir.join(&p.file), e, MENDS)),
+                (None, Err(e)) => return Err(e),
             }
         }
         Ok(())
@@ -1540,7 +1558,16 @@ impl SetWriter {
     /// Replaces the manifest by `m` and opens the new snapshot; removes files no longer named.
     fn commit(&mut self, mut m: Manifest) -> Result<()> {
         m.generation += 1;
-        m.write(&self.dir, self.note.take())?;
+        // Every commit is noted for a signal handler (the first of a call is what it says): a
+        // change interrupted after it stands, whatever its kind.
+        let note = self.note.take().unwrap_or_else(|| {
+            format!(
+                "{} changed (generation {})",
+                self.dir.display(),
+                m.generation
+            )
+        });
+        m.write(&self.dir, Some(note))?;
         Step::Committed.reached();
         // The manifest on disk is `m` from here on, whatever follows.
         self.manifest = m.clone();
@@ -1760,11 +1787,8 @@ fn locked() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
     LOCKED.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// For [`crate::atomic::remove_in_flight`], once no temporary file can be renamed into place any
-/// more: in every set this process writes, removes the segment files its manifest does not
-/// name (a new segment renamed into place before the manifest that would name it, old ones a
-/// committed merge had not removed yet), which the next writer would otherwise remove. Returns
-/// how many.
+/// [`crate::atomic::Held::remove_unnamed_segments`]: in every set this process writes, the
+/// segment files its manifest on disk does not name are removed; returns how many.
 pub(crate) fn remove_unnamed_segments() -> usize {
     locked()
         .iter()

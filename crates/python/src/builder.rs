@@ -399,7 +399,7 @@ impl<'py> FromPyObject<'_, 'py> for IdfSource {
 /// The error for an `idf` path that names no index file (`choices`: what idf may be): a file
 /// name that names nothing is a missing file, as Python's own calls say; a bare word
 /// ("colection") is more likely a misspelt keyword.
-pub fn no_idf_file(path: &Path, choices: &str) -> PyErr {
+fn no_idf_file(path: &Path, choices: &str) -> PyErr {
     let file_like = path.extension().is_some() || path.components().count() > 1;
     if path.exists() || !file_like {
         PyValueError::new_err(format!(
@@ -415,11 +415,17 @@ pub fn no_idf_file(path: &Path, choices: &str) -> PyErr {
     }
 }
 
-/// A builder weighing with the idf table `idf` names (as `build --idf`).
+/// What `idf` may be for a builder, in messages.
+pub const BUILDER_IDF: &str =
+    "\"collection\", \"language\" or an index file or set to copy the table from";
+
+/// A builder weighing with the idf table `idf` names (as `build --idf`); `choices` says what
+/// `idf` may be, for a message ([`BUILDER_IDF`], or a set's).
 pub fn core_builder(
     lang: Lang,
     params: Params,
     idf: IdfSource,
+    choices: &str,
 ) -> PyResult<pocketdex::IndexBuilder> {
     let builder = pocketdex::IndexBuilder::for_lang(lang, params).map_err(to_py)?;
     Ok(match idf {
@@ -427,16 +433,9 @@ pub fn core_builder(
         IdfSource::Language => builder.with_idf(Idf::builtin(lang)),
         IdfSource::Index(path) => {
             // A set's table is its schema's.
-            let path = if pocketdex::is_set(&path) {
-                path.join(pocketdex::SCHEMA)
-            } else {
-                path
-            };
+            let path = pocketdex::index_file_of(&path);
             if !path.is_file() {
-                return Err(no_idf_file(
-                    &path,
-                    "\"collection\", \"language\" or an index file or set to copy the table from",
-                ));
+                return Err(no_idf_file(&path, choices));
             }
             builder
                 .with_idf_of(&crate::index::map_file(&path)?)
@@ -464,7 +463,7 @@ impl IndexBuilder {
         let lang = self::lang(lang)?;
         let params = params(expected_docs, resolution, similar_bands)?;
         let fixed = params.resolution.is_some();
-        let mut builder = core_builder(lang, params, idf)?;
+        let mut builder = core_builder(lang, params, idf, BUILDER_IDF)?;
         if let Some(n) = size_hint {
             if fixed {
                 return Err(PyValueError::new_err(

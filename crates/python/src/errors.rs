@@ -106,10 +106,7 @@ fn python_advice(mut message: String) -> String {
             "run `pocketdex verify` on it",
             "check it with pocketdex.Index(path).verify()",
         )
-        .replace(
-            "`pocketdex repair SET` drops it",
-            "pocketdex.repair(path) drops it",
-        )
+        .replace("`pocketdex repair SET`", "pocketdex.repair(path)")
 }
 
 /// The exception for a core error, its message prefixed with `context` (a path) as the CLI
@@ -174,7 +171,24 @@ pub fn with_context(context: &str, e: Error) -> PyErr {
         Error::Invalid(_) => PyValueError::new_err(message),
         Error::Signature(_) => SignatureError::new_err(message),
         Error::Busy { .. } => BusyError::new_err(message),
-        Error::DuplicateId { .. } => DuplicateIdError::new_err(message),
+        Error::DuplicateId {
+            id, more, others, ..
+        } => Python::attach(|py| {
+            // What a submission system acts on, without parsing the message: the ids named
+            // (the first few the set holds) and how many it holds in all.
+            let err = DuplicateIdError::new_err(message);
+            let named: Vec<&str> = std::iter::once(id.as_str())
+                .chain(others.iter().map(String::as_str))
+                .collect();
+            let value = err.value(py);
+            match value
+                .setattr("ids", named)
+                .and_then(|()| value.setattr("count", 1 + more))
+            {
+                Ok(()) => err,
+                Err(e) => e,
+            }
+        }),
         _ if e.is_damage() => CorruptIndexError::new_err(message),
         _ => PocketdexError::new_err(message),
     }

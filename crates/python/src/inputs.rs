@@ -267,11 +267,18 @@ fn py_value(item: &Bound<'_, PyAny>, what: &str) -> PyResult<Option<String>> {
     }
     // A title that is a number or a boolean is its text, as in an Arrow column (and in
     // `pocketdex build`'s JSON Lines and Parquet): `true`, `3`, `2.5`.
+    // NumPy's scalars too (`numpy.bool`, its integers through `__index__`; `numpy.float64` is
+    // a float).
     if what == "titles" {
-        if let Ok(b) = item.cast::<pyo3::types::PyBool>() {
-            return Ok(Some(b.is_true().to_string()));
+        if item.is_instance_of::<pyo3::types::PyBool>()
+            || item
+                .get_type()
+                .name()
+                .is_ok_and(|n| n == "bool" || n == "bool_")
+        {
+            return Ok(Some(item.is_truthy()?.to_string()));
         }
-        if item.is_instance_of::<pyo3::types::PyInt>() {
+        if item.hasattr("__index__")? {
             return Ok(Some(item.call_method0("__index__")?.str()?.to_string()));
         }
         if let Ok(f) = item.cast::<pyo3::types::PyFloat>() {

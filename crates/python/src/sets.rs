@@ -92,15 +92,12 @@ fn set_schema(lang: Lang, expected_docs: u64, idf: IdfSource) -> PyResult<pocket
             "a set cannot learn its idf table from the documents that come first; give idf=\"language\" or the path of an index file whose table to copy",
         ));
     }
-    if let IdfSource::Index(path) = &idf {
-        if !path.exists() {
-            return Err(crate::builder::no_idf_file(
-                path,
-                "\"language\" or an index file or set whose table to copy",
-            ));
-        }
-    }
-    core_builder(lang, params(Some(expected_docs), None, None)?, idf)
+    core_builder(
+        lang,
+        params(Some(expected_docs), None, None)?,
+        idf,
+        "\"language\" or an index file or set whose table to copy",
+    )
 }
 
 /// Refuses a file where a set may be created (a missing path is made one): the error a set's

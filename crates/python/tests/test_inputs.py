@@ -67,7 +67,7 @@ def test_columns_of_the_types_a_parquet_file_may_have():
     with pytest.raises(TypeError, match="texts must be an Arrow column of strings or bytes, not Float64"):
         pocketdex.IndexBuilder().add_batch(["a", "b"], pa.array([1.0, 2.0]))
     # A list's numbers and booleans are titles as an Arrow column's are.
-    for values in [[1.5, 3.0], [5, 7], [True, False]]:
+    for values in [[1.5, 3.0], [5, 7], [True, False], list(np.array([5, 7])), list(np.array([True, False]))]:
         listed = pocketdex.IndexBuilder()
         listed.add_batch(["a", "b"], TEXTS, values)
         arrow = pocketdex.IndexBuilder()

@@ -52,8 +52,13 @@ def test_ids_are_unique_and_errors_add_nothing(tmp_path, samples):
     with pytest.raises(pocketdex.DuplicateIdError, match=r"is already in the index set.*\(replace=True\)"):
         pocketdex.add(s, [ids[20], ids[3]], [texts[20], texts[3]])
     # One refusal names every held id of the batch.
-    with pytest.raises(pocketdex.DuplicateIdError, match=rf'{ids[3]!r} is already in the index set \(and 2 more: "{ids[4]}", "{ids[5]}"\); give the new documents other ids'.replace("'", '"')):
+    with pytest.raises(pocketdex.DuplicateIdError, match=rf'{ids[3]!r} is already in the index set \(and 2 more: "{ids[4]}", "{ids[5]}"\); give the new documents other ids'.replace("'", '"')) as e:
         pocketdex.add(s, ids[3:6], texts[3:6])
+    # ... and says them as values too: the first few, and how many.
+    assert (e.value.ids, e.value.count) == (ids[3:6], 3)
+    with pytest.raises(pocketdex.DuplicateIdError) as e:
+        pocketdex.add(s, ids[:10], texts[:10])
+    assert e.value.count == 10 and e.value.ids == ids[:len(e.value.ids)] and 0 < len(e.value.ids) < 10
     with pytest.raises(ValueError, match="row 1: the id is None"):
         pocketdex.add(s, [ids[20], None], [texts[20], texts[21]])
     with pytest.raises(ValueError, match=r'all 2 were skipped \("a": empty; "b": no text \(empty after removing markup\)\)'):
