@@ -1008,12 +1008,6 @@ pub struct RepairArgs {
 }
 
 pub fn repair(args: RepairArgs) -> anyhow::Result<ExitCode> {
-    if args.index.is_file() && pocketdex::is_index_file(&args.index) {
-        anyhow::bail!(
-            "{} is one index file, which repair cannot mend: rebuild it or restore a good copy (repair drops the damaged segments of an index set)",
-            args.index.display()
-        );
-    }
     let repair = SetWriter::repair(&args.index, args.writer.wait)
         .with_context(|| format!("repairing {}", args.index.display()))?;
     let mut out = std::io::stdout().lock();

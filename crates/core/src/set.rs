@@ -374,6 +374,15 @@ fn map(path: &Path, like: Option<&Index<Mmap>>) -> Result<Index<Mmap>> {
     .map_err(|e| in_file(path, e))
 }
 
+/// The error of a part's file without the file's name ([`Part::verify`] names it by its name
+/// in the set), for a message that names it otherwise.
+fn without_file(e: Error) -> Error {
+    match e {
+        Error::InFile { error, .. } => *error,
+        e => e,
+    }
+}
+
 /// An error about a file, with its path in the message.
 fn in_file(path: &Path, e: Error) -> Error {
     match e {
@@ -813,10 +822,9 @@ impl<D: AsRef<[u8]>> IndexSet<D> {
             match (&self.dir, p.verify()) {
                 (_, Ok(())) => {}
                 // A set's segment is named by its path, with what mends a set (`repair`).
-                (Some(dir), Err(Error::InFile { error, .. })) => {
-                    return Err(advised(&dir.join(&p.file), *error, MENDS))
+                (Some(dir), Err(e)) => {
+                    return Err(advised(&dir.join(&p.file), without_file(e), MENDS))
                 }
-                (Some(dir), Err(e)) => return Err(advised(&dir.join(&p.file), e, MENDS)),
                 (None, Err(e)) => return Err(e),
             }
         }
@@ -1032,6 +1040,12 @@ impl SetWriter {
     /// with nothing wrong is left as it is. A damaged manifest is not repaired (restore it from
     /// a copy of the set's directory).
     pub fn repair(dir: &Path, wait: bool) -> Result<Repair> {
+        if dir.is_file() && crate::is_index_file(dir) {
+            return Err(Error::Invalid(format!(
+                "{} is one index file, which repair cannot mend: rebuild it or restore a good copy (repair drops the damaged segments of an index set)",
+                dir.display()
+            )));
+        }
         if !is_set(dir) {
             return Err(not_a_set(dir));
         }
@@ -1091,10 +1105,7 @@ impl SetWriter {
             let mut d = DroppedSegment {
                 file: entry.file.clone(),
                 // The file is named beside it.
-                why: match why {
-                    Error::InFile { error, .. } => error.to_string(),
-                    e => e.to_string(),
-                },
+                why: without_file(why).to_string(),
                 live_docs: live,
                 ids: Vec::new(),
                 unread: live,

@@ -396,12 +396,6 @@ pub fn delete(
 #[pyfunction]
 #[pyo3(signature = (path, *, wait = false))]
 pub fn repair(py: Python<'_>, path: PathBuf, wait: bool) -> PyResult<Py<PyAny>> {
-    if path.is_file() && pocketdex::is_index_file(&path) {
-        return Err(PyValueError::new_err(format!(
-            "{} is one index file, which repair cannot mend: rebuild it or restore a good copy (repair drops the damaged segments of an index set)",
-            path.display()
-        )));
-    }
     let repair = py
         .detach(|| SetWriter::repair(&path, wait))
         .map_err(|e| with_context(&format!("repairing {}", path.display()), e))?;
